@@ -1,0 +1,38 @@
+# Two commands for a fresh machine with python3 (>= 3.10) and make:
+#   make run    set up .venv and recommend an architecture for the default scenario
+#   make test   set up .venv and run the whole test suite (ruff, mypy, pytest)
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: run test lint typecheck pytest clean constraints
+
+$(STAMP): pyproject.toml constraints.txt
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[workbook,dev]'
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/cluster-decide solve
+
+test: $(STAMP) lint typecheck pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+# pytest exits 5 when it collects no tests; make treats that as the failure it is.
+pytest: $(STAMP)
+	$(BIN)/python -m pytest
+
+# Re-pin every package after a deliberate upgrade (commit the result).
+constraints: $(STAMP)
+	$(BIN)/python -m pip freeze --exclude-editable --exclude cluster-decide > constraints.txt
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -1,0 +1,33 @@
+"""cluster_decide: decide how to run a GPU estate — Slurm, Kubernetes, or a shared pool of both.
+
+The public API (a contract: extended, never renamed)::
+
+    import cluster_decide as cd
+    scn = cd.load_scenario()            # the default preset, or a path / preset name
+    plan = cd.solve(scn, time_limit_s=10)
+    cd.evaluate(scn, plan)              # cost and feasibility, independent of the solver
+    cd.compare(scn)                     # one row per archetype
+"""
+
+from cluster_decide.analysis import compare
+from cluster_decide.errors import ScenarioError
+from cluster_decide.evaluate import Evaluation, evaluate
+from cluster_decide.model.solve import solve
+from cluster_decide.plan import Plan, Status
+from cluster_decide.scenario import PRESETS, Scenario, load_scenario, parse_scenario, save_scenario
+
+__all__ = [
+    "PRESETS",
+    "Evaluation",
+    "Plan",
+    "Scenario",
+    "ScenarioError",
+    "Status",
+    "compare",
+    "evaluate",
+    "load_scenario",
+    "parse_scenario",
+    "save_scenario",
+    "solve",
+]
+__version__ = "0.1.0"

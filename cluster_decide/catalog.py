@@ -1,0 +1,257 @@
+"""The catalog: GPU types, platform kinds, demand profiles and cost parameters, read from ``data/catalog``.
+
+Every figure in those files carries its source (see ``docs/data-sources.md``); this module only
+turns the long fact tables into typed, immutable objects and applies a scenario's overrides.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from cluster_decide.constants import CAPABILITIES, HOURS_PER_WEEK, PLATFORMS, SKILLS, WORKLOAD_KINDS
+
+__all__ = [
+    "GPU_ATTRIBUTES",
+    "Catalog",
+    "CostParameters",
+    "GpuType",
+    "PlatformKind",
+    "data_dir",
+    "load_catalog",
+]
+
+GPU_ATTRIBUTES = (
+    "memory_gb",
+    "tdp_w",
+    "gpus_per_node",
+    "node_power_kw",
+    "usd_per_gpu_hour_on_demand",
+    "usd_per_gpu_hour_reserved",
+    "node_capex_usd",
+    "training_speed",
+    "inference_speed",
+)
+"""Numeric attributes every GPU type has; a scenario's ``[gpus.NAME]`` may set any of them."""
+
+STAFFING_COMPONENTS = ("base", "per_100_nodes", "addon", "integration")
+
+
+def data_dir() -> Path:
+    """The project's ``data/`` folder (``CLUSTER_DECIDE_DATA`` overrides it)."""
+    env = os.environ.get("CLUSTER_DECIDE_DATA")
+    return Path(env) if env else Path(__file__).resolve().parent.parent / "data"
+
+
+@dataclass(frozen=True)
+class GpuType:
+    """One GPU type and the 8-GPU node built from it; prices in USD, speeds relative to H100."""
+
+    name: str
+    memory_gb: float
+    tdp_w: float
+    gpus_per_node: int
+    node_power_kw: float
+    usd_per_gpu_hour_on_demand: float
+    usd_per_gpu_hour_reserved: float
+    node_capex_usd: float
+    training_speed: float
+    inference_speed: float
+
+
+@dataclass(frozen=True)
+class PlatformKind:
+    """A platform kind: what it supports, how well it packs work, and what it takes to run."""
+
+    name: str
+    interface: str
+    scale_up_lag_minutes: float
+    preemption_overhead: float
+    topology_slowdown: float
+    support: Mapping[str, str]
+    utilization: Mapping[str, float]
+    staffing: Mapping[tuple[str, str], float] = field(default_factory=dict)
+
+    def supports(self, capability: str) -> str:
+        """``native``, ``partial`` or ``none``."""
+        return self.support.get(capability, "none")
+
+    @property
+    def autoscales(self) -> bool:
+        """Whether pools of this kind can add capacity per hour (native service autoscaling)."""
+        return self.supports("autoscaling") == "native"
+
+    def fte(self, skill: str, component: str) -> float:
+        """Staffing effort of one component (base, per_100_nodes, addon, integration) for a skill."""
+        return self.staffing.get((skill, component), 0.0)
+
+
+@dataclass(frozen=True)
+class CostParameters:
+    """Site and people costs that are not tied to one GPU type."""
+
+    power_usd_per_kwh: float
+    pue: float
+    average_power_fraction: float
+    facility_usd_per_kw_month: float
+    residual_value_fraction: float
+    hire_one_time_cost_usd: float
+    friction_fte_per_class: float
+    split_fte_per_extra_placement: float
+    hpc_loaded_cost_usd_per_year: float
+    kubernetes_loaded_cost_usd_per_year: float
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """Everything the model needs to know about hardware, platforms and costs."""
+
+    gpus: Mapping[str, GpuType]
+    platforms: Mapping[str, PlatformKind]
+    profiles: Mapping[str, np.ndarray]
+    costs: CostParameters
+    capability_gaps_usd: Mapping[str, float]
+    capability_descriptions: Mapping[str, str]
+
+    def profile(self, name: str) -> np.ndarray:
+        """The 168 hour-of-week weights of a named profile (max 1.0)."""
+        return self.profiles[name]
+
+    def with_overrides(
+        self,
+        gpus: Mapping[str, Mapping[str, float]] | None = None,
+        platforms: Mapping[str, Mapping[str, Any]] | None = None,
+        profiles: Mapping[str, np.ndarray] | None = None,
+        costs: Mapping[str, float] | None = None,
+    ) -> Catalog:
+        """A copy with a scenario's overrides applied (new GPU types need every attribute)."""
+        new_gpus = dict(self.gpus)
+        for name, attrs in (gpus or {}).items():
+            values: dict[str, Any] = dict(attrs)
+            if name in new_gpus:
+                new_gpus[name] = replace(new_gpus[name], **values)
+            else:
+                new_gpus[name] = GpuType(name=name, **values)
+        new_platforms = dict(self.platforms)
+        for name, over in (platforms or {}).items():
+            base = new_platforms[name]
+            changes: dict[str, object] = {}
+            for key, value in over.items():
+                if key == "capabilities":
+                    changes["support"] = MappingProxyType({**base.support, **dict(value)})
+                elif key == "utilization":
+                    changes["utilization"] = MappingProxyType({**base.utilization, **dict(value)})
+                elif key == "staffing":
+                    merged = dict(base.staffing)
+                    for skill, comps in dict(value).items():
+                        for comp, fte in dict(comps).items():
+                            merged[(skill, comp)] = float(fte)
+                    changes["staffing"] = MappingProxyType(merged)
+                else:
+                    changes[key] = value
+            new_platforms[name] = replace(base, **changes)  # type: ignore[arg-type]
+        new_profiles = {**self.profiles, **dict(profiles or {})}
+        new_costs = replace(self.costs, **dict(costs or {}))
+        return replace(
+            self,
+            gpus=MappingProxyType(new_gpus),
+            platforms=MappingProxyType(new_platforms),
+            profiles=MappingProxyType(new_profiles),
+            costs=new_costs,
+        )
+
+
+def _rows(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+def _read_gpus(folder: Path) -> dict[str, GpuType]:
+    values: dict[str, dict[str, float]] = {}
+    for row in _rows(folder / "gpus.csv"):
+        values.setdefault(row["gpu"], {})[row["attribute"]] = float(row["value"])
+    gpus = {}
+    for name, attrs in values.items():
+        missing = [a for a in GPU_ATTRIBUTES if a not in attrs]
+        if missing:
+            raise ValueError(f"data/catalog/gpus.csv: GPU '{name}' lacks {', '.join(missing)}")
+        picked: dict[str, Any] = {a: attrs[a] for a in GPU_ATTRIBUTES}
+        gpus[name] = GpuType(name=name, **{**picked, "gpus_per_node": int(picked["gpus_per_node"])})
+    return gpus
+
+
+def _read_platforms(folder: Path) -> dict[str, PlatformKind]:
+    attrs: dict[str, dict[str, str]] = {}
+    for row in _rows(folder / "platforms.csv"):
+        attrs.setdefault(row["platform"], {})[row["attribute"]] = row["value"]
+    support: dict[str, dict[str, str]] = {}
+    for row in _rows(folder / "capabilities.csv"):
+        support.setdefault(row["platform"], {})[row["capability"]] = row["support"]
+    util: dict[str, dict[str, float]] = {}
+    for row in _rows(folder / "utilization.csv"):
+        util.setdefault(row["platform"], {})[row["kind"]] = float(row["value"])
+    staffing: dict[str, dict[tuple[str, str], float]] = {}
+    for row in _rows(folder / "staffing.csv"):
+        key = (row["skill"], row["component"])
+        staffing.setdefault(row["platform"], {})[key] = float(row["fte"])
+    platforms = {}
+    for name in PLATFORMS:
+        a = attrs[name]
+        missing_caps = [c for c in CAPABILITIES if c not in support.get(name, {})]
+        missing_kinds = [k for k in WORKLOAD_KINDS if k not in util.get(name, {})]
+        if missing_caps or missing_kinds:
+            raise ValueError(
+                f"data/catalog: platform '{name}' lacks capabilities {missing_caps} "
+                f"or utilization for kinds {missing_kinds}"
+            )
+        platforms[name] = PlatformKind(
+            name=name,
+            interface=a["interface"],
+            scale_up_lag_minutes=float(a["scale_up_lag_minutes"]),
+            preemption_overhead=float(a["preemption_overhead"]),
+            topology_slowdown=float(a["topology_slowdown"]),
+            support=MappingProxyType(support[name]),
+            utilization=MappingProxyType(util[name]),
+            staffing=MappingProxyType(
+                {k: v for k, v in staffing.get(name, {}).items() if k[0] in SKILLS}
+            ),
+        )
+    return platforms
+
+
+def _read_profiles(folder: Path) -> dict[str, np.ndarray]:
+    raw: dict[str, np.ndarray] = {}
+    for row in _rows(folder / "profiles.csv"):
+        arr = raw.setdefault(row["profile"], np.full(HOURS_PER_WEEK, np.nan))
+        arr[int(row["hour_of_week"])] = float(row["weight"])
+    for name, arr in raw.items():
+        if np.isnan(arr).any():
+            raise ValueError(f"data/catalog/profiles.csv: profile '{name}' lacks some hours")
+        arr.setflags(write=False)
+    return raw
+
+
+@lru_cache(maxsize=4)
+def load_catalog(folder: Path | None = None) -> Catalog:
+    """The shipped catalog (or one from ``folder``), parsed once and cached."""
+    folder = Path(folder) if folder is not None else data_dir() / "catalog"
+    costs_raw = {row["parameter"]: float(row["value"]) for row in _rows(folder / "costs.csv")}
+    gaps = _rows(folder / "capability_gaps.csv")
+    return Catalog(
+        gpus=MappingProxyType(_read_gpus(folder)),
+        platforms=MappingProxyType(_read_platforms(folder)),
+        profiles=MappingProxyType(_read_profiles(folder)),
+        costs=CostParameters(**{f: costs_raw[f] for f in CostParameters.__dataclass_fields__}),
+        capability_gaps_usd=MappingProxyType(
+            {r["capability"]: float(r["gap_usd_per_month"]) for r in gaps}
+        ),
+        capability_descriptions=MappingProxyType({r["capability"]: r["description"] for r in gaps}),
+    )

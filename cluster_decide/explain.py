@@ -1,0 +1,194 @@
+"""Plain sentences about a plan: the headline, why each workload landed where it did, what binds.
+
+Every sentence is built from numbers the model used, so a reader can check it: the requirement
+that rules a platform out, the standalone monthly cost of a workload on each platform, staff at
+its limit, the budget, and the hour each pool is sized for.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+
+from cluster_decide.constants import PLATFORM_WORDS, SKILLS
+from cluster_decide.evaluate import Decisions, Evaluation
+from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, Combo, ModelData
+
+__all__ = [
+    "ARCHETYPE_WORDS",
+    "PLATFORM_WORDS",
+    "explain",
+    "hour_name",
+    "money",
+    "standalone_cost_usd",
+]
+
+ARCHETYPE_WORDS = {
+    "slurm_only": "Slurm only",
+    "kubernetes_only": "Kubernetes only",
+    "kubernetes_batch": "Kubernetes with a batch scheduler add-on (Kueue, Volcano or KAI)",
+    "hybrid_separate": "separate Slurm and Kubernetes clusters",
+    "hybrid_shared": "one shared GPU pool (Slurm on Kubernetes)",
+}
+SKILL_WORDS = {"hpc": "HPC (Slurm)", "kubernetes": "Kubernetes"}
+_DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+
+
+def money(usd: float) -> str:
+    """Dollars the way people say them in a meeting: $1.2M, $85k, $900."""
+    sign = "-" if usd < 0 else ""
+    usd = abs(usd)
+    if usd >= 1e6:
+        return f"{sign}${usd / 1e6:.2f}M"
+    if usd >= 1e4:
+        return f"{sign}${usd / 1e3:.0f}k"
+    if usd >= 1e3:
+        return f"{sign}${usd / 1e3:.1f}k"
+    return f"{sign}${usd:.0f}"
+
+
+def hour_name(hour_of_week: int) -> str:
+    """``37`` → ``Tuesday 13:00``."""
+    return f"{_DAYS[hour_of_week // 24]} {hour_of_week % 24:02d}:00"
+
+
+def standalone_cost_usd(data: ModelData, combo: Combo) -> float:
+    """Monthly cost of running one workload alone on a pool and GPU type, staff excluded.
+
+    Capacity at its peak hour (or its average plus on-demand for the peaks where the pool can
+    burst, whichever is cheaper), plus capability-gap and interface-friction estimates. This is
+    the yardstick explanations compare pools with; the plan itself is costed by the model.
+    """
+    g = combo.gpu_type
+    per_gpu = data.node_cents[g] / data.gpus_per_node[g]
+    gpus = combo.demand / DEMAND_UNITS_PER_GPU
+    cost = float(gpus.max()) * per_gpu
+    if data.pool(combo.pool).bursts:
+        base = np.arange(0, int(np.ceil(gpus.max())) + 1)
+        burst_per_gpu = data.burst_cents[g] * DEMAND_UNITS_PER_GPU
+        options = [b * per_gpu + float(np.maximum(gpus - b, 0).sum()) * burst_per_gpu for b in base]
+        cost = min(cost, min(options))
+    cost += 100 * (combo.gap_cents_per_pct + combo.friction_cents_per_pct)
+    return cost / 100.0
+
+
+def _why_workload(data: ModelData, dec: Decisions, name: str) -> str:
+    combos = [c for c in data.combos.values() if c.workload == name]
+    chosen = [c for c in combos if dec.shares.get((c.workload, c.pool, c.gpu_type), 0) > 0]
+    w = next(x for x in data.workloads if x.name == name)
+    platforms = {data.pool(c.pool).platform for c in chosen}
+    if len(chosen) > 1:
+        where = " and ".join(
+            f"{c.pool} ({c.gpu_type}, {dec.shares[(c.workload, c.pool, c.gpu_type)]}%)"
+            for c in chosen
+        )
+    else:
+        where = f"{chosen[0].pool} on {chosen[0].gpu_type}"
+    sentences = [f"{name} runs on {where}."]
+    allowed_kinds = {data.pool(c.pool).platform for c in combos if not c.blocked}
+    blocked: dict[str, list[str]] = defaultdict(list)
+    for c in combos:
+        kind = data.pool(c.pool).platform
+        if c.blocked and kind not in allowed_kinds and kind not in blocked[c.blocked]:
+            blocked[c.blocked].append(kind)
+    for reason, kinds in sorted(blocked.items()):
+        names = " and ".join(PLATFORM_WORDS[k] for k in kinds)
+        sentences.append(
+            f"{names[0].upper()}{names[1:]} {'is' if len(kinds) == 1 else 'are'} ruled out: {reason}."
+        )
+    others = [c for c in combos if not c.blocked and data.pool(c.pool).platform not in platforms]
+    if others:
+        here = min(standalone_cost_usd(data, c) for c in chosen)
+        alt = min(others, key=lambda c: (standalone_cost_usd(data, c), c.pool, c.gpu_type))
+        diff = standalone_cost_usd(data, alt) - here
+        alt_words = f"{PLATFORM_WORDS[data.pool(alt.pool).platform]} ({alt.gpu_type})"
+        if diff > max(500.0, 0.01 * here):
+            sentences.append(
+                f"On its own it would cost about {money(here + diff)} a month on {alt_words}, "
+                f"{money(diff)} more{_cost_driver(data, chosen[0], alt)}."
+            )
+        else:
+            cheaper = (
+                f"{money(-diff)} a month less"
+                if -diff > max(500.0, 0.01 * here)
+                else "about the same"
+            )
+            sentences.append(
+                f"On its own it would cost {cheaper} on {alt_words}, but the plan keeps it with "
+                f"other workloads rather than run another cluster for it."
+            )
+    if all(data.platform(c.pool).interface in ("both", w.interface) for c in chosen):
+        sentences.append(
+            f"Its team already works in {'Slurm job scripts' if w.interface == 'slurm' else 'containers'}."
+        )
+    return " ".join(sentences)
+
+
+def _cost_driver(data: ModelData, here: Combo, alt: Combo) -> str:
+    parts = []
+    if alt.friction_cents_per_pct > here.friction_cents_per_pct:
+        parts.append("its team would have to leave its usual interface")
+    if alt.gap_cents_per_pct > here.gap_cents_per_pct:
+        parts.append("it would lose capabilities it prefers")
+    if alt.demand.max() > here.demand.max() and alt.gpu_type == here.gpu_type:
+        parts.append(
+            f"it needs more GPUs there ({alt.demand.max() / DEMAND_UNITS_PER_GPU:.0f} vs {here.demand.max() / DEMAND_UNITS_PER_GPU:.0f} at peak)"
+        )
+    return " because " + " and ".join(parts) if parts else ""
+
+
+def _binding(data: ModelData, dec: Decisions, ev: Evaluation) -> list[str]:
+    out = []
+    for s in SKILLS:
+        req = ev.required_milli[s] / MILLI
+        avail = data.available_milli[s] / MILLI
+        hires = ev.hires[s]
+        if hires:
+            out.append(
+                f"Staffing binds for {SKILL_WORDS[s]}: the plan needs {req:.1f} FTE but only {avail:.1f} are available, so it hires {hires}."
+            )
+        elif req > 0 and avail - req < 0.05:
+            out.append(
+                f"Staffing binds for {SKILL_WORDS[s]}: the plan uses all {avail:.1f} FTE available."
+            )
+    if data.budget_cents is not None and ev.cash_cents >= 0.99 * data.budget_cents:
+        out.append(
+            f"The budget binds: cash spend is {money(ev.cash_cents / 100)} of the {money(data.budget_cents / 100)} a month allowed."
+        )
+    per_pool: dict[str, np.ndarray] = defaultdict(lambda: np.zeros(168))
+    for (p, _g), load in ev.placed_units.items():
+        per_pool[p] = per_pool[p] + load
+    for p in sorted(per_pool):
+        load = per_pool[p]
+        if load.max() > load.min() * 1.05:
+            t = int(np.argmax(load))
+            out.append(f"The {p} pool is sized for its busiest hour, {hour_name(t)}.")
+        bursts = sum(
+            float(b.sum()) / DEMAND_UNITS_PER_GPU for (pp, _g), b in ev.burst.items() if pp == p
+        )
+        if bursts > 0:
+            out.append(
+                f"The {p} pool rents about {bursts * 730 / 168:,.0f} on-demand GPU-hours a month for its peaks instead of buying for them."
+            )
+    return out
+
+
+def explain(data: ModelData, dec: Decisions, ev: Evaluation, archetype: str | None) -> list[str]:
+    """The plan in sentences: headline, staffing, one reason per workload, binding constraints."""
+    words = ARCHETYPE_WORDS.get(archetype or "", "no architecture")
+    staff = ", ".join(
+        f"{ev.required_milli[s] / MILLI:.1f} {SKILL_WORDS[s]} FTE"
+        for s in SKILLS
+        if ev.required_milli[s]
+    )
+    hires = sum(ev.hires.values())
+    lines = [
+        f"Recommended: {words}, at {money(ev.total_cents / 100)} a month "
+        f"({money(ev.cash_cents / 100)} of it cash spend).",
+        f"It needs {staff}"
+        + (f", including {hires} new hire{'s' if hires > 1 else ''}." if hires else "."),
+    ]
+    lines += [_why_workload(data, dec, w.name) for w in data.workloads]
+    lines += _binding(data, dec, ev)
+    return lines

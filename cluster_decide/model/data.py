@@ -1,0 +1,362 @@
+"""Model data: every number the optimizer and :func:`cluster_decide.evaluate` share, as integers.
+
+The scenario and catalog are turned once into integer tables: demand per workload, pool, GPU type
+and hour in tenths of a GPU (SLO headroom, utilization and platform overheads already applied),
+costs in cents, staff effort in thousandths of an FTE. The CP-SAT model and the independent
+evaluator both read these tables, so they agree to the cent; neither recomputes them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from cluster_decide.catalog import Catalog, GpuType, PlatformKind
+from cluster_decide.constants import (
+    CAPABILITY_WORDS,
+    HOURS_PER_MONTH,
+    HOURS_PER_WEEK,
+    PLATFORM_WORDS,
+    PLATFORMS,
+    SKILLS,
+    TRAINING_KINDS,
+)
+from cluster_decide.queueing import autoscaled_rates, min_gpus_for_latency
+from cluster_decide.scenario import RealtimeWorkload, Scenario, Workload
+
+__all__ = [
+    "DEMAND_UNITS_PER_GPU",
+    "MILLI",
+    "Combo",
+    "ModelData",
+    "Pool",
+    "gpu_demand",
+    "prepare",
+]
+
+DEMAND_UNITS_PER_GPU = 10
+"""Demand is counted in tenths of a GPU (rounded up, so rounding never under-provisions)."""
+MILLI = 1000
+"""Staff effort is counted in thousandths of an FTE."""
+WEEKS_PER_MONTH = HOURS_PER_MONTH / HOURS_PER_WEEK
+DEFAULT_POOL_NAMES = {
+    "slurm": "slurm",
+    "kubernetes": "k8s",
+    "kubernetes_batch": "k8s-batch",
+    "shared": "shared",
+}
+
+
+@dataclass(frozen=True)
+class Pool:
+    """A candidate pool: one platform kind, the GPU types it may hold, an optional node limit."""
+
+    name: str
+    platform: str
+    gpu_types: tuple[str, ...]
+    max_nodes: int | None
+    bursts: bool
+
+
+@dataclass(frozen=True)
+class Combo:
+    """One way to place a workload: in a pool, on a GPU type.
+
+    ``demand`` is the hourly requirement in tenths of a GPU (168 values); ``blocked`` says why
+    the combination is forbidden (empty when it is allowed); the cost fields are in cents per
+    percent of the workload placed here.
+    """
+
+    workload: str
+    pool: str
+    gpu_type: str
+    demand: np.ndarray
+    gang_gpus: int
+    blocked: str
+    blocked_family: str
+    gap_cents_per_pct: int
+    friction_cents_per_pct: int
+
+
+@dataclass(frozen=True)
+class ModelData:
+    """Integer tables of one scenario, shared by the model builder and the evaluator."""
+
+    scenario: Scenario
+    workloads: tuple[Workload, ...]
+    pools: tuple[Pool, ...]
+    gpu_types: tuple[str, ...]
+    combos: Mapping[tuple[str, str, str], Combo]
+    gpus_per_node: Mapping[str, int]
+    node_cents: Mapping[str, int]
+    burst_cents: Mapping[str, int]
+    """Cents per month for a tenth of an on-demand GPU in one hour of the representative week."""
+    base_milli: Mapping[tuple[str, str], int]
+    addon_milli: Mapping[tuple[str, str], int]
+    per_node_milli: Mapping[tuple[str, str], int]
+    staff_cents_per_milli: Mapping[str, int]
+    available_milli: Mapping[str, int]
+    max_hires: int
+    hire_cents: int
+    split_cents: int
+    """Cents per month for each placement of a workload beyond its first (coordination effort)."""
+    budget_cents: int | None
+    unplaceable: Mapping[str, str]
+
+    def platform(self, pool: str) -> PlatformKind:
+        """The platform kind of a pool."""
+        return self.scenario.catalog.platforms[self.pool(pool).platform]
+
+    def pool(self, name: str) -> Pool:
+        """The pool called ``name``."""
+        for p in self.pools:
+            if p.name == name:
+                return p
+        raise KeyError(name)
+
+    def allowed(self) -> list[Combo]:
+        """The combinations the optimizer may use, in a fixed order."""
+        return [c for c in self.combos.values() if not c.blocked]
+
+
+def _pools(scn: Scenario) -> tuple[Pool, ...]:
+    cat = scn.catalog
+    used = sorted({g for w in scn.workloads for g in w.gpu_types})
+    burst_ok = scn.procurement.on_demand_burst
+    if scn.pools is not None:
+        specs = [
+            Pool(
+                p.name,
+                p.platform,
+                tuple(p.gpu_types or used),
+                p.max_nodes,
+                burst_ok and cat.platforms[p.platform].autoscales,
+            )
+            for p in scn.pools
+            if p.platform in scn.policy.platforms
+        ]
+        return tuple(specs)
+    return tuple(
+        Pool(DEFAULT_POOL_NAMES[k], k, tuple(used), None, burst_ok and cat.platforms[k].autoscales)
+        for k in PLATFORMS
+        if k in scn.policy.platforms
+    )
+
+
+def _speed_ratio(w: Workload, gpu: GpuType, catalog: Catalog) -> float:
+    """How many GPUs of ``gpu`` do the work of one GPU of the workload's reference type."""
+    ref = catalog.gpus[w.gpu_types[0]]
+    if w.kind == "experimentation":
+        return 1.0  # an interactive user holds whole GPUs whatever their speed
+    if w.kind in ("realtime_inference", "batch_inference"):
+        return ref.inference_speed / gpu.inference_speed
+    return ref.training_speed / gpu.training_speed
+
+
+def _profile(w: Workload, catalog: Catalog) -> np.ndarray:
+    if isinstance(w.profile, str):
+        return catalog.profile(w.profile)
+    arr = np.asarray(w.profile, dtype=float)
+    return arr / arr.max()
+
+
+def gpu_demand(
+    w: Workload, pool_platform: PlatformKind, gpu: GpuType, catalog: Catalog
+) -> np.ndarray:
+    """GPUs a workload needs in each hour of the week on one platform and GPU type.
+
+    Batch kinds: the average busy GPUs (GPU-hours per month / 730, shaped by the profile and
+    converted to this GPU's speed) divided by the utilization the platform achieves for the kind,
+    the interim bound that keeps queues short. Experimentation: users × GPUs each. Real-time
+    inference: the Erlang-C replica count for the p99 SLO at each hour's request rate, following
+    the profile (with the scale-up lag) where the platform autoscales and holding the peak where
+    it does not. Multi-node training is slowed where placement is not topology-aware and loses
+    checkpoint-restart time where services preempt it.
+
+    Raises ValueError when the SLO cannot be met on this GPU at any size.
+    """
+    shape = _profile(w, catalog)
+    ratio = _speed_ratio(w, gpu, catalog)
+    util = pool_platform.utilization[w.kind]
+    if isinstance(w, RealtimeWorkload):
+        need = _realtime_gpus(
+            w.peak_requests_per_second,
+            w.gpu_seconds_per_request * ratio,
+            w.p99_latency_ms / 1000.0,
+            w.concurrency_per_gpu,
+            tuple(shape.tolist()),
+            pool_platform.scale_up_lag_minutes / 60.0 if pool_platform.autoscales else None,
+        )
+        return need / util
+    if w.kind == "experimentation":
+        busy = w.concurrent_users * w.gpus_per_user * shape
+    else:
+        mean_busy = w.gpu_hours_per_month / HOURS_PER_MONTH * ratio
+        busy = mean_busy * shape / shape.mean()
+    need = busy / util
+    gang = getattr(w, "gpus_per_job", 1)
+    if gang > gpu.gpus_per_node and pool_platform.supports("topology_aware") != "native":
+        need = need * (1.0 + pool_platform.topology_slowdown)
+    if w.kind in TRAINING_KINDS and pool_platform.preemption_overhead > 0:
+        need = need / (1.0 - pool_platform.preemption_overhead)
+    return np.asarray(need, dtype=float)
+
+
+@lru_cache(maxsize=4096)
+def _realtime_gpus(
+    peak_rps: float,
+    service_s: float,
+    target_s: float,
+    concurrency: int,
+    shape: tuple[float, ...],
+    lag_hours: float | None,
+) -> np.ndarray:
+    rates = peak_rps * np.asarray(shape)
+    if lag_hours is None:
+        rates = np.full_like(rates, rates.max())
+    else:
+        rates = autoscaled_rates(rates, lag_hours)
+    levels = {
+        r: min_gpus_for_latency(r, service_s, target_s, 0.99, concurrency)
+        for r in set(rates.tolist())
+    }
+    out = np.array([levels[r] for r in rates.tolist()], dtype=float)
+    out.setflags(write=False)
+    return out
+
+
+def _blocked(w: Workload, pool: Pool, platform: PlatformKind, gpu: GpuType) -> tuple[str, str]:
+    """Why a workload may not use this pool and GPU type, and the constraint family that says so."""
+    if w.platforms is not None and pool.platform not in w.platforms:
+        return f"its policy allows only {', '.join(w.platforms)}", "policy"
+    missing = [CAPABILITY_WORDS[c] for c in w.requires if platform.supports(c) != "native"]
+    if missing:
+        needs = " and ".join(
+            [", ".join(missing[:-1]), missing[-1]] if len(missing) > 1 else missing
+        )
+        return (
+            f"{w.name} requires {needs}, which {PLATFORM_WORDS[pool.platform]} lacks natively",
+            "capability",
+        )
+    gang = getattr(w, "gpus_per_job", 1)
+    if gang > gpu.gpus_per_node and platform.supports("gang_scheduling") != "native":
+        return (
+            f"its {gang}-GPU jobs span nodes and {PLATFORM_WORDS[pool.platform]} cannot start all "
+            "their pods together (a partly placed job holds GPUs idle)",
+            "gang_fit",
+        )
+    if pool.max_nodes is not None and gang > pool.max_nodes * gpu.gpus_per_node:
+        return f"its {gang}-GPU jobs do not fit in {pool.max_nodes} nodes", "gang_fit"
+    return "", ""
+
+
+def prepare(scn: Scenario) -> ModelData:
+    """Turn a scenario into the integer tables the model and the evaluator share."""
+    cat = scn.catalog
+    pools = _pools(scn)
+    used = tuple(sorted({g for p in pools for g in p.gpu_types}))
+    scale = scn.procurement.gpu_price_scale
+    horizon = scn.procurement.horizon_months
+    costs = cat.costs
+    loaded = {s: scn.loaded_cost_usd_per_year(s) for s in SKILLS}
+    friction_usd = costs.friction_fte_per_class * loaded["kubernetes"] / 12.0
+
+    gpn, node_cents, burst_cents = {}, {}, {}
+    for g in used:
+        gpu = cat.gpus[g]
+        gpn[g] = gpu.gpus_per_node
+        if scn.procurement.mode == "cloud":
+            node_usd = gpu.usd_per_gpu_hour_reserved * scale * gpu.gpus_per_node * HOURS_PER_MONTH
+        else:
+            capex = gpu.node_capex_usd * scale * (1.0 - costs.residual_value_fraction) / horizon
+            energy = (
+                gpu.node_power_kw
+                * costs.average_power_fraction
+                * costs.pue
+                * costs.power_usd_per_kwh
+                * HOURS_PER_MONTH
+            )
+            facility = gpu.node_power_kw * costs.facility_usd_per_kw_month
+            node_usd = capex + energy + facility
+        node_cents[g] = round(node_usd * 100)
+        burst_cents[g] = round(
+            gpu.usd_per_gpu_hour_on_demand * scale * WEEKS_PER_MONTH * 100 / DEMAND_UNITS_PER_GPU
+        )
+
+    base, addon, per_node = {}, {}, {}
+    for p in pools:
+        plat = cat.platforms[p.platform]
+        for s in SKILLS:
+            base[(p.name, s)] = round(plat.fte(s, "base") * MILLI)
+            addon[(p.name, s)] = round((plat.fte(s, "addon") + plat.fte(s, "integration")) * MILLI)
+            per_node[(p.name, s)] = round(plat.fte(s, "per_100_nodes") * MILLI / 100.0)
+
+    combos: dict[tuple[str, str, str], Combo] = {}
+    unplaceable: dict[str, str] = {}
+    for w in scn.workloads:
+        slo_errors = []
+        for p in pools:
+            plat = cat.platforms[p.platform]
+            gap_usd = sum(
+                cat.capability_gaps_usd[c]
+                * {"native": 0.0, "partial": 0.5, "none": 1.0}[plat.supports(c)]
+                for c in w.prefers
+            )
+            mismatch = plat.interface not in ("both", w.interface)
+            for g in w.gpu_types:
+                if g not in p.gpu_types:
+                    continue
+                gpu = cat.gpus[g]
+                reason, family = _blocked(w, p, plat, gpu)
+                demand = np.zeros(HOURS_PER_WEEK, dtype=np.int64)
+                if not reason:
+                    try:
+                        need = gpu_demand(w, plat, gpu, cat)
+                        demand = np.ceil(need * DEMAND_UNITS_PER_GPU - 1e-9).astype(np.int64)
+                    except ValueError as exc:
+                        reason, family = f"its SLO cannot be met on {g}: {exc}", "slo"
+                        slo_errors.append(str(exc))
+                demand.setflags(write=False)
+                combos[(w.name, p.name, g)] = Combo(
+                    workload=w.name,
+                    pool=p.name,
+                    gpu_type=g,
+                    demand=demand,
+                    gang_gpus=int(getattr(w, "gpus_per_job", getattr(w, "gpus_per_user", 1))),
+                    blocked=reason,
+                    blocked_family=family,
+                    gap_cents_per_pct=round(gap_usd),
+                    friction_cents_per_pct=round(friction_usd) if mismatch else 0,
+                )
+        if not any(c.workload == w.name and not c.blocked for c in combos.values()):
+            reasons = sorted({c.blocked for c in combos.values() if c.workload == w.name})
+            unplaceable[w.name] = (
+                "; ".join(reasons) or "none of its GPU types is in a candidate pool"
+            )
+
+    avail = {s: round(getattr(scn.team, s).fte * MILLI) for s in SKILLS}
+    budget = scn.policy.budget_usd_per_month
+    return ModelData(
+        scenario=scn,
+        workloads=tuple(scn.workloads),
+        pools=pools,
+        gpu_types=used,
+        combos=combos,
+        gpus_per_node=gpn,
+        node_cents=node_cents,
+        burst_cents=burst_cents,
+        base_milli=base,
+        addon_milli=addon,
+        per_node_milli=per_node,
+        staff_cents_per_milli={s: round(loaded[s] / 12.0 / MILLI * 100) for s in SKILLS},
+        available_milli=avail,
+        max_hires=scn.hiring.max_fte if scn.hiring.allowed else 0,
+        hire_cents=round(scn.hire_one_time_cost_usd / horizon * 100),
+        split_cents=round(costs.split_fte_per_extra_placement * loaded["kubernetes"] / 12.0 * 100),
+        budget_cents=None if budget is None else math.floor(budget * 100),
+        unplaceable=unplaceable,
+    )

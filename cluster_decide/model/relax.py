@@ -1,0 +1,322 @@
+"""Explain an infeasible scenario by the smallest changes that make it work, each one solved.
+
+First, workloads that fit no candidate pool are repaired (allow a platform that has what they
+require, relax an SLO that no GPU can meet, or lift a per-class platform policy). Then single
+changes are tried one at a time — more staff of a skill (sized by a slack solve), a larger
+budget (sized by solving without one), hiring, the forced archetype, the platform list, the pool
+limit — and every change that yields a feasible plan is reported with that plan's cost.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from cluster_decide.constants import PLATFORM_WORDS, PLATFORMS, SKILLS
+from cluster_decide.explain import SKILL_WORDS, money
+from cluster_decide.model.data import MILLI, ModelData, prepare
+from cluster_decide.plan import RELAXATION_SCHEMA
+from cluster_decide.scenario import RealtimeWorkload, Scenario
+
+if TYPE_CHECKING:
+    from cluster_decide.model.solve import SolveResult
+
+__all__ = ["Relaxation", "diagnose"]
+
+
+@dataclass(frozen=True)
+class Relaxation:
+    """One change that makes the scenario feasible, and what the resulting plan costs."""
+
+    change: str
+    amount: float
+    unit: str
+    monthly_usd: float
+    sentence: str
+
+
+def _cost(scn: Scenario, time_limit_s: float, workers: int, seed: int) -> float | None:
+    from cluster_decide.evaluate import evaluate_decisions
+    from cluster_decide.model.solve import solve_data
+
+    data = prepare(scn)
+    if data.unplaceable:
+        return None
+    res = solve_data(data, time_limit_s, workers, seed)
+    if res.decisions is None:
+        return None
+    return evaluate_decisions(data, res.decisions).total_cents / 100.0
+
+
+def _repair_placement(
+    scn: Scenario, data: ModelData
+) -> tuple[Scenario, list[str], list[tuple[str, float, str, str]]]:
+    """Fix workloads that fit no pool; returns the repaired scenario, reasons and the fixes."""
+    reasons, fixes = [], []
+    cat = scn.catalog
+    for name, why in sorted(data.unplaceable.items()):
+        w = scn.workload(name)
+        reasons.append(f"{name} cannot run on any candidate pool: {why}.")
+        families = {c.blocked_family for c in data.combos.values() if c.workload == name}
+        if "policy" in families and w.platforms is not None:
+            scn = scn.update(
+                {
+                    "workloads": [
+                        _without_key(x, "platforms") if x["name"] == name else x
+                        for x in scn.to_dict()["workloads"]
+                    ]
+                }
+            )
+            fixes.append(
+                (
+                    "policy",
+                    1.0,
+                    "change",
+                    f"let {name} run on any platform (drop its platform list)",
+                )
+            )
+        if "slo" in families and isinstance(w, RealtimeWorkload):
+            fastest = max(w.gpu_types, key=lambda g: cat.gpus[g].inference_speed)
+            service_ms = (
+                w.gpu_seconds_per_request
+                * cat.gpus[w.gpu_types[0]].inference_speed
+                / cat.gpus[fastest].inference_speed
+                * 1000
+            )
+            target = math.ceil(service_ms * 1.2 / 10) * 10
+            scn = scn.set_slo(name, float(target))
+            fixes.append(
+                (
+                    f"slo:{name}",
+                    float(target),
+                    "ms",
+                    f"relax the p99 latency SLO of {name} to {target} ms (one request alone takes {service_ms:.0f} ms on {fastest})",
+                )
+            )
+        needs = [c for c in w.requires]
+        gang = getattr(w, "gpus_per_job", 1)
+        if gang > min(cat.gpus[g].gpus_per_node for g in w.gpu_types):
+            needs.append("gang_scheduling")
+        candidates = [
+            k
+            for k in PLATFORMS
+            if k not in scn.policy.platforms
+            and all(cat.platforms[k].supports(c) == "native" for c in needs)
+        ]
+        if ("capability" in families or "gang_fit" in families) and candidates:
+            pick = candidates[0]
+            scn = scn.restrict_platforms([*scn.policy.platforms, pick])
+            fixes.append(
+                (
+                    f"platform:{pick}",
+                    1.0,
+                    "platform",
+                    f"allow {PLATFORM_WORDS[pick]} as a candidate, which has what {name} requires",
+                )
+            )
+        elif "capability" in families:
+            lacking = [
+                c
+                for c in w.requires
+                if not any(cat.platforms[p].supports(c) == "native" for p in scn.policy.platforms)
+            ]
+            if lacking:
+                data_w = [dict(x) for x in scn.to_dict()["workloads"]]
+                for x in data_w:
+                    if x["name"] == name:
+                        x["requires"] = [c for c in x.get("requires", []) if c not in lacking]
+                        x["prefers"] = sorted(set(x.get("prefers", [])) | set(lacking))
+                scn = scn.update({"workloads": data_w})
+                fixes.append(
+                    (
+                        f"requires:{name}",
+                        float(len(lacking)),
+                        "capabilities",
+                        f"treat {', '.join(lacking)} as preferred rather than required for {name}",
+                    )
+                )
+    return scn, reasons, fixes
+
+
+def _without_key(d: dict[str, object], key: str) -> dict[str, object]:
+    return {k: v for k, v in d.items() if k != key}
+
+
+def _single_changes(
+    scn: Scenario, data: ModelData, time_limit_s: float, workers: int, seed: int
+) -> list[tuple[str, float, str, str, Callable[[Scenario], Scenario]]]:
+    from cluster_decide.model.solve import solve_data
+
+    out: list[tuple[str, float, str, str, Callable[[Scenario], Scenario]]] = []
+    res = solve_data(data, time_limit_s, workers, seed, relax=frozenset({"staffing"}))
+    if res.decisions is not None:
+        for s in SKILLS:
+            extra_milli = _slack_value(res, s)
+            if extra_milli > 0:
+                fte = math.ceil(extra_milli / MILLI)
+                new = getattr(scn.team, s).fte + fte
+                out.append(
+                    (
+                        f"staffing:{s}",
+                        float(fte),
+                        "FTE",
+                        f"{fte} more {SKILL_WORDS[s]} engineer{'s' if fte > 1 else ''} ({new:g} FTE in all)",
+                        partial(Scenario.set_fte, skill=s, fte=new),
+                    )
+                )
+                if not scn.hiring.allowed or scn.hiring.max_fte < fte:
+                    out.append(
+                        (
+                            f"hiring:{s}",
+                            float(fte),
+                            "FTE",
+                            f"allow hiring up to {max(fte, scn.hiring.max_fte)} engineer{'s' if max(fte, scn.hiring.max_fte) > 1 else ''}",
+                            partial(
+                                Scenario.set_hiring,
+                                allowed=True,
+                                max_fte=max(fte, scn.hiring.max_fte),
+                            ),
+                        )
+                    )
+    if data.budget_cents is not None:
+        res_b = solve_data(data, time_limit_s, workers, seed, relax=frozenset({"budget"}))
+        if res_b.decisions is not None and res_b.model.budget_slack is not None:
+            need = _budget_slack(res_b)
+            if need > 0:
+                new_budget = math.ceil((data.budget_cents + need) / 100 / 1000) * 1000
+                out.append(
+                    (
+                        "budget",
+                        new_budget - data.budget_cents / 100,
+                        "USD/month",
+                        f"raise the budget by {money(new_budget - data.budget_cents / 100)} to {money(new_budget)} a month",
+                        partial(Scenario.set_budget, usd_per_month=float(new_budget)),
+                    )
+                )
+    if scn.policy.archetype != "any":
+        out.append(
+            (
+                "archetype",
+                1.0,
+                "change",
+                f"stop forcing {scn.policy.archetype} and let the optimizer choose",
+                lambda x: x.force_archetype("any"),
+            )
+        )
+    for k in PLATFORMS:
+        if k not in scn.policy.platforms:
+            out.append(
+                (
+                    f"platform:{k}",
+                    1.0,
+                    "platform",
+                    f"allow {PLATFORM_WORDS[k]} as a candidate",
+                    partial(Scenario.restrict_platforms, platforms=[*scn.policy.platforms, k]),
+                )
+            )
+    if scn.policy.max_pools is not None:
+        out.append(
+            (
+                "max_pools",
+                1.0,
+                "change",
+                "lift the limit on the number of pools",
+                lambda x: x.update({"policy": {"max_pools": len(PLATFORMS)}}),
+            )
+        )
+    return out
+
+
+def _slack_value(res: SolveResult, skill: str) -> int:
+    return int(res.slack.get(f"staffing:{skill}", 0))
+
+
+def _budget_slack(res: SolveResult) -> int:
+    return int(res.slack.get("budget", 0))
+
+
+def diagnose(
+    scn: Scenario, data: ModelData, time_limit_s: float, workers: int, seed: int
+) -> tuple[pl.DataFrame, list[str]]:
+    """Why ``scn`` has no feasible plan, and the changes that fix it (each verified by a solve)."""
+    repaired, reasons, fixes = _repair_placement(scn, data)
+    rows: list[Relaxation] = []
+    if fixes:
+        base_cost = _cost(repaired, time_limit_s, workers, seed)
+        if base_cost is not None:
+            for change, amount, unit, words in fixes:
+                rows.append(
+                    Relaxation(
+                        change,
+                        amount,
+                        unit,
+                        base_cost,
+                        f"{words[0].upper()}{words[1:]}: the best plan then costs {money(base_cost)} a month.",
+                    )
+                )
+    if not rows:
+        rdata = prepare(repaired)
+        if not rdata.unplaceable:
+            if not reasons:
+                reasons.append(_why_infeasible(repaired, rdata, time_limit_s, workers, seed))
+            for change, amount, unit, words, apply in _single_changes(
+                repaired, rdata, time_limit_s, workers, seed
+            ):
+                cost = _cost(apply(repaired), time_limit_s, workers, seed)
+                if cost is not None:
+                    prefix = "; ".join(w for _, _, _, w in fixes)
+                    words_all = f"{prefix}; and {words}" if prefix else words
+                    rows.append(
+                        Relaxation(
+                            change,
+                            amount,
+                            unit,
+                            cost,
+                            f"{words_all[0].upper()}{words_all[1:]}: the best plan then costs {money(cost)} a month.",
+                        )
+                    )
+    rows.sort(key=lambda r: (r.monthly_usd, r.change))
+    frame = pl.DataFrame([r.__dict__ for r in rows], schema=RELAXATION_SCHEMA)
+    sentences = ["No plan satisfies this scenario as it stands.", *reasons]
+    if rows:
+        sentences.append("Smallest changes that make it work, each checked by solving again:")
+        sentences += [r.sentence for r in rows]
+    else:
+        sentences.append(
+            "No single change tried here makes it feasible; check the workloads' requirements and the candidate platforms."
+        )
+    return frame, sentences
+
+
+def _why_infeasible(
+    scn: Scenario, data: ModelData, time_limit_s: float, workers: int, seed: int
+) -> str:
+    from cluster_decide.model.solve import solve_data
+
+    parts = []
+    res = solve_data(data, time_limit_s, workers, seed, relax=frozenset({"staffing"}))
+    if res.decisions is not None:
+        short = {s: _slack_value(res, s) for s in SKILLS}
+        for s, v in short.items():
+            if v > 0:
+                parts.append(
+                    f"the pools it needs take {v / MILLI:.1f} more {SKILL_WORDS[s]} FTE than the team has"
+                )
+    if data.budget_cents is not None:
+        res_b = solve_data(data, time_limit_s, workers, seed, relax=frozenset({"budget"}))
+        if res_b.decisions is not None and _budget_slack(res_b) > 0:
+            parts.append(
+                f"the cheapest plan spends {money((data.budget_cents + _budget_slack(res_b)) / 100)} a month, above the {money(data.budget_cents / 100)} budget"
+            )
+    if scn.policy.archetype != "any":
+        parts.append(
+            f"the forced archetype {scn.policy.archetype} cannot host every workload within the limits"
+        )
+    if not parts:
+        parts.append("the constraints conflict in combination")
+    return "Why: " + "; and ".join(parts) + "."

@@ -1,0 +1,180 @@
+"""Solve a scenario: prepare data, build the model, run CP-SAT, read the answer back into a Plan.
+
+Solver parameters are always explicit (workers, seed, time limit). The objective is the monthly
+cost in cents scaled so that one cent outweighs a tie-break preferring fewer pools and earlier
+pools, so equal-cost answers resolve the same way whatever the number of workers.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import polars as pl
+from ortools.sat.python import cp_model
+
+from cluster_decide.evaluate import Decisions, evaluate_decisions
+from cluster_decide.explain import explain
+from cluster_decide.model.build import Model, build_model, tie_break_scale
+from cluster_decide.model.data import ModelData, prepare
+from cluster_decide.plan import RELAXATION_SCHEMA, SERVICE_LEVEL_SCHEMA, Plan, Status, build_frames
+from cluster_decide.scenario import Scenario
+from cluster_decide.service import service_levels
+
+__all__ = ["SolveResult", "solve", "solve_data"]
+
+
+@dataclass(frozen=True)
+class SolveResult:
+    """The raw outcome of one CP-SAT run, before it becomes a Plan."""
+
+    status: Status
+    decisions: Decisions | None
+    objective_cents: float
+    bound_cents: float
+    wall_time_s: float
+    model: Model
+    slack: dict[str, int]
+
+
+def _solver(time_limit_s: float, workers: int, seed: int) -> cp_model.CpSolver:
+    solver = cp_model.CpSolver()
+    solver.parameters.max_time_in_seconds = float(time_limit_s)
+    solver.parameters.num_workers = int(workers)
+    solver.parameters.random_seed = int(seed)
+    return solver
+
+
+def read_decisions(m: Model, solver: cp_model.CpSolver) -> Decisions:
+    """Shares and node counts from a solved model, keyed by the data's names."""
+    shares = {k: int(solver.value(s)) for k, s in m.share.items()}
+    nodes = {k: int(solver.value(n)) for k, n in m.nodes.items()}
+    return Decisions(
+        shares={k: v for k, v in sorted(shares.items()) if v},
+        nodes={k: v for k, v in sorted(nodes.items()) if v},
+    )
+
+
+def solve_data(
+    data: ModelData,
+    time_limit_s: float = 10.0,
+    workers: int = 2,
+    seed: int = 0,
+    relax: frozenset[str] = frozenset(),
+) -> SolveResult:
+    """Build and solve the model of ``data``; with ``relax``, minimize the slack first."""
+    start = time.perf_counter()
+    m = build_model(data, relax)
+    scale = tie_break_scale(m)
+    if relax:
+        # Fewest extra FTE first (a thousandth of an FTE outweighs any cost); a budget slack
+        # needs no weight: the cheapest plan's overspend is the smallest budget increase.
+        extra_staff = sum(m.staff_slack.values())
+        budget = m.budget_slack if m.budget_slack is not None else 0
+        m.cp.minimize(extra_staff * 10**9 + budget + m.cost_cents)
+    else:
+        m.cp.minimize(m.cost_cents * scale + m.tie_break)
+    solver = _solver(time_limit_s, workers, seed)
+    code = solver.solve(m.cp)
+    wall = time.perf_counter() - start
+    if code == cp_model.OPTIMAL:
+        status = Status.OPTIMAL
+    elif code == cp_model.FEASIBLE:
+        status = Status.FEASIBLE
+    else:
+        return SolveResult(Status.INFEASIBLE, None, math.nan, math.nan, wall, m, {})
+    div = 1 if relax else scale
+    slack_values = {f"staffing:{s}": int(solver.value(v)) for s, v in m.staff_slack.items()}
+    if m.budget_slack is not None:
+        slack_values["budget"] = int(solver.value(m.budget_slack))
+    return SolveResult(
+        status,
+        read_decisions(m, solver),
+        solver.objective_value / div,
+        solver.best_objective_bound / div,
+        wall,
+        m,
+        slack_values,
+    )
+
+
+def solve(scn: Scenario, time_limit_s: float = 10.0, workers: int = 2, seed: int = 0) -> Plan:
+    """The cheapest plan for ``scn`` with its reasons, or an explained infeasible plan.
+
+    ``time_limit_s`` caps the solve; a plan found but not proven optimal comes back with status
+    ``feasible`` and its gap. ``workers`` and ``seed`` are passed to CP-SAT as they are.
+    """
+    from cluster_decide.model.relax import diagnose
+
+    start = time.perf_counter()
+    data = prepare(scn)
+    result = None if data.unplaceable else solve_data(data, time_limit_s, workers, seed)
+    if result is None or result.decisions is None:
+        relaxations, sentences = diagnose(scn, data, time_limit_s, workers, seed)
+        return infeasible_plan(scn, relaxations, sentences, time.perf_counter() - start)
+    return plan_from(
+        data,
+        result.decisions,
+        result.status,
+        result.objective_cents,
+        result.bound_cents,
+        time.perf_counter() - start,
+    )
+
+
+def plan_from(
+    data: ModelData,
+    dec: Decisions,
+    status: Status,
+    objective_cents: float,
+    bound_cents: float,
+    wall_time_s: float,
+) -> Plan:
+    """Turn decisions into a Plan, costed by the independent evaluator."""
+    ev = evaluate_decisions(data, dec)
+    frames = build_frames(data, dec, ev)
+    gap = (
+        0.0
+        if status is Status.OPTIMAL or not objective_cents
+        else abs(objective_cents - bound_cents) / abs(objective_cents)
+    )
+    return Plan(
+        scenario=data.scenario.name,
+        status=status,
+        archetype=ev.archetype,
+        total_monthly_usd=ev.total_cents / 100.0,
+        cash_monthly_usd=ev.cash_cents / 100.0,
+        placements=frames["placements"],
+        pools=frames["pools"],
+        staffing=frames["staffing"],
+        costs=frames["costs"],
+        service_levels=service_levels(data, dec),
+        explanations=explain(data, dec, ev, ev.archetype),
+        gap=gap,
+        wall_time_s=wall_time_s,
+    )
+
+
+def infeasible_plan(
+    scn: Scenario, relaxations: pl.DataFrame, sentences: list[str], wall_time_s: float
+) -> Plan:
+    """A plan that says why nothing works and the smallest changes that would."""
+    empty = build_frames(
+        prepare(scn), Decisions({}, {}), evaluate_decisions(prepare(scn), Decisions({}, {}))
+    )
+    return Plan(
+        scenario=scn.name,
+        status=Status.INFEASIBLE,
+        archetype=None,
+        total_monthly_usd=math.nan,
+        cash_monthly_usd=math.nan,
+        placements=empty["placements"],
+        pools=empty["pools"],
+        staffing=empty["staffing"],
+        costs=empty["costs"].with_columns(pl.lit(None, dtype=pl.Float64).alias("monthly_usd")),
+        service_levels=pl.DataFrame(schema=SERVICE_LEVEL_SCHEMA),
+        explanations=sentences,
+        relaxations=relaxations if relaxations.height else pl.DataFrame(schema=RELAXATION_SCHEMA),
+        wall_time_s=wall_time_s,
+    )

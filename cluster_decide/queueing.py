@@ -1,0 +1,544 @@
+"""Queueing mathematics: from a service level to the GPUs that meet it.
+
+Two families of workloads need two families of formulas.
+
+* Real-time inference is a stream of short requests served by GPU slots: the M/M/c queue
+  (Erlang C) gives the probability of waiting and the wait distribution, hence the p99
+  latency and the smallest number of GPUs that meets a latency SLO.
+* Training, fine-tuning, batch inference and pipelines are gang jobs that hold ``g`` GPUs for
+  hours: a pool of ``N`` GPUs is a multi-server queue over *job slots*, and the Allen-Cunneen
+  G/G/c approximation corrects the M/M/c wait for the variability of job durations.
+
+All functions are pure. Times may be in any unit as long as rates use its inverse (requests
+per second with seconds, jobs per hour with hours). The formulas, their sources and their
+validity ranges are collected in ``docs/queueing.md``; the simulator in
+``cluster_decide.simengine`` checks them.
+
+Sources:
+  [GH]  Gross, Shortle, Thompson & Harris, *Fundamentals of Queueing Theory*, 4th ed., Wiley
+        2008, section 2.3 (M/M/c), 6.3 (G/G/c approximations).
+  [K]   Kleinrock, *Queueing Systems, Vol. 1*, Wiley 1975, section 3.5 (Erlang B and C).
+  [AC]  Allen, *Probability, Statistics and Queueing Theory*, 2nd ed., Academic Press 1990,
+        section 6.4 (the Allen-Cunneen approximation).
+  [W]   Whitt, "Approximations for the GI/G/m queue", Production and Operations Management
+        2(2):114-161, 1993 (the correction factor phi, validity, exponential wait tails).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Literal
+
+import numpy as np
+from scipy import special
+
+__all__ = [
+    "BatchClass",
+    "WaitEstimate",
+    "achievable_utilization",
+    "autoscaled_rates",
+    "batch_waits",
+    "deadline_gpus",
+    "erlang_b",
+    "erlang_c",
+    "gang_slots",
+    "latency_quantile",
+    "min_gpus_for_latency",
+    "min_gpus_for_wait",
+    "wait_quantile_mmc",
+]
+
+
+def erlang_b(servers: int, offered_load: float) -> float:
+    """Blocking probability of the M/M/c/c loss system (Erlang B).
+
+    Uses the recursion ``1/B(0) = 1``, ``1/B(k) = 1 + (k/A) / B(k-1)`` in its inverse form,
+    which is numerically stable for any number of servers ([K] eq. 3.46, [GH] 2.6). It costs
+    O(servers) and never forms ``A^c / c!``.
+    """
+    if servers < 0:
+        raise ValueError(f"servers must be >= 0, got {servers}")
+    if offered_load < 0:
+        raise ValueError(f"offered_load must be >= 0, got {offered_load}")
+    if offered_load == 0:
+        return 1.0 if servers == 0 else 0.0
+    inv = 1.0
+    for k in range(1, servers + 1):
+        inv = 1.0 + inv * k / offered_load
+        if inv > 1e300:
+            return 0.0
+    return 1.0 / inv
+
+
+def erlang_c(servers: int, offered_load: float) -> float:
+    """Probability that an arrival waits in the M/M/c queue (Erlang C).
+
+    ``C(c, A) = c B(c, A) / (c - A (1 - B(c, A)))`` with ``B`` the Erlang B blocking
+    probability ([GH] eq. 2.36, [K] eq. 3.42). Returns 1.0 when ``A >= c`` (the queue is
+    unstable and every arrival eventually waits).
+    """
+    if servers < 0:
+        raise ValueError(f"servers must be >= 0, got {servers}")
+    if offered_load < 0:
+        raise ValueError(f"offered_load must be >= 0, got {offered_load}")
+    if offered_load >= servers:
+        return 1.0
+    if offered_load == 0:
+        return 0.0
+    b = erlang_b(servers, offered_load)
+    return servers * b / (servers - offered_load * (1.0 - b))
+
+
+def _erlang_c_vec(servers: np.ndarray, offered_load: float) -> np.ndarray:
+    """Erlang C for an array of server counts, all above ``offered_load``.
+
+    Erlang B is the Poisson ratio ``B(c, A) = p(c; A) / P(X <= c)`` with ``X ~ Poisson(A)``
+    ([K] 3.46); both terms come from vectorized special functions (``gammaln`` for the pmf in
+    logs, ``gammaincc`` for the cdf), so a whole search range costs one numpy call. Agrees
+    with the recursion in :func:`erlang_b` to ~1e-12 relative (checked in the tests).
+    """
+    c = servers.astype(float)
+    log_pmf = c * math.log(offered_load) - offered_load - special.gammaln(c + 1.0)
+    cdf = special.gammaincc(c + 1.0, offered_load)
+    b = np.exp(log_pmf) / cdf
+    return c * b / (c - offered_load * (1.0 - b))
+
+
+def wait_quantile_mmc(servers: int, arrival_rate: float, service_time: float, q: float) -> float:
+    """The q-quantile of the queue wait in M/M/c.
+
+    ``P(W > t) = C(c, A) exp(-(c mu - lambda) t)`` with ``mu = 1/service_time`` and
+    ``A = lambda / mu`` ([GH] eq. 2.41), so ``t_q = ln(C / (1 - q)) / (c mu - lambda)`` when
+    ``C > 1 - q`` and 0 otherwise. Returns ``inf`` when ``A >= c``.
+    """
+    _check_q(q)
+    if arrival_rate < 0 or service_time <= 0:
+        raise ValueError("arrival_rate must be >= 0 and service_time > 0")
+    load = arrival_rate * service_time
+    if load >= servers:
+        return math.inf
+    c_prob = erlang_c(servers, load)
+    if c_prob <= 1.0 - q:
+        return 0.0
+    return math.log(c_prob / (1.0 - q)) * service_time / (servers - load)
+
+
+def latency_quantile(
+    servers: int,
+    arrival_rate: float,
+    service_time: float,
+    q: float = 0.99,
+    concurrency: int = 1,
+) -> float:
+    """The design's latency: the q-quantile of the queue wait plus the mean service time.
+
+    ``servers`` GPUs each run ``concurrency`` requests at once, so the queue has
+    ``servers * concurrency`` slots, each taking ``service_time`` per request (the service
+    time measured at that concurrency). Latency ``= t_q(M/M/(c k)) + service_time``; adding
+    the mean rather than the quantile of service is the design's convention (DESIGN.md,
+    queueing) and is exact for deterministic service.
+    """
+    if concurrency < 1:
+        raise ValueError(f"concurrency must be >= 1, got {concurrency}")
+    return wait_quantile_mmc(servers * concurrency, arrival_rate, service_time, q) + service_time
+
+
+def min_gpus_for_latency(
+    arrival_rate: float,
+    service_time: float,
+    target: float,
+    q: float = 0.99,
+    concurrency: int = 1,
+) -> int:
+    """Smallest number of GPUs whose :func:`latency_quantile` is at most ``target``.
+
+    0 when there is no traffic. The latency falls as GPUs are added (Erlang C decreases in
+    ``c`` and the decay rate ``c mu - lambda`` grows), so the answer is the first feasible
+    count between the stability bound ``floor(A/k) + 1`` and the bound that ignores Erlang C
+    (``C <= 1``): ``c k >= A + ln(1/(1-q)) service_time / (target - service_time)``. The
+    range is evaluated in one vectorized call (bisection when it is wide) and results are
+    cached on inputs rounded to 12 significant digits.
+    """
+    if arrival_rate < 0 or service_time <= 0:
+        raise ValueError("arrival_rate must be >= 0 and service_time > 0")
+    if concurrency < 1:
+        raise ValueError(f"concurrency must be >= 1, got {concurrency}")
+    _check_q(q)
+    if arrival_rate == 0:
+        return 0
+    if target <= service_time:
+        raise ValueError(
+            f"latency target {target} is not above the service time {service_time}: no number "
+            "of GPUs can meet it (latency = queue wait + service time); raise the target or "
+            "shorten the service time"
+        )
+    return _min_gpus_cached(
+        _round12(arrival_rate), _round12(service_time), _round12(target), q, concurrency
+    )
+
+
+def _round12(x: float) -> float:
+    return float(f"{x:.12g}")
+
+
+@lru_cache(maxsize=65536)
+def _min_gpus_cached(
+    arrival_rate: float, service_time: float, target: float, q: float, concurrency: int
+) -> int:
+    load = arrival_rate * service_time
+    slack = target - service_time
+    log_tail = math.log(1.0 / (1.0 - q))
+    lo = math.floor(load / concurrency) + 1
+    hi = max(lo, math.ceil((load + log_tail * service_time / slack) / concurrency) + 1)
+
+    def meets(n: np.ndarray) -> np.ndarray:
+        slots = n * concurrency
+        c_prob = _erlang_c_vec(slots, load)
+        rate = (slots - load) / service_time
+        with np.errstate(divide="ignore"):
+            wait = np.where(c_prob > 1.0 - q, np.log(c_prob / (1.0 - q)) / rate, 0.0)
+        return wait <= slack
+
+    while hi - lo > 2048:
+        mid = (lo + hi) // 2
+        if meets(np.array([mid]))[0]:
+            hi = mid
+        else:
+            lo = mid + 1
+    candidates = np.arange(lo, hi + 1)
+    ok = meets(candidates)
+    return int(candidates[int(np.argmax(ok))]) if ok.any() else hi
+
+
+def autoscaled_rates(rates: Sequence[float] | np.ndarray, lag_hours: float) -> np.ndarray:
+    """The rate to provision in each hourly bucket when capacity takes ``lag_hours`` to arrive.
+
+    An autoscaler that sees demand rise at hour ``t`` has capacity only at ``t + lag``, so the
+    capacity present in bucket ``t`` must already cover the highest rate in the window
+    ``[t, t + lag]``: ``r'(t) = max_{0 <= k <= ceil(lag)} r((t + k) mod T)``. The week is
+    cyclic (hour 167 is followed by hour 0). ``lag_hours = 0`` returns the profile itself; a
+    lag of a whole week or more (a static pool) returns the peak in every bucket.
+    """
+    r = np.asarray(rates, dtype=float)
+    if r.ndim != 1 or r.size == 0:
+        raise ValueError("rates must be a non-empty 1-D sequence of hourly rates")
+    if lag_hours < 0:
+        raise ValueError(f"lag_hours must be >= 0, got {lag_hours}")
+    steps = math.ceil(lag_hours)
+    if steps >= r.size - 1:
+        return np.full_like(r, r.max())
+    out = r.copy()
+    for k in range(1, steps + 1):
+        np.maximum(out, np.roll(r, -k), out=out)
+    return out
+
+
+@dataclass(frozen=True)
+class BatchClass:
+    """A stream of gang jobs: Poisson arrivals, each holding ``gpus`` GPUs for a random time.
+
+    ``arrival_rate`` is in jobs per hour, ``mean_duration`` in hours; ``duration_scv`` is the
+    squared coefficient of variation of the duration (1 for exponential, 0 for fixed-length
+    jobs, 2-5 for typical HPC job logs).
+    """
+
+    arrival_rate: float
+    gpus: int
+    mean_duration: float
+    duration_scv: float = 1.0
+
+    def __post_init__(self) -> None:
+        if self.arrival_rate < 0 or self.gpus < 1 or self.mean_duration <= 0:
+            raise ValueError(
+                f"BatchClass needs arrival_rate >= 0, gpus >= 1, mean_duration > 0; got {self}"
+            )
+        if self.duration_scv < 0:
+            raise ValueError(f"duration_scv must be >= 0, got {self.duration_scv}")
+
+    @property
+    def gpu_load(self) -> float:
+        """Offered load in GPUs (busy GPUs on average): ``lambda g D``."""
+        return self.arrival_rate * self.gpus * self.mean_duration
+
+
+@dataclass(frozen=True)
+class WaitEstimate:
+    """Predicted queue wait of one batch class (hours), with the quantities behind it."""
+
+    mean: float
+    quantile: float
+    prob_wait: float
+    utilization: float
+    slots: float
+
+
+def gang_slots(pool_gpus: int, gpus: int, gpus_per_node: int = 8) -> int:
+    """How many jobs of gang size ``gpus`` a pool runs at once, placed on whole nodes.
+
+    A job no larger than a node shares a node with others (``floor(gpn/g)`` per node); a
+    larger job takes ``ceil(g/gpn)`` whole nodes, as Slurm ``--exclusive`` multi-node jobs
+    and Kubernetes gang pods of one node each do. ``pool_gpus`` is rounded down to nodes.
+    """
+    if gpus < 1 or gpus_per_node < 1 or pool_gpus < 0:
+        raise ValueError("gpus and gpus_per_node must be >= 1 and pool_gpus >= 0")
+    nodes = pool_gpus // gpus_per_node
+    if gpus <= gpus_per_node:
+        return nodes * (gpus_per_node // gpus)
+    return nodes // math.ceil(gpus / gpus_per_node)
+
+
+def batch_waits(
+    pool_gpus: int,
+    classes: Sequence[BatchClass],
+    gpus_per_node: int = 8,
+    q: float = 0.95,
+    order: Literal["backfill", "fifo"] = "backfill",
+) -> list[WaitEstimate]:
+    """Mean and q-quantile queue wait of each gang class sharing a pool (hours).
+
+    *One class* (gang ``g``, duration ``D``, rate ``lambda``): the pool is an M/G/c queue
+    with ``c = gang_slots(N, g)`` servers and load ``A = lambda D``. The mean wait is the
+    Allen-Cunneen approximation ([AC] 6.4, [GH] 6.3.2) with Whitt's correction factor
+    ``phi(rho, ca^2, cs^2, c)`` ([W] sec. 2):
+    ``Wq = phi * (ca^2 + cs^2) / 2 * C(c, A) D / (c - A)``, ``ca^2 = 1`` (Poisson), ``cs^2``
+    the duration SCV. ``phi = 1`` for exponential durations (exact M/M/c); for ``cs^2 > 1``
+    it trims the Allen-Cunneen overestimate at light load and many servers. With one slot
+    the formula is used with ``phi = 1``, which is the exact Pollaczek-Khinchine M/G/1 wait
+    (Whitt's ``phi`` is not 1 there and measured 7% low in the grid).
+
+    *Several classes* (pooled work in own-slot units): class ``k`` sees the pool as
+    ``c_k = gang_slots(N, g_k)`` slots of its own size, and every job ``j`` of any class as
+    ``g_j D_j / g_k`` slot-hours of work. The pooled stream has rate ``Lambda = sum lambda_j``,
+    mean service ``rho c_k / Lambda`` (``rho = sum lambda_j g_j D_j / N``) and the SCV of
+    the mixture of ``g_j D_j`` over jobs, to which the formula above is applied. Large gangs
+    get few slots and long waits. ``order="backfill"`` (Slurm EASY) gives each class its own
+    estimate; it underestimates small gangs that share a pool with much larger ones, which
+    wait behind the large head job's reservation (measured in ``docs/queueing.md``).
+    ``order="fifo"`` (strict FIFO gang admission) gives every class the largest class's
+    wait, since all jobs queue behind the same head; it is the conservative choice.
+
+    The quantile uses the exponential conditional-wait tail ([W] sec. 4):
+    ``P(W > t) = P_w exp(-t P_w / Wq)`` with ``P_w = C(c, A)``. ``inf`` when ``rho >= 1`` or a
+    class fits no slot.
+    """
+    _check_q(q)
+    if order not in ("backfill", "fifo"):
+        raise ValueError(f"order must be 'backfill' or 'fifo', got {order!r}")
+    if not classes:
+        return []
+    total_load = sum(k.gpu_load for k in classes)
+    n_gpus = (pool_gpus // gpus_per_node) * gpus_per_node
+    rho = total_load / n_gpus if n_gpus > 0 else math.inf
+    if len(classes) == 1:
+        k = classes[0]
+        slots = gang_slots(pool_gpus, k.gpus, gpus_per_node)
+        load = k.arrival_rate * k.mean_duration
+        return [_mgc_wait(slots, load, k.mean_duration, k.duration_scv, q, rho)]
+    rate = sum(k.arrival_rate for k in classes)
+    # Job sizes X_j = g_j D_j (GPU-hours): E[X] and E[X^2] over the pooled job stream.
+    m1 = total_load / rate if rate > 0 else 1.0
+    m2 = (
+        sum(
+            k.arrival_rate * (k.gpus * k.mean_duration) ** 2 * (1.0 + k.duration_scv)
+            for k in classes
+        )
+        / rate
+        if rate > 0
+        else 1.0
+    )
+    scv = m2 / m1**2 - 1.0
+    out = []
+    for k in classes:
+        slots = gang_slots(pool_gpus, k.gpus, gpus_per_node)
+        load = rho * slots
+        service = load / rate if rate > 0 else 1.0
+        out.append(_mgc_wait(slots, load, service, scv, q, rho))
+    if order == "fifo":
+        worst = max(out, key=lambda e: e.mean)
+        out = [worst for _ in classes]
+    return out
+
+
+def _mgc_wait(
+    slots: int, load: float, service: float, scv: float, q: float, rho: float
+) -> WaitEstimate:
+    """Allen-Cunneen M/G/c wait with Whitt's correction and an exponential tail."""
+    if slots < 1 or load >= slots or rho >= 1.0:
+        return WaitEstimate(math.inf, math.inf, 1.0, rho, float(slots))
+    if load == 0:
+        return WaitEstimate(0.0, 0.0, 0.0, rho, float(slots))
+    p_wait = erlang_c(slots, load)
+    # One slot: Pollaczek-Khinchine is exact for M/G/1, so no correction applies.
+    phi = 1.0 if slots == 1 else _whitt_phi(load / slots, slots, 1.0, scv)
+    factor = phi * (1.0 + scv) / 2.0
+    mean = factor * p_wait * service / (slots - load)
+    quantile = 0.0 if p_wait <= 1.0 - q else mean / p_wait * math.log(p_wait / (1.0 - q))
+    return WaitEstimate(mean, quantile, p_wait, rho, float(slots))
+
+
+def _whitt_phi(rho: float, servers: int, ca2: float, cs2: float) -> float:
+    """Whitt's correction ``phi`` to the Allen-Cunneen GI/G/m wait ([W] sec. 2)."""
+    m = servers
+    gamma = min(0.24, (1.0 - rho) * (m - 1) * (math.sqrt(4.0 + 5.0 * m) - 2.0) / (16.0 * m * rho))
+    phi1 = 1.0 + gamma
+    phi3 = (1.0 - 4.0 * gamma) * math.exp(-2.0 * (1.0 - rho) / (3.0 * rho))
+    phi4 = min(1.0, (phi1 + phi3) / 2.0)
+    scv = (ca2 + cs2) / 2.0
+    psi = 1.0 if scv >= 1.0 else phi4 ** (2.0 * (1.0 - scv))
+    if ca2 == cs2:
+        return psi
+    if ca2 > cs2:
+        d = 4.0 * ca2 - 3.0 * cs2
+        return 4.0 * (ca2 - cs2) / d * phi1 + cs2 / d * psi
+    d = 2.0 * (ca2 + cs2)
+    return (cs2 - ca2) / d * phi3 + (cs2 + 3.0 * ca2) / d * psi
+
+
+def min_gpus_for_wait(
+    classes: Sequence[BatchClass],
+    max_wait: float,
+    gpus_per_node: int = 8,
+    q: float | None = None,
+    order: Literal["backfill", "fifo"] = "backfill",
+) -> int:
+    """Smallest pool, in whole nodes of ``gpus_per_node``, whose waits all meet ``max_wait``.
+
+    The statistic is the mean wait of every class (``q=None``) or its q-quantile, under the
+    queue ``order`` of :func:`batch_waits`. Waits fall as nodes are added, so the answer is
+    found by doubling from the stability bound (``sum lambda g D`` and the largest gang),
+    then bisection. Returns GPUs (a multiple of ``gpus_per_node``); 0 when nothing arrives.
+    """
+    if max_wait < 0:
+        raise ValueError(f"max_wait must be >= 0, got {max_wait}")
+    if not classes or all(k.arrival_rate == 0 for k in classes):
+        return 0
+    total_load = sum(k.gpu_load for k in classes)
+    min_nodes = max(
+        math.floor(total_load / gpus_per_node) + 1,
+        max(math.ceil(k.gpus / gpus_per_node) for k in classes),
+    )
+
+    def meets(nodes: int) -> bool:
+        est = batch_waits(nodes * gpus_per_node, classes, gpus_per_node, q or 0.95, order)
+        return all((e.mean if q is None else e.quantile) <= max_wait for e in est)
+
+    lo, hi = min_nodes, min_nodes
+    while not meets(hi):
+        lo, hi = hi + 1, hi * 2
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if meets(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    return hi * gpus_per_node
+
+
+def deadline_gpus(
+    other_gpus: Sequence[float] | np.ndarray,
+    deadline_gpu_hours: Sequence[float] | np.ndarray,
+    max_completion_hours: float,
+) -> float:
+    """Smallest flat capacity (GPUs) that serves other classes and meets a deadline class.
+
+    ``other_gpus[t]`` is the GPU demand of the pool's other classes in hourly bucket ``t`` of
+    a cyclic period (a week); ``deadline_gpu_hours[t]`` is the deadline work submitted in
+    bucket ``t``, which must be done within ``H = max_completion_hours``, i.e. in buckets
+    ``t .. t + floor(H) - 1``. Deadline work may run in any bucket of its window, so it fills
+    the troughs the other classes leave. Work is treated as fluid (divisible across hours
+    and GPUs) and scheduled earliest deadline first, which is optimal for one fluid resource
+    (Horn, "Some simple scheduling algorithms", Naval Res. Logist. Q. 21, 1974). The fluid
+    view ignores gang granularity and job length, so it is optimistic when jobs are long
+    compared with ``H``; pair it with :func:`batch_waits` for the queueing delay. The result
+    is found by bisection to 0.01 GPU between the other classes' peak and that peak plus the
+    largest hourly deadline work.
+    """
+    other = np.asarray(other_gpus, dtype=float)
+    work = np.asarray(deadline_gpu_hours, dtype=float)
+    if other.shape != work.shape or other.ndim != 1 or other.size == 0:
+        raise ValueError("other_gpus and deadline_gpu_hours must be 1-D of equal, non-zero length")
+    if max_completion_hours < 1:
+        raise ValueError(
+            f"max_completion_hours must be at least one hourly bucket, got {max_completion_hours}"
+        )
+    window = min(math.floor(max_completion_hours), other.size)
+    lo = float(other.max())
+    hi = lo + float(work.max())
+    if _edf_feasible(other, work, window, lo):
+        return lo
+    while hi - lo > 0.01:
+        mid = 0.5 * (lo + hi)
+        if _edf_feasible(other, work, window, mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def _edf_feasible(other: np.ndarray, work: np.ndarray, window: int, capacity: float) -> bool:
+    """Fluid EDF over two laps of the cyclic period: no work may miss its window."""
+    n = other.size
+    free = (capacity - other).tolist()
+    arrivals = work.tolist()
+    pending = [0.0] * window  # pending[d]: work due at the end of the bucket d from now
+    for t in range(2 * n):
+        pending[-1] += arrivals[t % n]
+        budget = free[t % n]
+        for d in range(window):
+            if budget <= 0:
+                break
+            used = min(budget, pending[d])
+            pending[d] -= used
+            budget -= used
+        if pending[0] > 1e-9:
+            return False
+        pending = [*pending[1:], 0.0]
+    return True
+
+
+def achievable_utilization(
+    gang_sizes: Sequence[int],
+    work_shares: Sequence[float],
+    pool_gpus: int,
+    gpus_per_node: int = 8,
+    backfill: bool = True,
+) -> float:
+    """The GPU utilization a saturated pool can reach for a mix of gang sizes (0-1).
+
+    Two losses multiply. *Packing*: a gang of ``g`` GPUs uses ``g * gang_slots(N, g) / N`` of
+    the pool (a 3-GPU job leaves 2 of 8 GPUs of a node idle; a 12-GPU job takes two whole
+    8-GPU nodes), weighted by each size's share of the work. *Head-of-line blocking*: under
+    strict FIFO (``backfill=False``, gang admission in Kueue StrictFIFO / Volcano without
+    backfill) a saturated pool idles while its head job waits for room; the idle GPUs are on
+    average half the head's size, ``E_n[g] / (2 N)`` of the pool with ``E_n`` the
+    job-count-weighted mean, and zero when every job has the same size (the free GPUs are
+    then always a multiple of it). EASY backfill fills those holes with later jobs, so only
+    packing remains. ``docs/queueing.md`` compares these figures with saturated simulations.
+    """
+    if len(gang_sizes) != len(work_shares) or not gang_sizes:
+        raise ValueError("gang_sizes and work_shares must be non-empty and of equal length")
+    total = float(sum(work_shares))
+    if total <= 0 or any(w < 0 for w in work_shares):
+        raise ValueError("work_shares must be non-negative with a positive sum")
+    n_gpus = (pool_gpus // gpus_per_node) * gpus_per_node
+    if n_gpus == 0:
+        return 0.0
+    shares = [w / total for w in work_shares]
+    packing = sum(
+        w * g * gang_slots(n_gpus, g, gpus_per_node) / n_gpus
+        for g, w in zip(gang_sizes, shares, strict=True)
+    )
+    if backfill or len({g for g, w in zip(gang_sizes, shares, strict=True) if w > 0}) == 1:
+        return packing
+    # Job-count weights: the work share divided by the size (per unit of mean duration).
+    counts = [w / g for g, w in zip(gang_sizes, shares, strict=True)]
+    mean_size = sum(c * g for c, g in zip(counts, gang_sizes, strict=True)) / sum(counts)
+    return packing * max(0.0, 1.0 - mean_size / (2.0 * n_gpus))
+
+
+def _check_q(q: float) -> None:
+    if not 0.0 < q < 1.0:
+        raise ValueError(f"quantile q must be in (0, 1), got {q}")

@@ -1,0 +1,903 @@
+"""Scenario files: load, validate, save, and change them one validated copy at a time.
+
+A scenario is one TOML file (the contract is ``SCENARIO.md``): the estate's workloads, its team,
+procurement and policy, plus optional overrides of the catalog. A :class:`Scenario` is frozen;
+every change returns a new, validated scenario, so the same object can back a chart, a cached
+solve and an undo history without surprises. Validation collects every problem and raises once,
+each message naming the file, the key path and what was expected.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import tomli_w
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+)
+from pydantic_core import PydanticCustomError
+
+from cluster_decide.catalog import GPU_ATTRIBUTES, Catalog, data_dir, load_catalog
+from cluster_decide.constants import (
+    HOURS_PER_WEEK,
+    PLATFORMS,
+    SKILLS,
+    WORKLOAD_KINDS,
+)
+from cluster_decide.errors import Problem, ScenarioError, did_you_mean
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+__all__ = [
+    "PRESETS",
+    "SLO_KEYS",
+    "DeadlineWorkload",
+    "ExperimentationWorkload",
+    "RealtimeWorkload",
+    "Scenario",
+    "TrainingWorkload",
+    "Workload",
+    "load_scenario",
+    "parse_scenario",
+    "preset_path",
+    "save_scenario",
+]
+
+PRESETS = ("enterprise-mixed", "research-lab", "inference-platform")
+"""Shipped scenarios in ``data/scenarios/``; the first is the default."""
+
+Platform = Literal["slurm", "kubernetes", "kubernetes_batch", "shared"]
+Capability = Literal[
+    "gang_scheduling",
+    "topology_aware",
+    "fair_share",
+    "preemption",
+    "reservations",
+    "accounting",
+    "mpi",
+    "interactive_shell",
+    "autoscaling",
+    "self_healing",
+    "rolling_updates",
+    "service_networking",
+    "gitops",
+    "multi_tenant_isolation",
+    "gpu_sharing",
+]
+Kind = Literal[
+    "distributed_training",
+    "fine_tuning",
+    "experimentation",
+    "batch_inference",
+    "pipeline",
+    "realtime_inference",
+]
+Support = Literal["native", "partial", "none"]
+Skill = Literal["hpc", "kubernetes"]
+ArchetypeChoice = Literal[
+    "any", "slurm_only", "kubernetes_only", "kubernetes_batch", "hybrid_separate", "hybrid_shared"
+]
+
+PosInt = Annotated[int, Field(strict=True, gt=0)]
+NonNegInt = Annotated[int, Field(strict=True, ge=0)]
+PosFloat = Annotated[float, Field(strict=True, gt=0, allow_inf_nan=False)]
+NonNegFloat = Annotated[float, Field(strict=True, ge=0, allow_inf_nan=False)]
+Fraction = Annotated[float, Field(strict=True, gt=0, le=1, allow_inf_nan=False)]
+Share = Annotated[float, Field(strict=True, ge=0, lt=1, allow_inf_nan=False)]
+StrictBool = Annotated[bool, Field(strict=True)]
+Name = Annotated[str, Field(min_length=1, max_length=80, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")]
+
+
+class _Section(BaseModel):
+    """A frozen table that rejects unknown keys; numbers are strict, so a quoted "8" is an error."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ScenarioInfo(_Section):
+    """Name and description shown on every output."""
+
+    name: Annotated[str, Field(min_length=1)]
+    description: str = ""
+
+
+class Team(_Section):
+    """One skill's available staff and what an FTE of it costs per year, fully loaded."""
+
+    fte: NonNegFloat = 0.0
+    loaded_cost_usd_per_year: PosFloat | None = None
+
+
+class Teams(_Section):
+    """Staff by skill: ``hpc`` runs Slurm, ``kubernetes`` runs Kubernetes."""
+
+    hpc: Team = Team()
+    kubernetes: Team = Team()
+
+
+class Hiring(_Section):
+    """Whether the plan may hire, how many FTE at most, and the one-off cost of a hire."""
+
+    allowed: StrictBool = False
+    max_fte: NonNegInt = 0
+    one_time_cost_usd: NonNegFloat | None = None
+
+
+class Procurement(_Section):
+    """How capacity is bought: reserved cloud or on-prem, and whether pools may burst on demand."""
+
+    mode: Literal["cloud", "on_prem"] = "cloud"
+    on_demand_burst: StrictBool = True
+    horizon_months: PosInt = 36
+    gpu_price_scale: PosFloat = 1.0
+
+
+class Policy(_Section):
+    """Candidate platforms, a forced archetype, a budget and a limit on the number of pools."""
+
+    platforms: tuple[Platform, ...] = PLATFORMS
+    archetype: ArchetypeChoice = "any"
+    budget_usd_per_month: PosFloat | None = None
+    max_pools: PosInt | None = None
+
+    @field_validator("platforms")
+    @classmethod
+    def _platforms_unique(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        if not value:
+            raise PydanticCustomError("too_short", "expected at least one platform")
+        if len(set(value)) != len(value):
+            raise PydanticCustomError("unique", "lists a platform twice")
+        return value
+
+
+class PoolSpec(_Section):
+    """An explicit candidate pool; without ``[[pools]]`` there is one pool per candidate platform."""
+
+    name: Name
+    platform: Platform
+    gpu_types: tuple[str, ...] | None = None
+    max_nodes: PosInt | None = None
+
+
+class _WorkloadBase(_Section):
+    name: Name
+    team: str = ""
+    interface: Literal["slurm", "containers"] = "containers"
+    gpu_types: Annotated[tuple[str, ...], Field(min_length=1)]
+    profile: str | tuple[float, ...] = "flat"
+    requires: tuple[Capability, ...] = ()
+    prefers: tuple[Capability, ...] = ()
+    divisible: StrictBool | None = None
+    platforms: tuple[Platform, ...] | None = None
+
+    @field_validator("profile", mode="before")
+    @classmethod
+    def _profile_shape(cls, value: Any) -> Any:
+        return _check_profile(value)
+
+    @property
+    def is_divisible(self) -> bool:
+        """Whether the class may be split across pools and GPU types.
+
+        Default: yes, except distributed training (one gang is one allocation) and real-time
+        inference (a service split in two needs more replicas than its halves suggest, because
+        Erlang-C capacity does not scale linearly; the model sizes it as one queue).
+        """
+        if self.divisible is not None:
+            return self.divisible
+        return self.kind not in ("distributed_training", "realtime_inference")  # type: ignore[attr-defined]
+
+    @property
+    def slo_key(self) -> str:
+        """The name of this workload's service-level key."""
+        return SLO_KEYS[self.kind]  # type: ignore[attr-defined]
+
+    @property
+    def slo(self) -> float:
+        """The service-level target, in the unit its key names."""
+        return float(getattr(self, self.slo_key))
+
+
+class TrainingWorkload(_WorkloadBase):
+    """Gang jobs measured in GPU-hours, with a queue-wait SLO (distributed training, fine-tuning)."""
+
+    kind: Literal["distributed_training", "fine_tuning"]
+    gpus_per_job: PosInt
+    gpu_hours_per_month: PosFloat
+    mean_job_hours: PosFloat
+    max_queue_wait_hours: PosFloat
+
+
+class DeadlineWorkload(_WorkloadBase):
+    """Batch jobs that must finish within a deadline (batch inference, pipelines)."""
+
+    kind: Literal["batch_inference", "pipeline"]
+    gpus_per_job: PosInt
+    gpu_hours_per_month: PosFloat
+    mean_job_hours: PosFloat
+    max_completion_hours: PosFloat
+
+
+class ExperimentationWorkload(_WorkloadBase):
+    """Interactive users holding GPUs (notebooks, debugging), with a short wait SLO."""
+
+    kind: Literal["experimentation"]
+    concurrent_users: PosInt
+    gpus_per_user: PosInt
+    max_queue_wait_hours: PosFloat
+
+
+class RealtimeWorkload(_WorkloadBase):
+    """An online service: requests per second, GPU-seconds each, and a p99 latency SLO."""
+
+    kind: Literal["realtime_inference"]
+    peak_requests_per_second: PosFloat
+    gpu_seconds_per_request: PosFloat
+    p99_latency_ms: PosFloat
+    concurrency_per_gpu: PosInt = 1
+
+
+Workload = Annotated[
+    TrainingWorkload | DeadlineWorkload | ExperimentationWorkload | RealtimeWorkload,
+    Field(discriminator="kind"),
+]
+
+_KIND_CLASS: dict[str, type[_WorkloadBase]] = {
+    "distributed_training": TrainingWorkload,
+    "fine_tuning": TrainingWorkload,
+    "batch_inference": DeadlineWorkload,
+    "pipeline": DeadlineWorkload,
+    "experimentation": ExperimentationWorkload,
+    "realtime_inference": RealtimeWorkload,
+}
+SLO_KEYS = {
+    "distributed_training": "max_queue_wait_hours",
+    "fine_tuning": "max_queue_wait_hours",
+    "batch_inference": "max_completion_hours",
+    "pipeline": "max_completion_hours",
+    "experimentation": "max_queue_wait_hours",
+    "realtime_inference": "p99_latency_ms",
+}
+"""The service-level key of each workload kind (hours of wait or completion, or p99 ms)."""
+_DEMAND_KEYS = {
+    "distributed_training": "gpu_hours_per_month",
+    "fine_tuning": "gpu_hours_per_month",
+    "batch_inference": "gpu_hours_per_month",
+    "pipeline": "gpu_hours_per_month",
+    "experimentation": "concurrent_users",
+    "realtime_inference": "peak_requests_per_second",
+}
+
+
+class GpuOverride(_Section):
+    """Changes to a catalog GPU type, or a whole new type (then every attribute is needed)."""
+
+    memory_gb: PosFloat | None = None
+    tdp_w: PosFloat | None = None
+    gpus_per_node: PosInt | None = None
+    node_power_kw: PosFloat | None = None
+    usd_per_gpu_hour_on_demand: PosFloat | None = None
+    usd_per_gpu_hour_reserved: PosFloat | None = None
+    node_capex_usd: PosFloat | None = None
+    training_speed: PosFloat | None = None
+    inference_speed: PosFloat | None = None
+
+
+class PlatformOverride(_Section):
+    """Changes to a platform kind of the catalog."""
+
+    interface: Literal["slurm", "containers", "both"] | None = None
+    scale_up_lag_minutes: NonNegFloat | None = None
+    preemption_overhead: Share | None = None
+    topology_slowdown: Share | None = None
+    capabilities: dict[Capability, Support] | None = None
+    utilization: dict[Kind, Fraction] | None = None
+    staffing: (
+        dict[Skill, dict[Literal["base", "per_100_nodes", "addon", "integration"], NonNegFloat]]
+        | None
+    ) = None
+
+
+class CostOverride(_Section):
+    """Changes to the catalog's site and people cost parameters."""
+
+    power_usd_per_kwh: NonNegFloat | None = None
+    pue: Annotated[float, Field(strict=True, ge=1, allow_inf_nan=False)] | None = None
+    average_power_fraction: Fraction | None = None
+    facility_usd_per_kw_month: NonNegFloat | None = None
+    residual_value_fraction: Share | None = None
+    hire_one_time_cost_usd: NonNegFloat | None = None
+    friction_fte_per_class: NonNegFloat | None = None
+    split_fte_per_extra_placement: NonNegFloat | None = None
+    hpc_loaded_cost_usd_per_year: PosFloat | None = None
+    kubernetes_loaded_cost_usd_per_year: PosFloat | None = None
+
+
+def _check_profile(value: Any) -> Any:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list | tuple):
+        if len(value) != HOURS_PER_WEEK:
+            raise PydanticCustomError(
+                "profile_length",
+                "expected a profile name or a list of 168 hourly weights, got {n} values",
+                {"n": len(value)},
+            )
+        if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in value):
+            raise PydanticCustomError("profile_type", "expected 168 numbers")
+        if min(value) < 0 or max(value) <= 0 or not all(math.isfinite(v) for v in value):
+            raise PydanticCustomError(
+                "profile_values", "expected non-negative finite weights with at least one above 0"
+            )
+        return tuple(float(v) for v in value)
+    raise PydanticCustomError(
+        "profile_type", "expected a profile name or a list of 168 hourly weights"
+    )
+
+
+class Scenario(_Section):
+    """A validated, immutable scenario. Change it with the methods below; each returns a copy."""
+
+    schema_version: Literal[1]
+    scenario: ScenarioInfo
+    team: Teams = Teams()
+    hiring: Hiring = Hiring()
+    procurement: Procurement = Procurement()
+    policy: Policy = Policy()
+    workloads: Annotated[tuple[Workload, ...], Field(min_length=1)]
+    pools: tuple[PoolSpec, ...] | None = None
+    gpus: dict[str, GpuOverride] = {}
+    platforms: dict[Platform, PlatformOverride] = {}
+    profiles: dict[Name, tuple[float, ...]] = {}
+    costs: CostOverride = CostOverride()
+
+    _catalog: Catalog = PrivateAttr()
+    _source: str = PrivateAttr(default="")
+
+    @field_validator("profiles", mode="before")
+    @classmethod
+    def _profiles_shape(cls, value: Any) -> Any:
+        if isinstance(value, Mapping):
+            return {k: _check_profile(v) for k, v in value.items()}
+        return value
+
+    # -- derived --------------------------------------------------------------------------
+
+    @property
+    def catalog(self) -> Catalog:
+        """The catalog with this scenario's overrides applied."""
+        return self._catalog
+
+    @property
+    def source(self) -> str:
+        """The file this scenario came from (for messages), or an empty string."""
+        return self._source
+
+    @property
+    def name(self) -> str:
+        """The scenario's display name."""
+        return self.scenario.name
+
+    def workload(
+        self, name: str
+    ) -> TrainingWorkload | DeadlineWorkload | ExperimentationWorkload | RealtimeWorkload:
+        """The workload called ``name`` (KeyError with a suggestion otherwise)."""
+        for w in self.workloads:
+            if w.name == name:
+                return w
+        hint = did_you_mean(name, [w.name for w in self.workloads])
+        raise KeyError(f"no workload named '{name}'" + (f" ({hint})" if hint else ""))
+
+    def loaded_cost_usd_per_year(self, skill: str) -> float:
+        """What one FTE of ``skill`` costs per year: the scenario's figure or the catalog default."""
+        team: Team = getattr(self.team, skill)
+        if team.loaded_cost_usd_per_year is not None:
+            return team.loaded_cost_usd_per_year
+        return float(getattr(self.catalog.costs, f"{skill}_loaded_cost_usd_per_year"))
+
+    @property
+    def hire_one_time_cost_usd(self) -> float:
+        """One-off cost of a hire: the scenario's figure or the catalog default."""
+        if self.hiring.one_time_cost_usd is not None:
+            return self.hiring.one_time_cost_usd
+        return self.catalog.costs.hire_one_time_cost_usd
+
+    # -- copies with changes (each one call, each validated) -------------------------------
+
+    def update(self, changes: Mapping[str, Any]) -> Scenario:
+        """A validated copy with ``changes`` (nested tables) merged into the scenario's data."""
+        data = _deep_merge(self.to_dict(), changes)
+        return parse_scenario(data, source=self._source)
+
+    def scale_demand(self, kind: str, factor: float) -> Scenario:
+        """Multiply the demand of every workload of ``kind`` by ``factor`` (> 0)."""
+        if kind not in WORKLOAD_KINDS:
+            raise ValueError(
+                f"unknown workload kind '{kind}' ({did_you_mean(kind, WORKLOAD_KINDS)})"
+            )
+        if not (factor > 0 and math.isfinite(factor)):
+            raise ValueError(f"demand factor must be a positive number, got {factor}")
+        data = self.to_dict()
+        for w in data["workloads"]:
+            if w["kind"] == kind:
+                key = _DEMAND_KEYS[kind]
+                scaled = w[key] * factor
+                w[key] = max(1, round(scaled)) if isinstance(w[key], int) else scaled
+        return parse_scenario(data, source=self._source)
+
+    def set_fte(self, skill: str, fte: float) -> Scenario:
+        """Set the available FTE of a skill (``hpc`` or ``kubernetes``)."""
+        if skill not in SKILLS:
+            raise ValueError(f"unknown skill '{skill}' (expected one of {', '.join(SKILLS)})")
+        return self.update({"team": {skill: {"fte": float(fte)}}})
+
+    def set_hiring(self, allowed: bool, max_fte: int | None = None) -> Scenario:
+        """Allow or forbid hiring, optionally changing the most FTE the plan may hire."""
+        change: dict[str, Any] = {"allowed": allowed}
+        if max_fte is not None:
+            change["max_fte"] = max_fte
+        return self.update({"hiring": change})
+
+    def set_procurement(self, mode: str, on_demand_burst: bool | None = None) -> Scenario:
+        """Switch between ``cloud`` and ``on_prem`` (and optionally on-demand bursting)."""
+        change: dict[str, Any] = {"mode": mode}
+        if on_demand_burst is not None:
+            change["on_demand_burst"] = on_demand_burst
+        return self.update({"procurement": change})
+
+    def scale_gpu_prices(self, factor: float) -> Scenario:
+        """Scale every GPU price (reserved, on-demand and node capex) by ``factor``."""
+        return self.update({"procurement": {"gpu_price_scale": float(factor)}})
+
+    def set_slo(self, workload: str, value: float) -> Scenario:
+        """Set one workload's service-level target, in the unit of its SLO key."""
+        key = self.workload(workload).slo_key
+        data = self.to_dict()
+        for w in data["workloads"]:
+            if w["name"] == workload:
+                w[key] = value
+        return parse_scenario(data, source=self._source)
+
+    def scale_slo(self, kind: str, factor: float) -> Scenario:
+        """Multiply the SLO target of every workload of ``kind`` (> 1 relaxes it)."""
+        data = self.to_dict()
+        for w, model in zip(data["workloads"], self.workloads, strict=True):
+            if model.kind == kind:
+                w[model.slo_key] = model.slo * factor
+        return parse_scenario(data, source=self._source)
+
+    def set_budget(self, usd_per_month: float | None) -> Scenario:
+        """Cap the monthly cash spend, or remove the cap with ``None``."""
+        data = self.to_dict()
+        data["policy"].pop("budget_usd_per_month", None)
+        if usd_per_month is not None:
+            data["policy"]["budget_usd_per_month"] = usd_per_month
+        return parse_scenario(data, source=self._source)
+
+    def restrict_platforms(self, platforms: Sequence[str]) -> Scenario:
+        """Limit the candidate platforms to ``platforms``."""
+        return self.update({"policy": {"platforms": list(platforms)}})
+
+    def force_archetype(self, archetype: str) -> Scenario:
+        """Force an archetype (or ``any`` to let the optimizer choose)."""
+        return self.update({"policy": {"archetype": archetype}})
+
+    # -- serialization ---------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data in the scenario-file layout (lists, not tuples; no unset keys)."""
+        data = self.model_dump(mode="python", exclude_none=True)
+        return _plain(data)
+
+    def to_toml(self) -> str:
+        """The scenario as TOML text that loads back to an equal scenario."""
+        data = self.to_dict()
+        for key in ("gpus", "platforms", "profiles"):
+            if not data.get(key):
+                data.pop(key, None)
+        if not data.get("costs"):
+            data.pop("costs", None)
+        ordered = {k: data[k] for k in _TOP_ORDER if k in data}
+        return tomli_w.dumps(ordered)
+
+
+_TOP_ORDER = (
+    "schema_version",
+    "scenario",
+    "team",
+    "hiring",
+    "procurement",
+    "policy",
+    "costs",
+    "gpus",
+    "platforms",
+    "profiles",
+    "pools",
+    "workloads",
+)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _deep_merge(base: dict[str, Any], changes: Mapping[str, Any]) -> dict[str, Any]:
+    out = copy.deepcopy(base)
+    for key, value in changes.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), dict):
+            out[key] = _deep_merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+# -- error translation -------------------------------------------------------------------
+
+_SECTION_MODELS: dict[str, type[BaseModel]] = {
+    "scenario": ScenarioInfo,
+    "team": Teams,
+    "hiring": Hiring,
+    "procurement": Procurement,
+    "policy": Policy,
+    "costs": CostOverride,
+}
+
+
+def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
+    """The model whose keys are valid at the parent of ``loc`` (for near-miss suggestions)."""
+    parent = loc[:-1]
+    if not parent:
+        return Scenario
+    head = parent[0]
+    if head == "workloads" and len(parent) >= 3 and parent[2] in _KIND_CLASS:
+        return _KIND_CLASS[parent[2]]
+    if head == "workloads":
+        return _WorkloadBase
+    if head == "team" and len(parent) == 2:
+        return Team
+    if head == "pools":
+        return PoolSpec
+    if head == "gpus" and len(parent) == 2:
+        return GpuOverride
+    if head == "platforms" and len(parent) == 2:
+        return PlatformOverride
+    if len(parent) == 1:
+        return _SECTION_MODELS.get(head)
+    return None
+
+
+def _is_int_field(loc: tuple[Any, ...]) -> bool:
+    """Whether the key at ``loc`` holds an integer (for "expected a positive integer")."""
+    model = _model_at(loc)
+    field = model.model_fields.get(str(loc[-1])) if model else None
+    if field is None:
+        return False
+    text = repr(field.annotation)
+    return "int" in text and "float" not in text
+
+
+def _path(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for i, part in enumerate(loc):
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif loc[0] == "workloads" and i == 2 and part in _KIND_CLASS:
+            continue  # the discriminator tag pydantic inserts is not a key the user wrote
+        elif part == "[key]":
+            continue
+        else:
+            out += ("." if out else "") + str(part)
+    return out
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, str):
+        return f"'{value}'"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, list | tuple):
+        return "a list"
+    return repr(value)
+
+
+def _expected_from_literal(ctx: Mapping[str, Any]) -> list[str]:
+    raw = str(ctx.get("expected", ""))
+    return [p.strip().strip("'") for p in raw.replace(" or ", ", ").split(",") if p.strip()]
+
+
+def _translate(err: Mapping[str, Any]) -> Problem:
+    loc = tuple(err["loc"])
+    kind, ctx, got = err["type"], err.get("ctx", {}) or {}, err.get("input")
+    where = _path(loc)
+    noun = "integer" if _is_int_field(loc) else "number"
+    if kind == "extra_forbidden":
+        key = str(loc[-1])
+        model = _model_at(loc)
+        choices = list(model.model_fields) if model else []
+        return Problem(_path(loc[:-1]), f"unknown key '{key}'", did_you_mean(key, choices))
+    if kind == "missing":
+        return Problem(_path(loc[:-1]), f"missing required key '{loc[-1]}'")
+    if kind in ("greater_than", "greater_than_equal"):
+        bound = ctx.get("gt", ctx.get("ge"))
+        if bound == 0 and kind == "greater_than":
+            return Problem(where, f"expected a positive {noun}, got {_show(got)}")
+        if bound == 0:
+            return Problem(where, f"expected a {noun} of at least 0, got {_show(got)}")
+        return Problem(
+            where,
+            f"expected a {noun} {'above' if 'gt' in ctx else 'of at least'} {bound}, got {_show(got)}",
+        )
+    if kind in ("less_than", "less_than_equal"):
+        bound = ctx.get("lt", ctx.get("le"))
+        return Problem(
+            where,
+            f"expected a number {'below' if 'lt' in ctx else 'of at most'} {bound}, got {_show(got)}",
+        )
+    if kind in ("int_type", "int_parsing", "int_from_float"):
+        return Problem(where, f"expected an integer, got {_show(got)}")
+    if kind in ("float_type", "float_parsing", "number_type", "finite_number"):
+        return Problem(where, f"expected a number, got {_show(got)}")
+    if kind in ("bool_type", "bool_parsing"):
+        return Problem(where, f"expected true or false, got {_show(got)}")
+    if kind in ("string_type",):
+        return Problem(where, f"expected text, got {_show(got)}")
+    if kind == "string_pattern_mismatch":
+        return Problem(
+            where, f"expected a name of letters, digits, '-', '_' or '.', got {_show(got)}"
+        )
+    if kind in ("literal_error", "enum"):
+        options = _expected_from_literal(ctx)
+        return Problem(
+            where,
+            f"expected one of {', '.join(options)}, got {_show(got)}",
+            did_you_mean(str(got), options),
+        )
+    if kind == "union_tag_invalid":
+        return Problem(
+            _path(loc) + ".kind" if _path(loc) else "kind",
+            f"expected one of {', '.join(WORKLOAD_KINDS)}, got {_show(ctx.get('tag'))}",
+            did_you_mean(str(ctx.get("tag")), WORKLOAD_KINDS),
+        )
+    if kind == "union_tag_not_found":
+        return Problem(where, "missing required key 'kind'", f"one of {', '.join(WORKLOAD_KINDS)}")
+    if kind in ("too_short",):
+        return Problem(where, "expected at least one item")
+    if kind in ("tuple_type", "list_type"):
+        return Problem(where, f"expected a list, got {_show(got)}")
+    if kind in ("model_type", "dict_type", "model_attributes_type"):
+        return Problem(where, f"expected a table, got {_show(got)}")
+    message = str(err.get("msg", "invalid value"))
+    return Problem(where, message[0].lower() + message[1:] if message else "invalid value")
+
+
+# -- checks that need the catalog --------------------------------------------------------
+
+
+def _check_against_catalog(scn: Scenario, catalog: Catalog) -> list[Problem]:
+    problems: list[Problem] = []
+    known_gpus = set(catalog.gpus)
+    for name, over in scn.gpus.items():
+        if name not in catalog.gpus:
+            missing = [a for a in GPU_ATTRIBUTES if getattr(over, a) is None]
+            if missing:
+                problems.append(
+                    Problem(
+                        f"gpus.{name}",
+                        f"'{name}' is not a catalog GPU type, so a new type needs {', '.join(missing)}",
+                        did_you_mean(name, catalog.gpus),
+                    )
+                )
+                continue
+        known_gpus.add(name)
+    profiles = set(catalog.profiles) | set(scn.profiles)
+    seen: dict[str, int] = {}
+    for i, w in enumerate(scn.workloads):
+        if w.name in seen:
+            problems.append(
+                Problem(
+                    f"workloads[{i}].name",
+                    f"'{w.name}' is already the name of workloads[{seen[w.name]}]",
+                    "names must be unique",
+                )
+            )
+        seen.setdefault(w.name, i)
+        for j, g in enumerate(w.gpu_types):
+            if g not in known_gpus:
+                problems.append(
+                    Problem(
+                        f"workloads[{i}].gpu_types[{j}]",
+                        f"unknown GPU type '{g}'",
+                        did_you_mean(g, sorted(known_gpus))
+                        or f"known: {', '.join(sorted(known_gpus))}",
+                    )
+                )
+        if isinstance(w.profile, str) and w.profile not in profiles:
+            problems.append(
+                Problem(
+                    f"workloads[{i}].profile",
+                    f"unknown profile '{w.profile}'",
+                    did_you_mean(w.profile, sorted(profiles))
+                    or f"known: {', '.join(sorted(profiles))}",
+                )
+            )
+        both = sorted(set(w.requires) & set(w.prefers))
+        if both:
+            problems.append(
+                Problem(
+                    f"workloads[{i}].prefers",
+                    f"{', '.join(both)} is already required",
+                    "list a capability in requires or prefers, not both",
+                )
+            )
+    if scn.pools is not None:
+        names: set[str] = set()
+        for i, p in enumerate(scn.pools):
+            if p.name in names:
+                problems.append(
+                    Problem(
+                        f"pools[{i}].name",
+                        f"'{p.name}' is used by another pool",
+                        "pool names must be unique",
+                    )
+                )
+            names.add(p.name)
+            for j, g in enumerate(p.gpu_types or ()):
+                if g not in known_gpus:
+                    problems.append(
+                        Problem(
+                            f"pools[{i}].gpu_types[{j}]",
+                            f"unknown GPU type '{g}'",
+                            did_you_mean(g, sorted(known_gpus)),
+                        )
+                    )
+    return problems
+
+
+def _resolved_catalog(scn: Scenario, base: Catalog) -> Catalog:
+    import numpy as np
+
+    gpu_over = {k: v.model_dump(exclude_none=True) for k, v in scn.gpus.items()}
+    platform_over: dict[str, dict[str, Any]] = {
+        str(k): v.model_dump(exclude_none=True) for k, v in scn.platforms.items()
+    }
+    profiles = {}
+    for k, v in scn.profiles.items():
+        arr = np.asarray(v, dtype=float)
+        arr = arr / arr.max()
+        arr.setflags(write=False)
+        profiles[k] = arr
+    return base.with_overrides(
+        gpus=gpu_over,
+        platforms=platform_over,
+        profiles=profiles,
+        costs=scn.costs.model_dump(exclude_none=True),
+    )
+
+
+def parse_scenario(
+    data: Mapping[str, Any], source: str = "", catalog: Catalog | None = None
+) -> Scenario:
+    """Validate scenario data (as read from TOML) into a :class:`Scenario`, or raise ScenarioError."""
+    base = catalog if catalog is not None else load_catalog()
+    if not isinstance(data, Mapping):
+        raise ScenarioError(source, [Problem("", "expected a TOML table at the top level")])
+    version = data.get("schema_version")
+    if version is None:
+        missing = Problem(
+            "", "missing required key 'schema_version'", "add schema_version = 1 at the top"
+        )
+        raise ScenarioError(source, [missing])
+    if version != 1:
+        raise ScenarioError(
+            source,
+            [
+                Problem(
+                    "schema_version",
+                    f"unsupported schema_version {_show(version)}",
+                    "this version of cluster_decide reads schema_version = 1",
+                )
+            ],
+        )
+    try:
+        scn = Scenario.model_validate(data)
+    except ValidationError as exc:
+        errors = exc.errors()
+        # A list whose items failed also reports "too short" (its valid items are too few): noise.
+        nested = [tuple(e["loc"]) for e in errors]
+        errors = [
+            e
+            for e in errors
+            if e["type"] != "too_short"
+            or not any(len(n) > len(e["loc"]) and n[: len(e["loc"])] == tuple(e["loc"]) for n in nested)
+        ]
+        problems = [_translate(e) for e in errors]
+        raise ScenarioError(source, _unique(_drop_missing_typos(problems))) from None
+    problems = _check_against_catalog(scn, base)
+    if problems:
+        raise ScenarioError(source, problems)
+    scn._catalog = _resolved_catalog(scn, base)
+    scn._source = source
+    return scn
+
+
+def _drop_missing_typos(problems: list[Problem]) -> list[Problem]:
+    """A misspelt key reports "unknown key (did you mean X)"; its "missing X" twin is noise."""
+    meant = {(p.where, p.hint) for p in problems if p.hint.startswith("did you mean")}
+    return [
+        p
+        for p in problems
+        if not (p.what.startswith("missing required key") and (p.where, f"did you mean {p.what.split()[-1]}?") in meant)
+    ]
+
+
+def _unique(problems: list[Problem]) -> list[Problem]:
+    seen: set[Problem] = set()
+    out = []
+    for p in problems:
+        if p not in seen:
+            seen.add(p)
+            out.append(p)
+    return out
+
+
+def preset_path(name: str) -> Path:
+    """The file of a shipped preset (``enterprise-mixed``, ``research-lab``, ``inference-platform``)."""
+    return data_dir() / "scenarios" / f"{name}.toml"
+
+
+def load_scenario(path: str | Path | None = None, catalog: Catalog | None = None) -> Scenario:
+    """Read and validate a scenario file; no argument loads the default preset.
+
+    ``path`` may also be a preset name such as ``"research-lab"``.
+    """
+    if path is None:
+        path = preset_path(PRESETS[0])
+    elif str(path) in PRESETS:
+        path = preset_path(str(path))
+    path = Path(path)
+    source = path.name
+    if not path.is_file():
+        hint = did_you_mean(path.stem, PRESETS) or f"presets: {', '.join(PRESETS)}"
+        raise ScenarioError(str(path), [Problem("", "no such scenario file", hint)])
+    raw = path.read_bytes()
+    if not raw.strip():
+        raise ScenarioError(
+            source, [Problem("", "the file is empty", "expected a TOML scenario (see SCENARIO.md)")]
+        )
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ScenarioError(
+            source, [Problem("", f"not UTF-8 text (byte {exc.start})", "expected a TOML scenario")]
+        ) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ScenarioError(source, [Problem("", f"invalid TOML: {exc}")]) from None
+    return parse_scenario(data, source=source, catalog=catalog)
+
+
+def save_scenario(scenario: Scenario, path: str | Path) -> Path:
+    """Write ``scenario`` as TOML (atomically) and return the path."""
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(scenario.to_toml(), encoding="utf-8")
+    tmp.replace(path)
+    return path

@@ -1,0 +1,51 @@
+"""Small scenario builders shared by the tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import cluster_decide as cd
+
+
+def small_scenario(workloads: list[dict[str, Any]], **sections: Any) -> cd.Scenario:
+    """A scenario from plain dicts, with a generous team unless told otherwise."""
+    data: dict[str, Any] = {
+        "schema_version": 1,
+        "scenario": {"name": "test"},
+        "team": {"hpc": {"fte": 4.0}, "kubernetes": {"fte": 6.0}},
+        "workloads": workloads,
+    }
+    data.update(sections)
+    return cd.parse_scenario(data, source="test.toml")
+
+
+def training(name: str = "train", **kw: Any) -> dict[str, Any]:
+    base = {
+        "name": name,
+        "kind": "distributed_training",
+        "interface": "slurm",
+        "gpu_types": ["H100"],
+        "gpus_per_job": 16,
+        "gpu_hours_per_month": 5000.0,
+        "mean_job_hours": 12.0,
+        "max_queue_wait_hours": 8.0,
+        "requires": ["gang_scheduling"],
+    }
+    base.update(kw)
+    return base
+
+
+def service(name: str = "api", **kw: Any) -> dict[str, Any]:
+    base = {
+        "name": name,
+        "kind": "realtime_inference",
+        "interface": "containers",
+        "gpu_types": ["L40S"],
+        "peak_requests_per_second": 20.0,
+        "gpu_seconds_per_request": 0.2,
+        "p99_latency_ms": 1000.0,
+        "profile": "business_hours",
+        "requires": ["autoscaling", "self_healing"],
+    }
+    base.update(kw)
+    return base

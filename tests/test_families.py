@@ -1,0 +1,127 @@
+"""One test per constraint family: each builds a tiny case the family alone decides.
+
+``test_every_family_has_a_test`` fails when a family is added to the model without a test here.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import polars as pl
+from builders import service, small_scenario, training
+
+import cluster_decide as cd
+from cluster_decide.evaluate import Decisions, evaluate_decisions
+from cluster_decide.model.build import FAMILIES, build_model
+from cluster_decide.model.data import prepare
+
+
+def test_every_family_has_a_test() -> None:
+    tested = {
+        name.removeprefix("test_family_")
+        for name in dir(sys.modules[__name__])
+        if name.startswith("test_family_")
+    }
+    assert set(FAMILIES) <= tested, f"families without a test: {set(FAMILIES) - tested}"
+
+
+def test_every_family_adds_rows_on_the_default_scenario(default_scenario: cd.Scenario) -> None:
+    m = build_model(prepare(default_scenario))
+    assert {f for f in FAMILIES if f not in ("policy",)} <= set(m.families)
+
+
+def test_family_coverage() -> None:
+    scn = small_scenario([training(), service()])
+    plan = cd.solve(scn)
+    shares = plan.placements.group_by("workload").agg(pl.col("share").sum())
+    assert sorted(shares["share"].to_list()) == [1.0, 1.0]
+    # Dropping a placement breaks coverage and the evaluator says so by name.
+    dec = plan.decisions()
+    broken = Decisions({k: v for k, v in dec.shares.items() if k[0] != "api"}, dec.nodes)
+    assert any(
+        v.startswith("coverage[api]") for v in evaluate_decisions(prepare(scn), broken).violations
+    )
+
+
+def test_family_capability() -> None:
+    scn = small_scenario([service(requires=["autoscaling", "rolling_updates"])])
+    plan = cd.solve(scn)
+    assert set(plan.placements["platform"]) <= {"kubernetes", "kubernetes_batch"}
+    assert any("Slurm is ruled out" in s for s in plan.explanations)
+
+
+def test_family_capability_prefers_costs_a_penalty() -> None:
+    scn = small_scenario([service(requires=["autoscaling"], prefers=["fair_share", "accounting"])])
+    data = prepare(scn)
+    gaps = {c.pool: c.gap_cents_per_pct for c in data.combos.values()}
+    assert gaps["k8s"] > gaps["k8s-batch"] > 0
+
+
+def test_family_linking(default_plan: cd.Plan) -> None:
+    used = set(default_plan.placements["pool"])
+    assert set(default_plan.pools["pool"]) <= used
+    scn = small_scenario([training()])
+    dec = Decisions({("train", "slurm", "H100"): 100}, {("slurm", "H100"): 2, ("k8s", "H100"): 1})
+    assert any(
+        v.startswith("linking[k8s]") for v in evaluate_decisions(prepare(scn), dec).violations
+    )
+
+
+def test_family_capacity() -> None:
+    scn = small_scenario(
+        [training(gpu_hours_per_month=7300.0, gpus_per_job=8)], policy={"platforms": ["slurm"]}
+    )
+    plan = cd.solve(scn)
+    # 7,300 GPU-hours a month is 10 busy GPUs; Slurm reaches 85% on training: 11.8 -> 2 nodes.
+    assert plan.pools["gpus"].to_list() == [16]
+    dec = plan.decisions()
+    short = Decisions(dec.shares, {k: v - 1 for k, v in dec.nodes.items()})
+    assert any(
+        v.startswith("capacity[slurm,H100")
+        for v in evaluate_decisions(prepare(scn), short).violations
+    )
+
+
+def test_family_gang_fit() -> None:
+    scn = small_scenario([training(gpus_per_job=64, gpu_hours_per_month=1000.0, requires=[])])
+    plan = cd.solve(scn)
+    assert "kubernetes" not in set(plan.placements["platform"]), (
+        "a multi-node gang never lands on plain Kubernetes"
+    )
+    assert int(plan.pools["gpus"].sum()) >= 64, "the largest job fits the baseline nodes"
+
+
+def test_family_staffing() -> None:
+    scn = small_scenario([training()], team={"hpc": {"fte": 0.0}, "kubernetes": {"fte": 6.0}})
+    plan = cd.solve(scn)
+    assert plan.archetype == "kubernetes_batch", "without HPC staff or hiring, Slurm is out"
+    hired = small_scenario(
+        [training()],
+        team={"hpc": {"fte": 0.0}, "kubernetes": {"fte": 0.0}},
+        hiring={"allowed": True, "max_fte": 4},
+    )
+    plan = cd.solve(hired)
+    assert plan.staffing["hires"].sum() >= 2
+    assert plan.costs.filter(pl.col("component") == "hiring")["monthly_usd"][0] > 0
+
+
+def test_family_budget() -> None:
+    scn = small_scenario([training()])
+    free = cd.solve(scn)
+    capped = cd.solve(scn.set_budget(free.cash_monthly_usd * 0.5))
+    assert capped.status == "infeasible", capped.explanations
+    assert any("raise the budget" in s.lower() for s in capped.explanations), capped.explanations
+
+
+def test_family_policy() -> None:
+    scn = small_scenario(
+        [training(), service()], team={"hpc": {"fte": 4.0}, "kubernetes": {"fte": 8.0}}
+    )
+    assert cd.solve(scn.force_archetype("hybrid_shared")).archetype == "hybrid_shared"
+    one = cd.solve(scn.update({"policy": {"max_pools": 1}}))
+    assert one.placements["pool"].n_unique() == 1
+    pinned = small_scenario([training(platforms=["kubernetes_batch"]), service()])
+    plan = cd.solve(pinned)
+    assert plan.placements.filter(pl.col("workload") == "train")["platform"].to_list() == [
+        "kubernetes_batch"
+    ]
