@@ -83,7 +83,7 @@ def test_changes_are_validated(default_scenario: cd.Scenario) -> None:
         cd.ScenarioError, match=r"team.hpc.fte: expected a number of at least 0, got -1.0"
     ):
         default_scenario.set_fte("hpc", -1)
-    with pytest.raises(cd.ScenarioError, match="policy.archetype: expected one of"):
+    with pytest.raises(cd.ScenarioError, match=r"policy\.archetype: expected one of"):
         default_scenario.force_archetype("hybrid")
     with pytest.raises(ValueError, match="positive"):
         default_scenario.scale_demand("pipeline", 0)

@@ -1,0 +1,139 @@
+"""The solver's optimum equals the cheapest of every enumerated plan, scored by the evaluator.
+
+Small instances (2-4 indivisible workloads, 3 candidate pools, 2 GPU types) are enumerated in
+full: every placement of every workload, every node count that could matter, scored by
+``evaluate_decisions`` — which knows nothing of CP-SAT.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+from typing import Any
+
+import pytest
+from builders import small_scenario
+
+import cluster_decide as cd
+from cluster_decide.evaluate import Decisions, evaluate_decisions
+from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, ModelData, prepare
+
+PLATFORM_SETS = [
+    ["slurm", "kubernetes", "kubernetes_batch"],
+    ["slurm", "kubernetes_batch", "shared"],
+    ["slurm", "kubernetes", "shared"],
+]
+
+
+def _workload(rng: random.Random, i: int) -> dict[str, Any]:
+    kind = rng.choice(
+        [
+            "distributed_training",
+            "fine_tuning",
+            "batch_inference",
+            "realtime_inference",
+            "experimentation",
+        ]
+    )
+    types = rng.sample(["H100", "L40S"], k=rng.choice([1, 2]))
+    common = {
+        "name": f"w{i}",
+        "kind": kind,
+        "interface": rng.choice(["slurm", "containers"]),
+        "gpu_types": types,
+        "divisible": False,
+        "profile": rng.choice(["flat", "business_hours", "nightly_batch"]),
+    }
+    if kind == "realtime_inference":
+        return common | {
+            "peak_requests_per_second": rng.uniform(2, 15),
+            "gpu_seconds_per_request": 0.2,
+            "p99_latency_ms": 2000.0,
+            "requires": rng.choice([[], ["autoscaling"], ["self_healing"]]),
+        }
+    if kind == "experimentation":
+        return common | {
+            "concurrent_users": rng.randint(1, 6),
+            "gpus_per_user": 1,
+            "max_queue_wait_hours": 0.25,
+        }
+    slo = "max_completion_hours" if kind == "batch_inference" else "max_queue_wait_hours"
+    return common | {
+        "gpus_per_job": rng.choice([1, 4, 8, 16]),
+        "gpu_hours_per_month": rng.uniform(300, 4000),
+        "mean_job_hours": 4.0,
+        slo: 12.0,
+        "requires": rng.choice([[], ["gang_scheduling"], ["fair_share"]]),
+        "prefers": rng.choice([[], ["accounting"], ["gitops", "preemption"]]),
+    }
+
+
+def instance(seed: int) -> cd.Scenario:
+    rng = random.Random(seed)
+    n = rng.choice([2, 3, 3, 4])
+    return small_scenario(
+        [_workload(rng, i) for i in range(n)],
+        team={
+            "hpc": {"fte": rng.choice([0.0, 1.0, 2.5])},
+            "kubernetes": {"fte": rng.choice([0.0, 3.0, 4.5])},
+        },
+        hiring={"allowed": rng.random() < 0.6, "max_fte": rng.choice([1, 2, 4])},
+        procurement={
+            "mode": rng.choice(["cloud", "on_prem"]),
+            "on_demand_burst": rng.random() < 0.7,
+        },
+        policy={"platforms": rng.choice(PLATFORM_SETS)},
+    )
+
+
+def _node_options(data: ModelData, pool: str, gpu: str, combos: list[Any]) -> range:
+    gpn = data.gpus_per_node[gpu]
+    gang = max((c.gang_gpus for c in combos if c.gang_gpus > 1), default=0)
+    lb = math.ceil(gang / gpn)
+    peak = sum(c.demand for c in combos).max() / DEMAND_UNITS_PER_GPU
+    need = math.ceil(peak / gpn - 1e-9)
+    if not data.pool(pool).bursts:
+        return range(max(lb, need), max(lb, need) + 1)
+    return range(lb, max(lb, need) + 1)
+
+
+def brute_force(data: ModelData) -> int | None:
+    options = [[c for c in data.allowed() if c.workload == w.name] for w in data.workloads]
+    best: int | None = None
+    for choice in itertools.product(*options):
+        groups: dict[tuple[str, str], list[Any]] = {}
+        for c in choice:
+            groups.setdefault((c.pool, c.gpu_type), []).append(c)
+        keys = sorted(groups)
+        ranges = [_node_options(data, p, g, groups[(p, g)]) for p, g in keys]
+        shares = {(c.workload, c.pool, c.gpu_type): 100 for c in choice}
+        for nodes in itertools.product(*ranges):
+            ev = evaluate_decisions(data, Decisions(shares, dict(zip(keys, nodes, strict=True))))
+            if ev.feasible and (best is None or ev.total_cents < best):
+                best = ev.total_cents
+    return best
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_solver_matches_brute_force(seed: int) -> None:
+    scn = instance(seed)
+    data = prepare(scn)
+    expected = None if data.unplaceable else brute_force(data)
+    plan = cd.solve(scn, time_limit_s=30)
+    if expected is None:
+        assert plan.status == "infeasible"
+        return
+    assert plan.status == "optimal"
+    ev = cd.evaluate(scn, plan)
+    assert ev.feasible, ev.violations
+    assert ev.total_cents == expected
+
+
+def test_brute_force_instances_are_not_vacuous() -> None:
+    feasible = sum(
+        1
+        for seed in range(40)
+        if not prepare(instance(seed)).unplaceable and brute_force(prepare(instance(seed)))
+    )
+    assert feasible >= 15

@@ -1,0 +1,95 @@
+"""The command line: readable summary, stable JSON, files with --out, clean errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cluster_decide.cli import main
+
+
+def test_solve_prints_a_readable_summary(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["solve"]) == 0
+    out = capsys.readouterr().out
+    for heading in (
+        "Architecture:",
+        "Monthly cost:",
+        "Pools",
+        "Placements",
+        "Staffing",
+        "Costs",
+        "Why",
+    ):
+        assert heading in out
+    assert "Traceback" not in out
+
+
+def test_solve_json_is_the_plan(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["solve", "research-lab", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["archetype"] == "slurm_only"
+    assert data["status"] == "optimal"
+
+
+def test_solve_out_writes_json_and_csv(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert (
+        main(["solve", "inference-platform", "--out", str(tmp_path / "o"), "--time-limit", "20"])
+        == 0
+    )
+    names = {p.name for p in (tmp_path / "o").iterdir()}
+    assert {
+        "plan.json",
+        "placements.csv",
+        "pools.csv",
+        "staffing.csv",
+        "costs.csv",
+        "explanations.txt",
+    } <= names
+    assert "Wrote plan.json" in capsys.readouterr().out
+
+
+def test_bad_scenario_exits_2_with_the_message(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text(
+        "schema_version = 1\n[scenario]\nname = 'x'\n[[workloads]]\nname = 'a'\nkind = 'trainig'\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "cluster_decide.cli", "solve", str(bad)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: bad.toml: workloads[0].kind: expected one of")
+    assert "Traceback" not in proc.stderr
+
+
+def test_missing_file_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["solve", "no-such-file.toml"]) == 2
+    assert "no such scenario file" in capsys.readouterr().err
+
+
+def test_infeasible_exits_1_with_reasons(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "tight.toml"
+    text = (
+        Path("data/scenarios/research-lab.toml")
+        .read_text()
+        .replace("allowed = true", "allowed = false")
+    )
+    path.write_text(text.replace("fte = 3.0", "fte = 1.0"))
+    assert main(["solve", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "infeasible" in out
+    assert "more HPC (Slurm) engineer" in out
+
+
+def test_compare_lists_archetypes(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["compare", "research-lab"]) == 0
+    out = capsys.readouterr().out
+    assert "slurm_only" in out and "hybrid_shared" in out

@@ -1,0 +1,150 @@
+"""Solving: presets give what the seed predicts, plans agree with evaluate, answers are stable."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import polars as pl
+import pytest
+from builders import service, small_scenario, training
+
+import cluster_decide as cd
+from cluster_decide.constants import ARCHETYPES
+
+
+@pytest.fixture(scope="module")
+def preset_plans() -> dict[str, cd.Plan]:
+    return {name: cd.solve(cd.load_scenario(name), time_limit_s=30) for name in cd.PRESETS}
+
+
+def test_presets_give_the_seeds_answers(preset_plans: dict[str, cd.Plan]) -> None:
+    assert preset_plans["research-lab"].archetype == "slurm_only"
+    assert "slurm" not in set(preset_plans["inference-platform"].pools["platform"])
+    assert preset_plans["enterprise-mixed"].archetype in ("hybrid_separate", "hybrid_shared")
+    for plan in preset_plans.values():
+        assert plan.status == "optimal"
+
+
+def test_multi_node_gangs_never_land_on_plain_kubernetes(preset_plans: dict[str, cd.Plan]) -> None:
+    for name, plan in preset_plans.items():
+        scn = cd.load_scenario(name)
+        gangs = {w.name for w in scn.workloads if getattr(w, "gpus_per_job", 1) > 8}
+        on_k8s = plan.placements.filter(
+            pl.col("workload").is_in(gangs) & (pl.col("platform") == "kubernetes")
+        )
+        assert on_k8s.height == 0
+
+
+def test_evaluate_agrees_with_every_solved_plan(preset_plans: dict[str, cd.Plan]) -> None:
+    for name, plan in preset_plans.items():
+        ev = cd.evaluate(cd.load_scenario(name), plan)
+        assert ev.feasible, ev.violations
+        assert ev.total_monthly_usd == pytest.approx(plan.total_monthly_usd, abs=0.005)
+        assert plan.costs["monthly_usd"].sum() == pytest.approx(plan.total_monthly_usd, abs=0.05)
+
+
+def test_plan_frames_have_documented_columns(default_plan: cd.Plan) -> None:
+    assert default_plan.placements.columns[:6] == [
+        "workload",
+        "kind",
+        "pool",
+        "platform",
+        "gpu_type",
+        "share",
+    ]
+    assert {
+        "pool",
+        "platform",
+        "gpu_type",
+        "nodes",
+        "gpus",
+        "burst_gpu_hours",
+        "utilization",
+    } <= set(default_plan.pools.columns)
+    assert default_plan.staffing.columns[:4] == ["skill", "available_fte", "required_fte", "hires"]
+    assert default_plan.costs.columns[:2] == ["component", "monthly_usd"]
+    assert default_plan.archetype in ARCHETYPES
+
+
+def test_every_workload_gets_a_reason(default_scenario: cd.Scenario, default_plan: cd.Plan) -> None:
+    text = "\n".join(default_plan.explanations)
+    for w in default_scenario.workloads:
+        assert any(s.startswith(f"{w.name} runs on") for s in default_plan.explanations), w.name
+    assert "Staffing binds" in text or "busiest hour" in text
+
+
+def test_service_levels_meet_the_latency_slos(default_plan: cd.Plan) -> None:
+    latency = default_plan.service_levels.filter(pl.col("metric") == "p99_latency_ms")
+    assert latency.height >= 2
+    assert latency["met"].all()
+
+
+def test_json_is_byte_identical_across_runs_and_worker_counts(
+    default_scenario: cd.Scenario,
+) -> None:
+    texts = {cd.solve(default_scenario, workers=w, time_limit_s=30).to_json() for w in (1, 2, 2)}
+    assert len(texts) == 1
+    data = json.loads(texts.pop())
+    assert "wall_time_s" not in data
+    assert data["status"] == "optimal"
+
+
+def test_compare_has_one_row_per_archetype(default_scenario: cd.Scenario) -> None:
+    frame = cd.compare(default_scenario)
+    assert sorted(frame["archetype"]) == sorted(ARCHETYPES)
+    best = frame.row(0, named=True)
+    assert best["delta_usd"] == 0
+    assert (frame.filter(pl.col("status") != "infeasible")["delta_usd"] >= 0).all()
+    plan = cd.solve(default_scenario)
+    assert best["total_monthly_usd"] == pytest.approx(plan.total_monthly_usd)
+
+
+def test_infeasible_staffing_is_explained_by_a_solved_relaxation() -> None:
+    scn = small_scenario(
+        [training(), service()],
+        team={"hpc": {"fte": 0.0}, "kubernetes": {"fte": 1.0}},
+        hiring={"allowed": False},
+    )
+    plan = cd.solve(scn)
+    assert plan.status == "infeasible"
+    assert math.isnan(plan.total_monthly_usd)
+    assert plan.relaxations.height >= 1
+    fix = plan.relaxations.row(0, named=True)
+    assert fix["monthly_usd"] > 0
+    # The suggested change really works.
+    text = " ".join(plan.explanations)
+    assert "more Kubernetes engineer" in text or "allow hiring" in text.lower()
+    fixed = cd.solve(
+        scn.set_fte(
+            "kubernetes",
+            1.0
+            + float(
+                plan.relaxations.filter(pl.col("change") == "staffing:kubernetes")["amount"][0]
+            ),
+        )
+    )
+    assert fixed.feasible
+
+
+def test_unmeetable_latency_slo_is_explained() -> None:
+    scn = small_scenario([service(p99_latency_ms=100.0)])
+    plan = cd.solve(scn)
+    assert plan.status == "infeasible"
+    assert any("Relax the p99 latency SLO of api to 240 ms" in s for s in plan.explanations), (
+        plan.explanations
+    )
+
+
+def test_missing_platform_is_explained() -> None:
+    scn = small_scenario([service()], policy={"platforms": ["slurm"]})
+    plan = cd.solve(scn)
+    assert plan.status == "infeasible"
+    assert any("Allow Kubernetes as a candidate" in s for s in plan.explanations), plan.explanations
+
+
+def test_time_limited_solve_reports_its_status(default_scenario: cd.Scenario) -> None:
+    plan = cd.solve(default_scenario, time_limit_s=0.001)
+    assert plan.status in ("optimal", "feasible", "infeasible")
+    if plan.status == "feasible":
+        assert plan.gap >= 0
