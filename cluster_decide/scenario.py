@@ -827,7 +827,9 @@ def parse_scenario(
             e
             for e in errors
             if e["type"] != "too_short"
-            or not any(len(n) > len(e["loc"]) and n[: len(e["loc"])] == tuple(e["loc"]) for n in nested)
+            or not any(
+                len(n) > len(e["loc"]) and n[: len(e["loc"])] == tuple(e["loc"]) for n in nested
+            )
         ]
         problems = [_translate(e) for e in errors]
         raise ScenarioError(source, _unique(_drop_missing_typos(problems))) from None
@@ -845,7 +847,10 @@ def _drop_missing_typos(problems: list[Problem]) -> list[Problem]:
     return [
         p
         for p in problems
-        if not (p.what.startswith("missing required key") and (p.where, f"did you mean {p.what.split()[-1]}?") in meant)
+        if not (
+            p.what.startswith("missing required key")
+            and (p.where, f"did you mean {p.what.split()[-1]}?") in meant
+        )
     ]
 
 
