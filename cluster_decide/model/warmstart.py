@@ -112,8 +112,8 @@ def rounded_plan(m: Model, values: list[float]) -> Decisions:
             shares.update(_round_shares(weights[w.name], w.is_divisible))
     loads: dict[tuple[str, str], np.ndarray] = {}
     gangs: dict[tuple[str, str], int] = defaultdict(int)
-    for (w, p, g), s in shares.items():
-        combo = d.combos[(w, p, g)]
+    for (name, p, g), s in shares.items():
+        combo = d.combos[(name, p, g)]
         loads[(p, g)] = loads.get((p, g), 0) + s * combo.demand
         gangs[(p, g)] = max(gangs[(p, g)], combo.gang_gpus)
     nodes = {k: _cheapest_nodes(d, k[0], k[1], load, gangs[k]) for k, load in loads.items()}
@@ -133,8 +133,8 @@ def add_hints(m: Model, dec: Decisions) -> None:
         share = m.share[key]
         if isinstance(share, cp_model.IntVar):
             cp.add_hint(share, s)
-    for key, n in m.nodes.items():
-        cp.add_hint(n, min(dec.nodes.get(key, 0), m.node_ub[key]))
+    for pg, n in m.nodes.items():
+        cp.add_hint(n, min(dec.nodes.get(pg, 0), m.node_ub[pg]))
     for (p, g, t), b in m.burst.items():
         burst = ev.burst.get((p, g))
         cp.add_hint(b, int(burst[t]) if burst is not None else 0)
