@@ -148,3 +148,11 @@ def test_time_limited_solve_reports_its_status(default_scenario: cd.Scenario) ->
     assert plan.status in ("optimal", "feasible", "infeasible")
     if plan.status == "feasible":
         assert plan.gap >= 0
+
+
+@pytest.mark.parametrize("seed", [0, 3, 11, 16, 22])
+def test_generated_plans_are_identical_across_worker_counts(seed: int) -> None:
+    from test_bruteforce import instance
+
+    scn = instance(seed)
+    assert cd.solve(scn, workers=1).to_json() == cd.solve(scn, workers=2).to_json()
