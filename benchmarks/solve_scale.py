@@ -16,19 +16,13 @@ import time
 from typing import Any
 
 import cluster_decide as cd
+from cluster_decide.constants import WORKLOAD_KINDS
 from cluster_decide.model.build import build_model, tie_break_scale
 from cluster_decide.model.data import prepare
 from cluster_decide.model.solve import solve_data
 from cluster_decide.model.warmstart import lp_relaxation
 
-KINDS = [
-    "distributed_training",
-    "fine_tuning",
-    "experimentation",
-    "batch_inference",
-    "pipeline",
-    "realtime_inference",
-]
+KINDS = WORKLOAD_KINDS
 TYPES = ["A100", "H100", "H200", "B200", "L40S", "L4", "MI300X", "A10G"]
 # Two GPU types beyond the catalog, for scale only (figures illustrative, not catalog data).
 EXTRA_GPUS = {
