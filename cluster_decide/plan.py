@@ -18,7 +18,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import polars as pl
@@ -26,6 +26,9 @@ import polars as pl
 from cluster_decide.constants import HOURS_PER_MONTH, HOURS_PER_WEEK, SKILLS
 from cluster_decide.evaluate import Decisions, Evaluation
 from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, ModelData
+
+if TYPE_CHECKING:
+    from cluster_decide.scenario import Scenario
 
 __all__ = ["RELAXATION_SCHEMA", "SERVICE_LEVEL_SCHEMA", "Plan", "Status", "build_frames"]
 
@@ -97,6 +100,8 @@ class Plan:
     )
     gap: float = 0.0
     wall_time_s: float = 0.0
+    inputs: Scenario | None = field(default=None, repr=False, compare=False)
+    """The scenario this plan answers (not part of the JSON), so the plan can be simulated or exported."""
 
     @property
     def feasible(self) -> bool:

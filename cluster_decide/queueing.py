@@ -42,6 +42,7 @@ __all__ = [
     "autoscaled_rates",
     "batch_waits",
     "deadline_gpus",
+    "deadline_window",
     "erlang_b",
     "erlang_c",
     "gang_slots",
@@ -249,14 +250,16 @@ class BatchClass:
     gpus: int
     mean_duration: float
     duration_scv: float = 1.0
+    arrival_scv: float = 1.0
+    """SCV of the gaps between arrivals: 1 for Poisson, below 1 for planned, regular submissions."""
 
     def __post_init__(self) -> None:
         if self.arrival_rate < 0 or self.gpus < 1 or self.mean_duration <= 0:
             raise ValueError(
                 f"BatchClass needs arrival_rate >= 0, gpus >= 1, mean_duration > 0; got {self}"
             )
-        if self.duration_scv < 0:
-            raise ValueError(f"duration_scv must be >= 0, got {self.duration_scv}")
+        if self.duration_scv < 0 or self.arrival_scv < 0:
+            raise ValueError(f"duration_scv and arrival_scv must be >= 0, got {self}")
 
     @property
     def gpu_load(self) -> float:
@@ -303,8 +306,8 @@ def batch_waits(
     with ``c = gang_slots(N, g)`` servers and load ``A = lambda D``. The mean wait is the
     Allen-Cunneen approximation ([AC] 6.4, [GH] 6.3.2) with Whitt's correction factor
     ``phi(rho, ca^2, cs^2, c)`` ([W] sec. 2):
-    ``Wq = phi * (ca^2 + cs^2) / 2 * C(c, A) D / (c - A)``, ``ca^2 = 1`` (Poisson), ``cs^2``
-    the duration SCV. ``phi = 1`` for exponential durations (exact M/M/c); for ``cs^2 > 1``
+    ``Wq = phi * (ca^2 + cs^2) / 2 * C(c, A) D / (c - A)``, ``ca^2`` the arrival SCV (1 for
+    Poisson, the default), ``cs^2`` the duration SCV. ``phi = 1`` for exponential durations (exact M/M/c); for ``cs^2 > 1``
     it trims the Allen-Cunneen overestimate at light load and many servers. With one slot
     the formula is used with ``phi = 1``, which is the exact Pollaczek-Khinchine M/G/1 wait
     (Whitt's ``phi`` is not 1 there and measured 7% low in the grid).
@@ -336,7 +339,7 @@ def batch_waits(
         k = classes[0]
         slots = gang_slots(pool_gpus, k.gpus, gpus_per_node)
         load = k.arrival_rate * k.mean_duration
-        return [_mgc_wait(slots, load, k.mean_duration, k.duration_scv, q, rho)]
+        return [_mgc_wait(slots, load, k.mean_duration, k.duration_scv, q, rho, k.arrival_scv)]
     rate = sum(k.arrival_rate for k in classes)
     # Job sizes X_j = g_j D_j (GPU-hours): E[X] and E[X^2] over the pooled job stream.
     m1 = total_load / rate if rate > 0 else 1.0
@@ -350,12 +353,14 @@ def batch_waits(
         else 1.0
     )
     scv = m2 / m1**2 - 1.0
+    # Superposed streams: the rate-weighted arrival SCV (a superposition tends to Poisson).
+    ca2 = sum(k.arrival_rate * k.arrival_scv for k in classes) / rate if rate > 0 else 1.0
     out = []
     for k in classes:
         slots = gang_slots(pool_gpus, k.gpus, gpus_per_node)
         load = rho * slots
         service = load / rate if rate > 0 else 1.0
-        out.append(_mgc_wait(slots, load, service, scv, q, rho))
+        out.append(_mgc_wait(slots, load, service, scv, q, rho, ca2))
     if order == "fifo":
         worst = max(out, key=lambda e: e.mean)
         out = [worst for _ in classes]
@@ -363,7 +368,7 @@ def batch_waits(
 
 
 def _mgc_wait(
-    slots: int, load: float, service: float, scv: float, q: float, rho: float
+    slots: int, load: float, service: float, scv: float, q: float, rho: float, ca2: float = 1.0
 ) -> WaitEstimate:
     """Allen-Cunneen M/G/c wait with Whitt's correction and an exponential tail."""
     if slots < 1 or load >= slots or rho >= 1.0:
@@ -372,8 +377,8 @@ def _mgc_wait(
         return WaitEstimate(0.0, 0.0, 0.0, rho, float(slots))
     p_wait = erlang_c(slots, load)
     # One slot: Pollaczek-Khinchine is exact for M/G/1, so no correction applies.
-    phi = 1.0 if slots == 1 else _whitt_phi(load / slots, slots, 1.0, scv)
-    factor = phi * (1.0 + scv) / 2.0
+    phi = 1.0 if slots == 1 else _whitt_phi(load / slots, slots, ca2, scv)
+    factor = phi * (ca2 + scv) / 2.0
     mean = factor * p_wait * service / (slots - load)
     quantile = 0.0 if p_wait <= 1.0 - q else mean / p_wait * math.log(p_wait / (1.0 - q))
     return WaitEstimate(mean, quantile, p_wait, rho, float(slots))
@@ -476,6 +481,35 @@ def deadline_gpus(
         else:
             lo = mid
     return hi
+
+
+def deadline_window(
+    free_gpus: Sequence[float] | np.ndarray, work: Sequence[float] | np.ndarray
+) -> float:
+    """Shortest window (whole hours) in which fluid EDF finishes every hour's deadline work.
+
+    ``free_gpus[t]`` is what the pool has left for the class in hourly bucket ``t`` of a cyclic
+    week, ``work[t]`` the GPU-hours it submits then. The answer is the smallest ``H`` for which
+    no work submitted in ``t`` is still unfinished at ``t + H`` (``inf`` when the free capacity
+    cannot carry the work at all). It predicts a deadline class's completion time on a plan,
+    the converse of :func:`deadline_gpus`.
+    """
+    free = np.asarray(free_gpus, dtype=float)
+    load = np.asarray(work, dtype=float)
+    if free.shape != load.shape or free.ndim != 1 or free.size == 0:
+        raise ValueError("free_gpus and work must be 1-D of equal, non-zero length")
+    if load.sum() > np.maximum(free, 0).sum() + 1e-9:
+        return math.inf
+    lo, hi = 1, free.size
+    if not _edf_feasible(-free, load, hi, 0.0):
+        return math.inf
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if _edf_feasible(-free, load, mid, 0.0):
+            hi = mid
+        else:
+            lo = mid + 1
+    return float(lo)
 
 
 def _edf_feasible(other: np.ndarray, work: np.ndarray, window: int, capacity: float) -> bool:

@@ -219,6 +219,10 @@ class TrainingWorkload(_WorkloadBase):
     gpu_hours_per_month: PosFloat
     mean_job_hours: PosFloat
     max_queue_wait_hours: PosFloat
+    duration_scv: NonNegFloat = 1.0
+    """Squared coefficient of variation of job run times: 1 exponential, 0 fixed-length."""
+    arrival_scv: NonNegFloat = 1.0
+    """Of the gaps between submissions: 1 independent submitters (Poisson), below 1 planned runs."""
 
 
 class DeadlineWorkload(_WorkloadBase):
@@ -229,6 +233,8 @@ class DeadlineWorkload(_WorkloadBase):
     gpu_hours_per_month: PosFloat
     mean_job_hours: PosFloat
     max_completion_hours: PosFloat
+    duration_scv: NonNegFloat = 1.0
+    """Squared coefficient of variation of job run times: 1 exponential, 0 fixed-length."""
 
 
 class ExperimentationWorkload(_WorkloadBase):

@@ -69,7 +69,7 @@ def test_changes_return_validated_copies(default_scenario: cd.Scenario) -> None:
     assert scn.set_slo("support-assistant", 900).workload("support-assistant").p99_latency_ms == 900
     assert (
         scn.scale_slo("distributed_training", 2).workload("llm-pretraining").max_queue_wait_hours
-        == 16
+        == 48
     )
     assert scn.set_budget(None).policy.budget_usd_per_month is None
     assert scn.set_budget(1e6).policy.budget_usd_per_month == 1e6

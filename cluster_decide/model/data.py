@@ -25,8 +25,21 @@ from cluster_decide.constants import (
     SKILLS,
     TRAINING_KINDS,
 )
-from cluster_decide.queueing import autoscaled_rates, min_gpus_for_latency
-from cluster_decide.scenario import RealtimeWorkload, Scenario, Workload
+from cluster_decide.queueing import (
+    BatchClass,
+    autoscaled_rates,
+    deadline_gpus,
+    min_gpus_for_latency,
+    min_gpus_for_wait,
+)
+from cluster_decide.scenario import (
+    DeadlineWorkload,
+    ExperimentationWorkload,
+    RealtimeWorkload,
+    Scenario,
+    TrainingWorkload,
+    Workload,
+)
 
 __all__ = [
     "DEMAND_UNITS_PER_GPU",
@@ -34,7 +47,10 @@ __all__ = [
     "Combo",
     "ModelData",
     "Pool",
+    "batch_class",
+    "busy_gpus",
     "gpu_demand",
+    "job_stretch",
     "prepare",
 ]
 
@@ -169,12 +185,17 @@ def gpu_demand(
 ) -> np.ndarray:
     """GPUs a workload needs in each hour of the week on one platform and GPU type.
 
-    Batch kinds: the average busy GPUs (GPU-hours per month / 730, shaped by the profile and
-    converted to this GPU's speed) divided by the utilization the platform achieves for the kind,
-    the interim bound that keeps queues short. Experimentation: users × GPUs each. Real-time
-    inference: the Erlang-C replica count for the p99 SLO at each hour's request rate, following
-    the profile (with the scale-up lag) where the platform autoscales and holding the peak where
-    it does not. Multi-node training is slowed where placement is not topology-aware and loses
+    Training and fine-tuning: enough GPUs that the class's mean queue wait stays within
+    ``max_queue_wait_hours`` (the G/G/c approximation over gang-sized job slots of
+    :func:`cluster_decide.queueing.min_gpus_for_wait`), and never less than its busy GPUs
+    divided by the utilization the platform achieves for the kind. Batch inference and
+    pipelines: the flat capacity that finishes every night's work within
+    ``max_completion_hours`` (:func:`cluster_decide.queueing.deadline_gpus`), over the same
+    utilization. Busy GPUs are GPU-hours per month / 730 converted to this GPU's speed and shaped
+    by the profile. Experimentation: users × GPUs each. Real-time inference: the Erlang-C replica
+    count for the p99 SLO at each hour's request rate, following the profile (with the scale-up
+    lag) where the platform autoscales and holding the peak where it does not. Multi-node
+    training runs longer where placement is not topology-aware, and training loses
     checkpoint-restart time where services preempt it.
 
     Raises ValueError when the SLO cannot be met on this GPU at any size.
@@ -192,18 +213,81 @@ def gpu_demand(
             pool_platform.scale_up_lag_minutes / 60.0 if pool_platform.autoscales else None,
         )
         return need / util
-    if w.kind == "experimentation":
-        busy = w.concurrent_users * w.gpus_per_user * shape
-    else:
-        mean_busy = w.gpu_hours_per_month / HOURS_PER_MONTH * ratio
-        busy = mean_busy * shape / shape.mean()
-    need = busy / util
-    gang = getattr(w, "gpus_per_job", 1)
-    if gang > gpu.gpus_per_node and pool_platform.supports("topology_aware") != "native":
-        need = need * (1.0 + pool_platform.topology_slowdown)
-    if w.kind in TRAINING_KINDS and pool_platform.preemption_overhead > 0:
-        need = need / (1.0 - pool_platform.preemption_overhead)
-    return np.asarray(need, dtype=float)
+    if isinstance(w, ExperimentationWorkload):
+        return np.asarray(w.concurrent_users * w.gpus_per_user * shape / util, dtype=float)
+    stretch = job_stretch(w, pool_platform, gpu, catalog)
+    busy = busy_gpus(w, stretch, catalog)
+    hours = w.mean_job_hours * stretch
+    if isinstance(w, TrainingWorkload):
+        job = batch_class(w, stretch)
+        queue = _slo_gpus(job, w.max_queue_wait_hours, gpu.gpus_per_node)
+        return np.maximum(busy / util, queue)
+    deadline = _deadline_gpus(tuple(busy.tolist()), w.max_completion_hours, hours)
+    return np.full(busy.shape, deadline / util)
+
+
+def job_stretch(w: Workload, platform: PlatformKind, gpu: GpuType, catalog: Catalog) -> float:
+    """How much longer a batch job runs here than on its reference GPU, on a neutral platform.
+
+    The GPU's relative speed, times ``1 + topology_slowdown`` for multi-node jobs where
+    placement is not topology-aware, over ``1 - preemption_overhead`` for training where
+    services preempt it.
+    """
+    stretch = _speed_ratio(w, gpu, catalog)
+    if (
+        getattr(w, "gpus_per_job", 1) > gpu.gpus_per_node
+        and platform.supports("topology_aware") != "native"
+    ):
+        stretch *= 1.0 + platform.topology_slowdown
+    if w.kind in TRAINING_KINDS and platform.preemption_overhead > 0:
+        stretch /= 1.0 - platform.preemption_overhead
+    return stretch
+
+
+def busy_gpus(
+    w: TrainingWorkload | DeadlineWorkload, stretch: float, catalog: Catalog
+) -> np.ndarray:
+    """GPUs a batch workload keeps busy in each hour: GPU-hours per month / 730, profile-shaped."""
+    shape = _profile(w, catalog)
+    return np.asarray(
+        w.gpu_hours_per_month / HOURS_PER_MONTH * stretch * shape / shape.mean(), dtype=float
+    )
+
+
+def batch_class(
+    w: TrainingWorkload | DeadlineWorkload, stretch: float, share_pct: int = 100
+) -> BatchClass:
+    """The job stream of (a share of) a batch workload whose jobs run ``stretch`` times longer.
+
+    Jobs arrive at ``gpu_hours / 730 / (gang × hours)`` an hour (the stretch does not change the
+    rate) and each holds ``gpus_per_job`` GPUs for ``mean_job_hours × stretch``.
+    """
+    rate = (
+        w.gpu_hours_per_month
+        * share_pct
+        / 100.0
+        / HOURS_PER_MONTH
+        / (w.gpus_per_job * w.mean_job_hours)
+    )
+    arrival_scv = w.arrival_scv if isinstance(w, TrainingWorkload) else 1.0
+    return BatchClass(rate, w.gpus_per_job, w.mean_job_hours * stretch, w.duration_scv, arrival_scv)
+
+
+@lru_cache(maxsize=4096)
+def _slo_gpus(job: BatchClass, max_wait: float, gpn: int) -> float:
+    """Smallest pool (GPUs) in which this job stream alone waits at most ``max_wait`` on average."""
+    return float(min_gpus_for_wait([job], max_wait, gpn))
+
+
+@lru_cache(maxsize=4096)
+def _deadline_gpus(work: tuple[float, ...], max_completion: float, hours: float) -> float:
+    if max_completion < hours:
+        raise ValueError(
+            f"max_completion_hours {max_completion:g} is shorter than a job's run time ({hours:.1f} h on this GPU)"
+        )
+    # A job must start a run time before its deadline: the work's window is what remains.
+    window = max(1.0, max_completion - hours)
+    return deadline_gpus(np.zeros(len(work)), np.asarray(work), window)
 
 
 @lru_cache(maxsize=4096)

@@ -163,10 +163,11 @@ def plan_from(
         pools=frames["pools"],
         staffing=frames["staffing"],
         costs=frames["costs"],
-        service_levels=service_levels(data, dec),
+        service_levels=service_levels(data, dec, ev),
         explanations=explain(data, dec, ev, ev.archetype),
         gap=gap,
         wall_time_s=wall_time_s,
+        inputs=data.scenario,
     )
 
 
@@ -191,4 +192,5 @@ def infeasible_plan(
         explanations=sentences,
         relaxations=relaxations if relaxations.height else pl.DataFrame(schema=RELAXATION_SCHEMA),
         wall_time_s=wall_time_s,
+        inputs=scn,
     )
