@@ -89,9 +89,10 @@ def batch_waits_by_pool(
         rented = float((burst * weights).sum()) / DEMAND_UNITS_PER_GPU if burst is not None else 0.0
         capacity = dec.nodes.get((p, g), 0) * gpn + rented
         usable = max(0, math.floor((capacity - held) / gpn)) * gpn
-        for (name, _cls), est in zip(
-            classes, batch_waits(usable, [c for _, c in classes], gpn), strict=True
-        ):
+        # Slurm (also inside a shared pool) backfills; gang admission and the default scheduler queue in order.
+        order = "backfill" if data.pool(p).platform in ("slurm", "shared") else "fifo"
+        estimates = batch_waits(usable, [c for _, c in classes], gpn, order=order)
+        for (name, _cls), est in zip(classes, estimates, strict=True):
             out[(name, p, g)] = est.mean
     return out
 
