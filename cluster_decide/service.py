@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from typing import Literal
 
 import numpy as np
 import polars as pl
@@ -90,7 +91,9 @@ def batch_waits_by_pool(
         capacity = dec.nodes.get((p, g), 0) * gpn + rented
         usable = max(0, math.floor((capacity - held) / gpn)) * gpn
         # Slurm (also inside a shared pool) backfills; gang admission and the default scheduler queue in order.
-        order = "backfill" if data.pool(p).platform in ("slurm", "shared") else "fifo"
+        order: Literal["backfill", "fifo"] = (
+            "backfill" if data.pool(p).platform in ("slurm", "shared") else "fifo"
+        )
         estimates = batch_waits(usable, [c for _, c in classes], gpn, order=order)
         for (name, _cls), est in zip(classes, estimates, strict=True):
             out[(name, p, g)] = est.mean
