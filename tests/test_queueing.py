@@ -1,0 +1,262 @@
+"""Tests of the queueing formulas: published values, exact arithmetic, invariants, simulation."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from cluster_decide import queueing as q
+from cluster_decide import simengine as se
+
+
+def erlang_c_exact(c: int, a: Fraction) -> Fraction:
+    """Erlang C by its defining sum in exact rational arithmetic ([GH])."""
+    top = a**c / math.factorial(c) * Fraction(c) / (c - a)
+    return top / (sum(a**k / math.factorial(k) for k in range(c)) + top)
+
+
+def erlang_b_exact(c: int, a: Fraction) -> Fraction:
+    return (a**c / math.factorial(c)) / sum(a**k / math.factorial(k) for k in range(c + 1))
+
+
+def sig4(x: float) -> str:
+    return f"{x:.4g}"
+
+
+# Published cases. The 4-significant-figure literals are derived here in exact rational
+# arithmetic from the defining sums, independently of the code under test; the sources give
+# the cases (and, where noted, their rounded results).
+# - Wolfram Language reference, ErlangC, basic example: c = 3, a = 2 (exactly 4/9).
+# - Call Centre Helper, "Erlang C Formula - Made Simple with an Easy Worked Example":
+#   100 calls per 30 minutes, 180 s handling time (A = 10 Erlangs), 14 agents, 20 s target.
+# - M/M/2 at rho = 1/2 (Kleinrock vol. 1; [GH]): P(wait) = 2 rho^2 / (1 + rho).
+# - Erlang B, 10 circuits and 5 Erlangs: 0.01838 in standard Erlang B tables.
+ERLANG_C_CASES = [
+    (3, Fraction(2), "0.4444"),
+    (14, Fraction(10), "0.1741"),
+    (2, Fraction(1), "0.3333"),
+]
+
+
+@pytest.mark.parametrize(("c", "a", "published"), ERLANG_C_CASES)
+def test_erlang_c_matches_published_values(c: int, a: Fraction, published: str) -> None:
+    assert sig4(float(erlang_c_exact(c, a))) == published
+    assert sig4(q.erlang_c(c, float(a))) == published
+
+
+def test_erlang_b_matches_table_and_exact_sum() -> None:
+    assert sig4(float(erlang_b_exact(10, Fraction(5)))) == "0.01838"
+    assert sig4(q.erlang_b(10, 5.0)) == "0.01838"
+    for c, a in [(1, Fraction(1)), (7, Fraction(9, 2)), (40, Fraction(30))]:
+        assert q.erlang_b(c, float(a)) == pytest.approx(float(erlang_b_exact(c, a)), rel=1e-12)
+
+
+def test_call_centre_service_level_and_wait_percentile() -> None:
+    # Share answered within 20 s: 1 - C exp(-(c - A) t / AHT).
+    c, a, aht = 14, 10.0, 180.0
+    rate = a / aht
+    exact = 1 - float(erlang_c_exact(c, Fraction(10))) * math.exp(-(c - a) * 20 / aht)
+    assert sig4(exact) == "0.8884"
+    # The 88.84% quantile of the wait is therefore 20 s.
+    assert q.wait_quantile_mmc(c, rate, aht, exact) == pytest.approx(20.0, rel=1e-9)
+    # Below the probability of not waiting, the quantile is zero.
+    assert q.wait_quantile_mmc(c, rate, aht, 0.5) == 0.0
+
+
+def test_erlang_functions_are_stable_for_thousands_of_servers() -> None:
+    b = q.erlang_b(5000, 4900.0)
+    c = q.erlang_c(5000, 4900.0)
+    assert 0.0 < b < c < 1.0
+    for load, slots in ((10.0, np.arange(11, 60)), (4900.0, np.arange(4901, 5100))):
+        vec = q._erlang_c_vec(slots, load)
+        ref = np.array([q.erlang_c(int(s), load) for s in slots])
+        np.testing.assert_allclose(vec, ref, rtol=1e-9)
+    assert q.erlang_c(100, 100.0) == 1.0
+    assert q.erlang_c(100, 150.0) == 1.0
+    assert q.erlang_c(10, 0.0) == 0.0
+
+
+def test_unstable_queue_has_infinite_wait() -> None:
+    assert q.wait_quantile_mmc(10, 20.0, 0.5, 0.99) == math.inf
+    assert q.latency_quantile(2, 20.0, 0.25, 0.99, concurrency=2) == math.inf
+
+
+def test_latency_adds_service_time_and_uses_concurrency_slots() -> None:
+    lat = q.latency_quantile(5, 30.0, 0.25, 0.99, concurrency=2)
+    assert lat == pytest.approx(q.wait_quantile_mmc(10, 30.0, 0.25, 0.99) + 0.25)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    load=st.floats(0.05, 3000.0),
+    service=st.floats(0.01, 2.0),
+    slack=st.floats(0.01, 5.0),
+    qq=st.sampled_from([0.9, 0.95, 0.99, 0.999]),
+    conc=st.integers(1, 8),
+)
+def test_min_gpus_for_latency_is_the_smallest_feasible(
+    load: float, service: float, slack: float, qq: float, conc: int
+) -> None:
+    rate = load / service
+    target = service * (1.0 + slack)
+    n = q.min_gpus_for_latency(rate, service, target, qq, conc)
+    assert n >= 1
+    assert q.latency_quantile(n, rate, service, qq, conc) <= target * (1 + 1e-9)
+    assert q.latency_quantile(n - 1, rate, service, qq, conc) > target * (1 - 1e-9) or n == 1
+
+
+def test_min_gpus_for_latency_edge_cases() -> None:
+    assert q.min_gpus_for_latency(0.0, 0.25, 1.0) == 0
+    with pytest.raises(ValueError, match="not above the service time"):
+        q.min_gpus_for_latency(10.0, 0.25, 0.25)
+    # A target barely above the service time forces the wide-range bisection path.
+    n = q.min_gpus_for_latency(100.0, 1.0, 1.0001, 0.99)
+    assert q.latency_quantile(n, 100.0, 1.0, 0.99) <= 1.0001
+    assert q.latency_quantile(n - 1, 100.0, 1.0, 0.99) > 1.0001
+
+
+def test_autoscaled_rates_take_the_max_over_the_cyclic_lag_window() -> None:
+    rates = np.array([1.0, 2.0, 3.0, 1.0, 0.0, 5.0])
+    np.testing.assert_array_equal(q.autoscaled_rates(rates, 0), rates)
+    np.testing.assert_array_equal(q.autoscaled_rates(rates, 1), [2, 3, 3, 1, 5, 5])
+    np.testing.assert_array_equal(q.autoscaled_rates(rates, 1.5), [3, 3, 3, 5, 5, 5])
+    np.testing.assert_array_equal(q.autoscaled_rates(rates, 168), np.full(6, 5.0))
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    rates=st.lists(st.floats(0, 1e4), min_size=2, max_size=168),
+    lag=st.floats(0, 200),
+)
+def test_autoscaled_rates_cover_the_profile_and_grow_with_lag(
+    rates: list[float], lag: float
+) -> None:
+    out = q.autoscaled_rates(rates, lag)
+    more = q.autoscaled_rates(rates, lag + 1)
+    assert np.all(out >= np.asarray(rates))
+    assert np.all(more >= out)
+    assert out.max() == max(rates)
+
+
+def test_single_class_batch_wait_is_exact_for_mmc_and_mg1() -> None:
+    # Exponential durations: Allen-Cunneen with phi = 1 is the M/M/c wait C D / (c - A).
+    est = q.batch_waits(128, [q.BatchClass(3.2, 8, 4.0)], 8)[0]
+    assert est.slots == 16
+    assert est.mean == pytest.approx(q.erlang_c(16, 12.8) * 4.0 / (16 - 12.8))
+    # One slot, SCV 2: Pollaczek-Khinchine, Wq = lambda E[S^2] / (2 (1 - rho)).
+    lam, d, scv = 0.1, 6.0, 2.0
+    est = q.batch_waits(64, [q.BatchClass(lam, 64, d, scv)], 8)[0]
+    pk = lam * d**2 * (1 + scv) / (2 * (1 - lam * d))
+    assert est.mean == pytest.approx(pk, rel=1e-12)
+
+
+def test_gang_slots_use_whole_nodes() -> None:
+    assert q.gang_slots(64, 1) == 64
+    assert q.gang_slots(64, 3) == 16  # two per 8-GPU node
+    assert q.gang_slots(64, 12) == 4  # two whole nodes each
+    assert q.gang_slots(70, 8) == 8  # the partial node is not usable
+
+
+def test_batch_waits_fifo_gives_everyone_the_largest_wait() -> None:
+    classes = [q.BatchClass(4.0, 8, 4.0, 2.0), q.BatchClass(0.1, 64, 8.0, 2.0)]
+    back = q.batch_waits(256, classes, 8)
+    fifo = q.batch_waits(256, classes, 8, order="fifo")
+    assert back[1].mean > back[0].mean
+    assert fifo[0].mean == fifo[1].mean == max(e.mean for e in back)
+    assert all(e.quantile >= e.mean or e.quantile == 0.0 for e in back)
+
+
+def test_min_gpus_for_wait_is_minimal_in_whole_nodes() -> None:
+    classes = [q.BatchClass(2.0, 8, 4.0, 2.0), q.BatchClass(0.05, 64, 12.0, 2.0)]
+    for stat_q in (None, 0.95):
+        gpus = q.min_gpus_for_wait(classes, 2.0, 8, q=stat_q)
+        assert gpus % 8 == 0
+
+        def worst(n: int, sq: float | None = stat_q) -> float:
+            est = q.batch_waits(n, classes, 8, sq or 0.95)
+            return max(e.mean if sq is None else e.quantile for e in est)
+
+        assert worst(gpus) <= 2.0 < worst(gpus - 8)
+    assert q.min_gpus_for_wait([q.BatchClass(0.0, 8, 1.0)], 1.0) == 0
+
+
+def test_achievable_utilization_counts_packing_on_whole_nodes() -> None:
+    assert q.achievable_utilization([8], [1.0], 1024) == 1.0
+    assert q.achievable_utilization([1, 2, 64], [0.2, 0.3, 0.5], 1024) == 1.0
+    assert q.achievable_utilization([3], [1.0], 64) == pytest.approx(0.75)
+    # Half the work in 12-GPU jobs that hold 16 GPUs: 1 / (0.5 / 0.75 + 0.5).
+    assert q.achievable_utilization([12, 8], [1.0, 1.0], 256) == pytest.approx(
+        1 / (0.5 / 0.75 + 0.5)
+    )
+    assert q.achievable_utilization([64], [1.0], 32) == 0.0
+
+
+def test_deadline_class_fills_troughs() -> None:
+    other = np.array([10.0] * 12 + [2.0] * 12)
+    work = np.full(24, 4.0)  # 4 GPU-hours submitted every hour, 96 per day
+    # Without slack the pool needs 10 + 4 at the peak; with a day's window the troughs
+    # absorb the work: total (10*12 + 2*12 + 96) / 24 = 10 GPUs.
+    assert q.deadline_gpus(other, work, 1.0) == pytest.approx(14.0, abs=0.02)
+    assert q.deadline_gpus(other, work, 24.0) == pytest.approx(10.0, abs=0.02)
+    assert q.deadline_gpus(other, np.zeros(24), 4.0) == 10.0
+
+
+def test_deadline_window_is_the_converse_of_deadline_gpus() -> None:
+    assert q.deadline_window(np.full(24, 4.0), np.full(24, 4.0)) == 1.0
+    assert q.deadline_window(np.full(24, 4.0), np.array([8.0, 0.0] * 12)) == 2.0
+    assert q.deadline_window(np.full(24, 1.0), np.full(24, 2.0)) == math.inf
+    other = np.array([10.0] * 12 + [2.0] * 12)
+    work = np.full(24, 4.0)
+    for hours in (2.0, 6.0, 24.0):
+        cap = q.deadline_gpus(other, work, hours)
+        assert q.deadline_window(cap - other, work) <= hours
+
+
+def test_mmc_simulation_agrees_with_erlang_c_within_its_confidence_interval() -> None:
+    # The Call Centre Helper case in hours: A = 10, c = 14, AHT = 180 s = 0.05 h.
+    aht = 0.05
+    rate = 10.0 / aht
+    jobs = se.generate_jobs([se.JobClass("calls", "agents", rate, 1, aht)], 2000.0, seed=7)
+    res = se.run([se.Pool("agents", "slurm", 1, 14)], jobs, se.SimOptions(warmup_h=20.0))
+    w = res.jobs.filter(pl.col("submit_h") >= 20.0)["wait_h"].to_numpy()
+    batches = np.array([b.mean() for b in np.array_split(w, 30)])
+    half = stats.t.ppf(0.995, 29) * batches.std(ddof=1) / math.sqrt(30)
+    analytic = q.erlang_c(14, 10.0) * aht / (14 - 10.0)
+    assert abs(batches.mean() - analytic) < half
+    assert half < 0.12 * analytic
+    # P(W > 20 s) against 1 - 0.8884, with the same batch-means interval.
+    late = np.array([(b > 20 / 3600).mean() for b in np.array_split(w, 30)])
+    half_p = stats.t.ppf(0.995, 29) * late.std(ddof=1) / math.sqrt(30)
+    assert abs(late.mean() - q.erlang_c(14, 10.0) * math.exp(-4 * 20 / 180)) < half_p
+
+
+def test_grid_reduced_single_class_within_15_percent() -> None:
+    # Four cases of the benchmark grid (benchmarks/queueing_grid.py), exponential and
+    # lognormal durations, slots from 1 to 16, waits above 5 minutes.
+    cases = [
+        (64, 64, 0.7, "lognormal"),
+        (128, 8, 0.8, "exponential"),
+        (256, 64, 0.9, "exponential"),
+        (64, 4, 0.9, "lognormal"),
+    ]
+    for gpus, g, rho, dist in cases:
+        hours = 4.0
+        rate = rho * gpus / (g * hours)
+        scv = 2.0 if dist == "lognormal" else 1.0
+        est = q.batch_waits(gpus, [q.BatchClass(rate, g, hours, scv)], 8)[0]
+        jobs = se.generate_jobs(
+            [se.JobClass("w", "p", rate, g, hours, dist, scv)], 60_000 / rate, seed=g
+        )
+        res = se.run(
+            [se.Pool("p", "slurm", 8, gpus // 8)], jobs, se.SimOptions(warmup_h=3000 / rate)
+        )
+        sim = res.waits["mean_wait_h"][0]
+        assert sim > 5 / 60
+        assert abs(est.mean - sim) / sim < 0.15, (gpus, g, rho, dist, est.mean, sim)
