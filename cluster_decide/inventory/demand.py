@@ -36,6 +36,7 @@ __all__ = [
     "hour_of_week_profile",
     "round_up_hours",
     "scenario_document",
+    "scv",
     "write_scenario",
 ]
 
@@ -65,6 +66,8 @@ GPU_EQUIVALENTS = {
 KIND_REQUIRES = {"realtime_inference": ("autoscaling", "self_healing", "rolling_updates")}
 """Capabilities a kind needs whatever a job log shows (services must heal and roll out)."""
 
+_ARRIVAL_SCV_KINDS = ("distributed_training", "fine_tuning")
+
 SLO_LADDER_HOURS = (0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 12.0, 24.0, 48.0, 72.0, 168.0)
 """Round numbers a proposed SLO is rounded up to, so it reads like a human target."""
 
@@ -84,7 +87,9 @@ _EVIDENCE_SCHEMA = {
     "duration_hours_p50": pl.Float64,
     "duration_hours_p90": pl.Float64,
     "duration_hours_p99": pl.Float64,
+    "duration_scv": pl.Float64,
     "arrivals_per_day": pl.Float64,
+    "arrival_scv": pl.Float64,
     "wait_hours_p50": pl.Float64,
     "wait_hours_p90": pl.Float64,
     "wait_hours_p99": pl.Float64,
@@ -206,6 +211,19 @@ def _quantile(values: np.ndarray, q: float) -> float:
     if values.size == 0:
         return float("nan")
     return float(np.quantile(values, q, method="higher"))
+
+
+def scv(values: np.ndarray) -> float:
+    """Squared coefficient of variation (variance / mean²); NaN for fewer than 2 values."""
+    if values.size < 2 or float(values.mean()) <= 0:
+        return float("nan")
+    return float(values.var() / values.mean() ** 2)
+
+
+def _gaps_hours(submits: pl.Series) -> np.ndarray:
+    """Hours between consecutive submissions, in time order (ties give zero gaps)."""
+    stamps = submits.drop_nulls().sort().dt.epoch("s").to_numpy().astype(float)
+    return np.diff(stamps) / 3600.0
 
 
 def _gang_size(gpus: np.ndarray) -> int:
@@ -404,7 +422,9 @@ def _measure(
         "duration_hours_p50": _quantile(hours, 0.5),
         "duration_hours_p90": _quantile(hours, 0.9),
         "duration_hours_p99": _quantile(hours, 0.99),
+        "duration_scv": scv(hours),
         "arrivals_per_day": n / window_days,
+        "arrival_scv": scv(_gaps_hours(cls["submit"])),
         "wait_hours_p50": _quantile(waits, 0.5),
         "wait_hours_p90": _quantile(waits, 0.9),
         "wait_hours_p99": _quantile(waits, 0.99),
@@ -436,6 +456,8 @@ def _measure(
         wl["gpus_per_job"] = gang
         wl["gpu_hours_per_month"] = round(max(ev["gpu_hours_per_month"], 0.01), 1)
         wl["mean_job_hours"] = round(max(float(hours.mean()) if hours.size else 1.0, 0.01), 2)
+        if not math.isnan(ev["duration_scv"]):
+            wl["duration_scv"] = round(ev["duration_scv"], 3)
         if kind in DEADLINE_KINDS:
             comp = ev["completion_hours_p90"]
             wl["max_completion_hours"] = round_up_hours(comp if not math.isnan(comp) else 8.0)
@@ -443,6 +465,10 @@ def _measure(
             wl["max_queue_wait_hours"] = round_up_hours(wait_p90)
     long_jobs = hours.size > 0 and float(hours.mean()) >= flat_profile_min_hours
     wl["profile"] = "flat" if long_jobs else hour_of_week_profile(busy)
+    # Only a flat class gets its measured arrival SCV: a measured hour-of-week profile already
+    # carries the daily rhythm, which the night-long gaps would count a second time.
+    if long_jobs and kind in _ARRIVAL_SCV_KINDS and not math.isnan(ev["arrival_scv"]):
+        wl["arrival_scv"] = round(ev["arrival_scv"], 3)
     if multi_node:
         wl["requires"] = ["gang_scheduling", "topology_aware"]
     if kind == "experimentation" and ev["interactive_frac"]:
@@ -477,6 +503,8 @@ _KEY_ORDER = (
     "gpus_per_job",
     "gpu_hours_per_month",
     "mean_job_hours",
+    "duration_scv",
+    "arrival_scv",
     "max_queue_wait_hours",
     "max_completion_hours",
     "concurrent_users",

@@ -11,6 +11,9 @@ import io
 import os
 import re
 import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import polars as pl
@@ -18,9 +21,12 @@ import polars as pl
 from cluster_decide.inventory.errors import InventoryError
 
 __all__ = [
+    "BATCH_BYTES",
     "FORMATS",
+    "LineBatch",
     "Source",
     "detect_format",
+    "line_batches",
     "lines_frame",
     "read_bytes",
     "read_head",
@@ -72,11 +78,7 @@ def read_bytes(source: Source) -> bytes:
     try:
         return gzip.decompress(raw)
     except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
-        raise InventoryError(
-            name,
-            f"truncated or corrupt gzip stream ({exc})",
-            expected="a complete gzip file; re-copy or re-compress it",
-        ) from None
+        raise _gzip_error(name, exc) from None
 
 
 def read_head(source: Source, size: int = _SNIFF_BYTES) -> bytes:
@@ -105,18 +107,27 @@ def lines_frame(source: Source) -> pl.DataFrame:
 
     Uses polars' CSV splitter with a separator byte that text never contains, so a large file
     is split in native code (an uncompressed file is memory-mapped rather than read into
-    Python); line numbers stay exact because blank lines are kept.
+    Python); line numbers stay exact because blank lines are kept. The whole file is in
+    memory: `line_batches` streams instead.
     """
     name = source_name(source)
     direct = not isinstance(source, bytes) and _is_plain_file(source)
     data = b"" if direct else read_bytes(source)
     if not direct and not data:
-        return pl.DataFrame(schema={"line_no": pl.Int64, "text": pl.String})
+        return _numbered(pl.DataFrame(schema={"text": pl.String}), 0)
     try:
         if direct and Path(source).stat().st_size == 0:  # type: ignore[arg-type]
-            return pl.DataFrame(schema={"line_no": pl.Int64, "text": pl.String})
-        df = pl.read_csv(
-            source if direct else io.BytesIO(data),  # type: ignore[arg-type]
+            return _numbered(pl.DataFrame(schema={"text": pl.String}), 0)
+        return _numbered(_split(source if direct else data), 0)
+    except OSError as exc:
+        raise InventoryError(name, f"cannot read file: {exc}") from None
+
+
+def _split(data: bytes | str | os.PathLike) -> pl.DataFrame:
+    """One `text` column, one row per line (blank lines kept), split in native code."""
+    try:
+        return pl.read_csv(
+            io.BytesIO(data) if isinstance(data, bytes) else Path(data),
             has_header=False,
             separator="\x00",
             quote_char=None,
@@ -125,17 +136,109 @@ def lines_frame(source: Source) -> pl.DataFrame:
             encoding="utf8-lossy",
         )
     except pl.exceptions.PolarsError:
-        # A NUL byte inside a line: split in Python instead (slow, but only for such files).
-        raw = read_bytes(source) if direct else data
+        # A NUL byte inside a line: split in Python instead (slow, but only for such lines).
+        raw = data if isinstance(data, bytes) else Path(data).read_bytes()
         text = raw.decode("utf-8", errors="replace").split("\n")
         if text and text[-1] == "":
             text.pop()
-        df = pl.DataFrame({"text": text}, schema={"text": pl.String})
-    except OSError as exc:
-        raise InventoryError(name, f"cannot read file: {exc}") from None
+        return pl.DataFrame({"text": text}, schema={"text": pl.String})
+
+
+def _numbered(df: pl.DataFrame, offset: int) -> pl.DataFrame:
     return df.select(
-        pl.int_range(1, pl.len() + 1, dtype=pl.Int64).alias("line_no"),
+        pl.int_range(offset + 1, offset + pl.len() + 1, dtype=pl.Int64).alias("line_no"),
         pl.col("text").fill_null("").str.strip_chars_end("\r\n"),
+    )
+
+
+BATCH_BYTES = 64 * 2**20
+"""Bytes of (uncompressed) text `line_batches` splits at a time: bounds a streamed read."""
+
+
+@dataclass(frozen=True)
+class LineBatch:
+    """A run of whole lines of a file, and how far the read is.
+
+    `body` is the batch's text as bytes (whole lines, decoded lazily so a reader with a
+    faster path never pays for the split) and `offset` the number of lines before it.
+    `fraction` is the share of the file's bytes consumed (compressed bytes for gzip), for a
+    progress estimate; `last` is true for the final batch.
+    """
+
+    body: bytes
+    offset: int
+    fraction: float
+    last: bool
+
+    @property
+    def lines(self) -> pl.DataFrame:
+        """The batch as `lines_frame` gives it: numbered lines, split in native code."""
+        if not self.body:
+            return _numbered(pl.DataFrame(schema={"text": pl.String}), self.offset)
+        return _numbered(_split(self.body), self.offset)
+
+    @cached_property
+    def n_lines(self) -> int:
+        """Lines in the batch (a final line without a newline counts)."""
+        if not self.body:
+            return 0
+        return self.body.count(b"\n") + (not self.body.endswith(b"\n"))
+
+
+def line_batches(source: Source, batch_bytes: int | None = None) -> Iterator[LineBatch]:
+    """Stream a file (gzip or not) as batches of whole, numbered lines, in bounded memory.
+
+    Memory holds about two batches of text, whatever the file's size; line numbers run on
+    across batches. Bytes given in memory come as one batch. Raises InventoryError for a
+    missing or unreadable file and for a truncated or corrupt gzip stream.
+    """
+    if isinstance(source, bytes):
+        yield LineBatch(read_bytes(source), 0, 1.0, True)
+        return
+    name = source_name(source)
+    size = batch_bytes or BATCH_BYTES
+    try:
+        raw = open(source, "rb")  # noqa: SIM115 - closed in the finally below
+    except FileNotFoundError:
+        raise InventoryError(name, "no such file") from None
+    except OSError as exc:
+        raise InventoryError(name, f"cannot read file: {exc.strerror}") from None
+    try:
+        total = max(os.fstat(raw.fileno()).st_size, 1)
+        packed = raw.read(2) == _GZIP_MAGIC
+        raw.seek(0)
+        fh: io.BufferedIOBase = gzip.GzipFile(fileobj=raw) if packed else raw
+
+        def read() -> bytes:
+            try:
+                return fh.read(size)
+            except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+                raise _gzip_error(name, exc) from None
+            except OSError as exc:
+                raise InventoryError(name, f"cannot read file: {exc}") from None
+
+        offset, carry, block = 0, b"", read()
+        while block:
+            # Where the file stood when this block was read, before the read-ahead below.
+            fraction = min(raw.tell() / total, 1.0)
+            ahead = read()
+            block, last = carry + block, not ahead
+            cut = len(block) if last else block.rfind(b"\n") + 1
+            body, carry = block[:cut], block[cut:]
+            if body:
+                batch = LineBatch(body, offset, fraction, last)
+                offset += batch.n_lines
+                yield batch
+            block = ahead
+    finally:
+        raw.close()
+
+
+def _gzip_error(name: str, exc: Exception) -> InventoryError:
+    return InventoryError(
+        name,
+        f"truncated or corrupt gzip stream ({exc})",
+        expected="a complete gzip file; re-copy or re-compress it",
     )
 
 

@@ -344,8 +344,13 @@ def split_bad(
     flags = frame.with_columns(
         pl.any_horizontal([c.fill_null(False) for c, _ in checks]).alias("_bad")
     )
-    bad = flags.filter(pl.col("_bad")).with_columns(
-        pl.coalesce([pl.when(c.fill_null(False)).then(m) for c, m in checks]).alias("reason")
+    # One chunk: polars 2.1 panics formatting messages over a many-chunk filter result.
+    bad = (
+        flags.filter(pl.col("_bad"))
+        .rechunk()
+        .with_columns(
+            pl.coalesce([pl.when(c.fill_null(False)).then(m) for c, m in checks]).alias("reason")
+        )
     )
     return flags.filter(~pl.col("_bad")).drop("_bad"), bad.drop("_bad")
 

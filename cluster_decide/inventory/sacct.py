@@ -1,8 +1,12 @@
 """Slurm `sacct --parsable2` / `--parsable` text exports into the job table.
 
-The bulk path is vectorized polars (split, regex extract, strptime) over chunks of lines, so
-millions of rows read in seconds in bounded memory; messages are formatted only for the
-malformed lines, which the report quotes with their line numbers.
+The bulk path is polars' native CSV parser over batches of whole lines, once a cheap check
+shows every line it takes has the expected number of fields (two byte counts for a clean
+batch, numpy over the raw bytes otherwise); fields are then parsed by vectorized polars
+expressions (regex extract, strptime), TRES and GRES once per distinct string. Other lines
+(wrong field counts, comments, blank lines) are split and checked one by one. Millions of
+rows read in seconds in bounded memory; messages are formatted only for the malformed
+lines, which the report quotes with their line numbers.
 Any field order or subset works, with or without a header line; without one, pass the `-o`
 field list, or the reader recognizes the 25-column layout of AWS's HPC cost simulator.
 """
@@ -12,9 +16,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import polars as pl
 
-from cluster_decide.inventory.detect import Source, lines_frame, source_name
+from cluster_decide.inventory.detect import LineBatch, Source, line_batches, source_name
 from cluster_decide.inventory.errors import InventoryError
 from cluster_decide.inventory.jobs import (
     ReadReport,
@@ -248,40 +253,44 @@ def read_sacct(
     `.interactive`) are folded into their allocation; `expand_arrays` turns a pending array
     `123_[1-5%2]` into one pending row per task. Raises InventoryError when more than
     `max_bad_fraction` of the rows are malformed, or on an empty or foreign file.
-    `progress(rows_done, rows_total)` is called after each chunk of CHUNK_ROWS lines (the
-    CLI passes a tqdm bar's update).
+    The file streams: it is split in batches of `detect.BATCH_BYTES` and parsed in chunks of
+    CHUNK_ROWS lines, so memory follows the jobs kept, not the file's size.
+    `progress(rows_done, rows_total)` is called after each chunk; the total is projected
+    from the bytes read until the last batch, where it is exact (the CLI feeds a tqdm bar).
     """
     name = source_name(source)
     report = ReadReport(source=name, format="sacct")
-    lines = lines_frame(source)
-    content = lines.filter(
-        pl.col("text").str.contains(r"\S") & ~pl.col("text").str.starts_with("#")
-    )
-    del lines
-    if content.is_empty():
-        raise InventoryError(name, "file is empty", expected="sacct --parsable2 rows")
-    first_line, first = content.row(0)
-    if first.lstrip().startswith(("{", "[")):
-        raise InventoryError(
-            name, "this is JSON, not sacct text", line=first_line, expected="format='sacct_json'"
+    layout: _Layout | None = None
+    after = 0  # line number of the header, or of the line before the first record
+    parts: list[_Chunk] = []
+    for batch in line_batches(source):
+        if layout is None:
+            content = _content(batch.lines)
+            if content.is_empty():
+                continue
+            layout, has_header = _layout_of(name, content.row(0), delimiter, fields, header)
+            after = content.item(0, "line_no") - (0 if has_header else 1)
+            del content
+        pieces = _batch_pieces(batch, layout, after)
+        done = report.rows_read
+        report.rows_read += sum(piece.height for piece, _ in pieces)
+        # Rows of the whole file: exact in the last batch, projected from the bytes before it
+        # (and always above the rows done, so a progress bar never looks finished too early).
+        total = (
+            report.rows_read
+            if batch.last
+            else max(report.rows_read + 1, round(report.rows_read / max(batch.fraction, 1e-9)))
         )
-    names, optional_tail, has_header = _resolve_layout(name, first, delimiter, fields, header)
-    if has_header:
-        content = content.slice(1)
-    keys = [n.lower() for n in names]
-    if "jobid" not in keys and "jobidraw" not in keys:
-        raise InventoryError(name, f"fields {names} lack JobID", expected="JobID or JobIDRaw")
-    report.rows_read = content.height
-    if content.is_empty():
+        for piece, quote in pieces:
+            parts.append(_parse(piece, layout, quote))
+            done += piece.height
+            if progress is not None:
+                progress(done, total)
+        del pieces
+    if layout is None:
+        raise InventoryError(name, "file is empty", expected="sacct --parsable2 rows")
+    if report.rows_read == 0:
         raise InventoryError(name, "header but no job rows", expected="sacct rows")
-
-    layout = _Layout(names, keys, delimiter, optional_tail)
-    parts = []
-    for i in range(0, content.height, CHUNK_ROWS):
-        parts.append(_chunk(content.slice(i, CHUNK_ROWS), layout))
-        if progress is not None:
-            progress(min(i + CHUNK_ROWS, content.height), content.height)
-    del content
     record_bad(report, pl.concat([p.bad for p in parts]))
     _enforce_early(report, max_bad_fraction)
     jobs = _combine(parts, layout, report, expand_arrays)
@@ -290,6 +299,26 @@ def read_sacct(
     report.jobs_kept = jobs.height
     enforce_threshold(report, max_bad_fraction)
     return ReadResult(jobs, report)
+
+
+def _layout_of(
+    name: str,
+    first_row: tuple[int, str],
+    delimiter: str,
+    fields: Sequence[str] | str | None,
+    header: bool | None,
+) -> tuple[_Layout, bool]:
+    """The export's layout from its first content line, and whether that line is a header."""
+    first_line, first = first_row
+    if first.lstrip().startswith(("{", "[")):
+        raise InventoryError(
+            name, "this is JSON, not sacct text", line=first_line, expected="format='sacct_json'"
+        )
+    names, optional_tail, has_header = _resolve_layout(name, first, delimiter, fields, header)
+    keys = [n.lower() for n in names]
+    if "jobid" not in keys and "jobidraw" not in keys:
+        raise InventoryError(name, f"fields {names} lack JobID", expected="JobID or JobIDRaw")
+    return _Layout(names, keys, delimiter, optional_tail), has_header
 
 
 CHUNK_ROWS = 1_000_000
@@ -332,8 +361,191 @@ class _Chunk:
     n_steps: int
 
 
-def _chunk(content: pl.DataFrame, layout: _Layout) -> _Chunk:
-    """Split, validate and parse one slice of lines (the per-line, vectorized stage)."""
+def _content(lines: pl.DataFrame) -> pl.DataFrame:
+    """The lines that hold a record or a header: not blank, not a `#` comment."""
+    return lines.filter(pl.col("text").str.contains(r"\S") & ~pl.col("text").str.starts_with("#"))
+
+
+def _batch_pieces(
+    batch: LineBatch, layout: _Layout, after: int
+) -> list[tuple[pl.DataFrame, Callable[[list[int]], list[str]] | None]]:
+    """One batch's record lines as frames of fields, at most CHUNK_ROWS rows each.
+
+    Lines with the usual field count go through polars' native CSV parser in one call (the
+    fast path); the rest (wrong field counts, comments, blank lines, carriage returns, NUL
+    bytes) are split one by one and checked as before. Each frame comes with a function that
+    quotes its lines' text by line number, or None when the frame carries a `text` column.
+    """
+    if not _fast_capable(layout):
+        slow, fast, quote = batch.lines, None, None
+    else:
+        index = _LineIndex(batch, layout)
+        fast = index.read_uniform(after)
+        if fast is None:
+            index.classify(after)
+            slow, fast = index.slow_lines(), index.read_fast()
+        else:
+            slow = pl.DataFrame(schema={"line_no": pl.Int64, "text": pl.String})
+        quote = index.quote
+    pieces: list[tuple[pl.DataFrame, Callable[[list[int]], list[str]] | None]] = []
+    slow = _content(slow.filter(pl.col("line_no") > after))
+    for i in range(0, slow.height, CHUNK_ROWS):
+        pieces.append((_fields(slow.slice(i, CHUNK_ROWS), layout), None))
+    if fast is not None:
+        for i in range(0, fast.height, CHUNK_ROWS):
+            pieces.append((fast.slice(i, CHUNK_ROWS), quote))
+    return pieces
+
+
+def _fast_capable(layout: _Layout) -> bool:
+    """Whether polars' CSV parser can split this layout: a one-byte delimiter, 2+ fields."""
+    return len(layout.delimiter.encode()) == 1 and len(layout.names) >= 2
+
+
+class _LineIndex:
+    """Which lines of a batch take the fast path, and where each line starts and ends.
+
+    A line takes it when it has the batch's most common valid field count (so one CSV parse
+    gives a rectangular frame), no carriage return or NUL byte, does not start with `#`, and
+    comes after the header. Most batches are proven uniform from two byte counts
+    (`read_uniform`); the others are classified line by line with numpy (`classify`).
+    """
+
+    def __init__(self, batch: LineBatch, layout: _Layout) -> None:
+        self.batch, self.layout = batch, layout
+        self.delim = layout.delimiter.encode()
+        n_fields = len(layout.names)
+        self.allowed = range(n_fields - 1 - layout.optional_tail, n_fields + 1)
+        self.ok = np.zeros(0, dtype=bool)
+        self.k = 0
+        self._bounds: tuple[np.ndarray, np.ndarray] | None = None
+
+    def bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """(start, end) byte offsets of every line, end excluding the newline."""
+        if self._bounds is None:
+            body = self.batch.body
+            ends = np.flatnonzero(np.frombuffer(body, dtype=np.uint8) == 10)
+            if body and not body.endswith(b"\n"):
+                ends = np.append(ends, len(body))
+            starts = np.concatenate(([0], ends[:-1] + 1)).astype(np.int64)
+            self._bounds = starts, ends
+        return self._bounds
+
+    def read_uniform(self, after: int) -> pl.DataFrame | None:
+        """The whole batch parsed at once, or None unless every line is a plain record.
+
+        The batch qualifies when it holds no header, comment, carriage return or NUL byte
+        and its delimiters number exactly k per line on average for a valid k; since the
+        parser rejects any line with more than k, every line then has exactly k.
+        """
+        batch, delim = self.batch, self.delim
+        body, n_lines = batch.body, batch.n_lines
+        if (
+            not n_lines
+            or after > batch.offset
+            or body.startswith(b"#")
+            or any(b in body for b in (b"\n#", b"\r", b"\x00"))
+        ):
+            return None
+        k, rest = divmod(body.count(delim), n_lines)
+        if rest or k not in self.allowed:
+            return None
+        if k == len(self.layout.names):  # --parsable: every line must end with the delimiter
+            unterminated = not body.endswith(b"\n") and body.endswith(delim)
+            if body.count(delim + b"\n") + unterminated != n_lines:
+                return None
+        self.k, self.ok = k, np.ones(n_lines, dtype=bool)
+        try:
+            frame = self._read(body, np.arange(n_lines), "utf8")
+        except pl.exceptions.PolarsError:  # a line with more fields than the first, bad UTF-8
+            return None
+        return frame if frame.height == n_lines else None
+
+    def classify(self, after: int) -> None:
+        """Mark the fast lines one by one: counts of delimiters per line, with numpy."""
+        body, offset = self.batch.body, self.batch.offset
+        buf = np.frombuffer(body, dtype=np.uint8)
+        starts, ends = self.bounds()
+        if not len(ends):
+            self.ok = np.zeros(0, dtype=bool)
+            return
+        delim = self.delim[0]
+        n_delims = np.diff(np.searchsorted(np.flatnonzero(buf == delim), ends), prepend=0)
+        top = self.allowed[-1]
+        counts = np.bincount(np.clip(n_delims, 0, top + 1), minlength=top + 2)
+        self.k = max(self.allowed, key=lambda k: (counts[k], -k))
+        nonempty = ends > starts
+        first = np.where(nonempty, buf[np.minimum(starts, len(buf) - 1)], 0)
+        ok = (n_delims == self.k) & (first != ord("#"))
+        if self.k == len(self.layout.names):  # --parsable: a trailing delimiter
+            ok &= np.where(nonempty, buf[np.maximum(ends - 1, 0)], 0) == delim
+        ok &= np.arange(len(ends)) + offset + 1 > after
+        if b"\r" in body or b"\x00" in body:
+            ok[np.searchsorted(ends, np.flatnonzero((buf == 13) | (buf == 0)))] = False
+        self.ok = ok
+
+    def read_fast(self) -> pl.DataFrame:
+        """The fast lines that `classify` marked, parsed by polars in one call."""
+        index = np.flatnonzero(self.ok)
+        body = self.batch.body
+        if len(index) < len(self.ok):
+            starts, _ = self.bounds()
+            spans = np.append(starts[1:], len(body)) - starts
+            body = np.frombuffer(body, dtype=np.uint8)[np.repeat(self.ok, spans)].tobytes()
+        return self._read(body, index, "utf8-lossy")
+
+    def _read(self, body: bytes, index: np.ndarray, encoding: str) -> pl.DataFrame:
+        """Parse lines with k delimiters each: `line_no` and the used fields, as strings."""
+        layout = self.layout
+        keys = sorted(layout.present)
+        if not len(index):
+            return pl.DataFrame(schema={"line_no": pl.Int64, **dict.fromkeys(keys, pl.String)})
+        read = sorted((layout.first_index[k], k) for k in keys if layout.first_index[k] <= self.k)
+        frame = pl.read_csv(
+            body,
+            has_header=False,
+            separator=layout.delimiter,
+            quote_char=None,
+            columns=[i for i, _ in read],
+            infer_schema=False,
+            empty_string_is_null=False,
+            truncate_ragged_lines=False,
+            encoding=encoding,
+        )
+        frame.columns = [k for _, k in read]
+        return frame.select(
+            pl.Series("line_no", index + self.batch.offset + 1, dtype=pl.Int64),
+            *[
+                pl.col(k) if k in frame.columns else pl.lit(None, dtype=pl.String).alias(k)
+                for k in keys
+            ],
+        )
+
+    def slow_lines(self) -> pl.DataFrame:
+        """The lines `classify` left out, as numbered text (decoded one by one when few)."""
+        index = np.flatnonzero(~self.ok)
+        if len(index) * 4 > len(self.ok):
+            return self.batch.lines.filter(pl.Series(~self.ok))
+        line_nos = index + self.batch.offset + 1
+        return pl.DataFrame(
+            {"line_no": line_nos, "text": self.quote(line_nos.tolist())},
+            schema={"line_no": pl.Int64, "text": pl.String},
+        )
+
+    def quote(self, line_nos: list[int]) -> list[str]:
+        """The text of lines of this batch, by line number."""
+        body, offset = self.batch.body, self.batch.offset
+        starts, ends = self.bounds()
+        return [
+            body[starts[n - offset - 1] : ends[n - offset - 1]]
+            .decode("utf-8", errors="replace")
+            .rstrip("\r\n")
+            for n in line_nos
+        ]
+
+
+def _fields(content: pl.DataFrame, layout: _Layout) -> pl.DataFrame:
+    """Split lines into the used fields, flagging lines with a wrong field count."""
     n_fields = len(layout.names)
     delimiter = layout.delimiter
     text = pl.col("text")
@@ -341,30 +553,49 @@ def _chunk(content: pl.DataFrame, layout: _Layout) -> _Chunk:
     trailing = (n_delims == n_fields) & text.str.ends_with(delimiter)
     count_ok = n_delims.is_between(n_fields - 1 - layout.optional_tail, n_fields - 1) | trailing
     split = text.str.split_exact(delimiter, n_fields - 1)
-    col = layout.col
-    frame = content.select(
+    return content.select(
         "line_no",
-        "text",
-        count_ok.alias("_count_ok"),
-        n_delims.alias("_n"),
         *[
             split.struct.field(f"field_{layout.first_index[k]}").alias(k)
             for k in sorted(layout.present)
         ],
+        "text",
+        count_ok.alias("_count_ok"),
+        n_delims.alias("_n"),
     )
+
+
+def _parse(
+    frame: pl.DataFrame, layout: _Layout, quote: Callable[[list[int]], list[str]] | None
+) -> _Chunk:
+    """Validate and parse one frame of fields (the vectorized stage) into a `_Chunk`.
+
+    `quote` gives the text of malformed lines when the frame has no `text` column.
+    """
+    n_fields = len(layout.names)
+    col = layout.col
     ids = col("jobid", "jobidraw").str.extract_groups(_JOBID)
     frame = frame.with_columns(
         ids.struct.field("1").alias("_alloc"), ids.struct.field("2").alias("_step")
     )
-    frame, early_bad = split_bad(
-        frame,
+    count_check = (
         [
             (
                 ~pl.col("_count_ok"),
                 pl.format(
                     f"wrong number of fields: expected {n_fields}, got {{}}", pl.col("_n") + 1
                 ),
-            ),
+            )
+        ]
+        if "_count_ok" in frame.columns
+        else []
+    )
+    if "text" not in frame.columns:
+        frame = frame.with_columns(pl.lit(None, dtype=pl.String).alias("text"))
+    frame, early_bad = split_bad(
+        frame,
+        [
+            *count_check,
             (
                 pl.col("_alloc").is_null(),
                 pl.format(
@@ -374,6 +605,7 @@ def _chunk(content: pl.DataFrame, layout: _Layout) -> _Chunk:
             ),
         ],
     )
+    frame = frame.drop("_count_ok", "_n", strict=False)
     is_step = pl.col("_step").is_not_null()
     parsed, checks = _parse_allocations(frame.filter(~is_step), layout)
     allocs, bad_allocs = split_bad(parsed, checks)
@@ -382,16 +614,25 @@ def _chunk(content: pl.DataFrame, layout: _Layout) -> _Chunk:
     candidates = steps.filter(~pl.col("_alloc").is_in(alloc_ids)).unique(
         "_alloc", keep="first", maintain_order=True
     )
-    s_n, s_t = tres_gpus(col("alloctres"))
-    with_gpu = steps.filter(col("alloctres").str.contains("gres/gpu", literal=True))
-    summary = (
-        steps.group_by("_alloc")
-        .agg((pl.col("_step") == "interactive").any().alias("_istep"))
-        .join(
-            with_gpu.group_by("_alloc").agg(s_n.max().alias("_sgpus"), s_t.first().alias("_stype")),
-            on="_alloc",
-            how="left",
-        )
+    with_gpu = _by_distinct(
+        steps.filter(col("alloctres").str.contains("gres/gpu", literal=True)),
+        col("alloctres"),
+        tres_gpus,
+        "_s",
+    )
+    # Only steps that tell something: an `.interactive` step, or GPUs in the step's TRES.
+    interactive = (
+        steps.filter(pl.col("_step") == "interactive")
+        .select("_alloc", pl.lit(True).alias("_istep"))
+        .unique("_alloc")
+    )
+    summary = with_gpu.group_by("_alloc").agg(
+        pl.col("_s_n").max().alias("_sgpus"),
+        pl.col("_s_t").first().alias("_stype"),
+        pl.col("line_no").first().alias("_sline"),
+    )
+    summary = summary.join(interactive, on="_alloc", how="full", coalesce=True).select(
+        "_alloc", "_istep", "_sgpus", "_stype", "_sline"
     )
     bad = pl.concat(
         [
@@ -399,6 +640,8 @@ def _chunk(content: pl.DataFrame, layout: _Layout) -> _Chunk:
             bad_allocs.select("line_no", "text", "reason"),
         ]
     )
+    if quote is not None and not bad.is_empty():
+        bad = bad.with_columns(pl.Series("text", quote(bad["line_no"].to_list()), pl.String))
     return _Chunk(_columns(allocs.drop("text"), layout), summary, candidates, bad, steps.height)
 
 
@@ -406,6 +649,30 @@ def _enforce_early(report: ReadReport, max_bad_fraction: float) -> None:
     """Fail before the costly part when the malformed share is already over the limit."""
     if report.rows_read and report.malformed_rows / report.rows_read > max_bad_fraction:
         enforce_threshold(report, max_bad_fraction)
+
+
+_HMS = r"^(?:(\d+)-)?(\d\d):(\d\d):(\d\d)$"
+"""The common sacct duration, `[D-]HH:MM:SS`, read with one regex."""
+
+
+def _elapsed_seconds(frame: pl.DataFrame, expr: pl.Expr) -> pl.Series:
+    """`parse_elapsed` of `expr`, with the common `[D-]HH:MM:SS` read by one regex.
+
+    Only the rows that regex misses go through the general parser, which costs several
+    times more per row.
+    """
+    values = frame.select("line_no", expr.alias("_v"))["_v"]
+    parts = pl.col("_v").str.extract_groups(_HMS)
+    days, hours, minutes, seconds = (
+        parts.struct.field(str(i)).cast(pl.Float64) for i in range(1, 5)
+    )
+    fast = days.fill_null(0.0) * 86400.0 + hours * 3600.0 + minutes * 60.0 + seconds
+    secs = values.to_frame().select(fast.alias("_v"))["_v"]
+    miss = (secs.is_null() & values.is_not_null()).arg_true()
+    if miss.len():
+        rest = values.gather(miss).to_frame().select(parse_elapsed(pl.col("_v")).alias("_v"))["_v"]
+        secs = secs.scatter(miss, rest)
+    return secs
 
 
 def _parse_allocations(
@@ -417,10 +684,10 @@ def _parse_allocations(
         f"_{k}": col(k).str.strptime(pl.Datetime("us"), _TIME_FORMAT, strict=False)
         for k in ("submit", "start", "end")
     }
-    parsed["_elapsed"] = parse_elapsed(col("elapsed"))
     for key in _INT_FIELDS:
         parsed[f"_{key}"] = col(key).str.extract(r"^(\d+)", 1).cast(pl.Int64, strict=False)
     out = allocs.with_columns(v.alias(k) for k, v in parsed.items())
+    out = out.with_columns(_elapsed_seconds(out, col("elapsed")).alias("_elapsed"))
     checks: list[tuple[pl.Expr, pl.Expr]] = []
     if "state" in present:
         checks.append(
@@ -469,10 +736,19 @@ def _columns(allocs: pl.DataFrame, layout: _Layout) -> pl.DataFrame:
     nodes_out = (
         pl.when(nodes.is_null() | (nodes == 0)).then(pl.coalesce(req_nodes, nodes)).otherwise(nodes)
     )
-    a_n, a_t = tres_gpus(col("alloctres"))
-    r_n, r_t = tres_gpus(col("reqtres"))
-    ag_n, ag_t = gres_gpus(col("allocgres"))
-    rg_n, rg_t = gres_gpus(col("reqgres"))
+    for key, parse, prefix in (
+        ("alloctres", tres_gpus, "_a"),
+        ("reqtres", tres_gpus, "_r"),
+        ("allocgres", gres_gpus, "_ag"),
+        ("reqgres", gres_gpus, "_rg"),
+    ):
+        if key in present:
+            allocs = _by_distinct(allocs, col(key), parse, prefix)
+        else:
+            allocs = allocs.with_columns(
+                pl.lit(None, dtype=pl.Int64).alias(f"{prefix}_n"),
+                pl.lit(None, dtype=pl.String).alias(f"{prefix}_t"),
+            )
     s_n, s_t = submit_line_gpus(col("submitline"), nodes_out)
     raw_secs = parsed_int("elapsedraw").cast(pl.Float64)
     span = (pl.col("_end") - pl.col("_start")).dt.total_seconds().cast(pl.Float64)
@@ -486,8 +762,8 @@ def _columns(allocs: pl.DataFrame, layout: _Layout) -> pl.DataFrame:
         pl.col("_start").alias("start"),
         pl.col("_end").alias("end"),
         pl.coalesce("_elapsed", raw_secs, span, pl.lit(0.0)).alias("elapsed_s"),
-        pl.coalesce(a_n, r_n, ag_n, rg_n, s_n).alias("_gpus"),
-        pl.coalesce(a_t, r_t, ag_t, rg_t, s_t).alias("_gtype"),
+        pl.coalesce("_a_n", "_r_n", "_ag_n", "_rg_n", s_n).alias("_gpus"),
+        pl.coalesce("_a_t", "_r_t", "_ag_t", "_rg_t", s_t).alias("_gtype"),
         nodes_out.alias("nodes"),
         pl.when(cpus.is_null() | (cpus == 0))
         .then(pl.coalesce(req_cpus, cpus))
@@ -500,11 +776,40 @@ def _columns(allocs: pl.DataFrame, layout: _Layout) -> pl.DataFrame:
     )
 
 
+def _by_distinct(
+    frame: pl.DataFrame,
+    source: pl.Expr,
+    parse: Callable[[pl.Expr], tuple[pl.Expr, pl.Expr]],
+    prefix: str,
+) -> pl.DataFrame:
+    """Add `{prefix}_n` and `{prefix}_t`, `parse(source)` computed once per distinct value.
+
+    TRES and GRES strings repeat across jobs (thousands of distinct values in millions of
+    rows), so the regexes run on the distinct values and a hash lookup maps them back.
+    """
+    values = frame.select("line_no", source.alias("_v"))["_v"]  # a literal broadcasts
+    count, gtype = parse(pl.col("_v"))
+    table = (
+        values.drop_nulls()
+        .unique()
+        .to_frame()
+        .select("_v", count.cast(pl.Int64).alias("n"), gtype.cast(pl.String).alias("t"))
+    )
+    return frame.with_columns(
+        values.replace_strict(table["_v"], table[c], default=None, return_dtype=dtype).alias(
+            f"{prefix}_{c}"
+        )
+        for c, dtype in (("n", pl.Int64), ("t", pl.String))
+    )
+
+
 def _combine(
     parts: list[_Chunk], layout: _Layout, report: ReadReport, expand_arrays: bool
 ) -> pl.DataFrame:
     """Fold steps into allocations across chunks: duplicates, orphans, step evidence."""
     allocs = pl.concat([p.allocs for p in parts])
+    if not allocs["line_no"].is_sorted():  # fast and slow pieces of a batch interleave
+        allocs = allocs.sort("line_no")
     n_steps = sum(p.n_steps for p in parts)
     report.rows_used = allocs.height + n_steps
     dup = allocs.height - allocs.select(pl.col("job_id").n_unique()).item()
@@ -512,7 +817,7 @@ def _combine(
         allocs = allocs.unique("job_id", keep="last", maintain_order=True)
         report.skip("duplicate job record (the last one is kept)", dup)
         report.rows_used -= dup
-    candidates = pl.concat([p.candidates for p in parts])
+    candidates = pl.concat([p.candidates for p in parts]).sort("line_no")
     promoted = candidates.filter(~pl.col("_alloc").is_in(allocs["job_id"].implode())).unique(
         "_alloc", keep="first", maintain_order=True
     )
@@ -527,7 +832,11 @@ def _combine(
     steps = (
         pl.concat([p.steps for p in parts])
         .group_by("_alloc")
-        .agg(pl.col("_istep").any(), pl.col("_sgpus").max(), pl.col("_stype").drop_nulls().first())
+        .agg(
+            pl.col("_istep").any(),
+            pl.col("_sgpus").max(),
+            pl.col("_stype").sort_by("_sline").drop_nulls().first(),
+        )
     )
     has_evidence = bool(n_steps) or "submitline" in layout.present
     out = allocs.join(steps, left_on="job_id", right_on="_alloc", how="left").select(

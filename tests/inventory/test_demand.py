@@ -18,6 +18,7 @@ from cluster_decide.inventory.demand import (
     hour_of_week_profile,
     round_up_hours,
     scenario_document,
+    scv,
     write_scenario,
 )
 from cluster_decide.inventory.jobs import conform
@@ -113,7 +114,7 @@ def test_workloads_have_the_scenario_shape(enterprise: tuple) -> None:
         },
     }
     common = {"name", "kind", "team", "interface", "gpu_types", "profile", "divisible"}
-    optional = {"requires", "prefers"}
+    optional = {"requires", "prefers", "duration_scv", "arrival_scv"}
     kinds = set()
     for wl in demand.workloads:
         kinds.add(wl["kind"])
@@ -188,3 +189,22 @@ def test_write_scenario_round_trips(tmp_path: Path, enterprise: tuple) -> None:
         pytest.skip(f"scenario loader not importable: {exc}")
     scenario = load_scenario(path)
     assert len(scenario.workloads) == len(demand.workloads)
+
+
+def test_scv_of_fixed_and_exponential_values() -> None:
+    assert scv(np.full(50, 3.0)) == 0.0
+    draws = np.random.default_rng(1).exponential(2.0, 20_000)
+    assert scv(draws) == pytest.approx(1.0, abs=0.05)
+    assert np.isnan(scv(np.array([1.0])))
+
+
+def test_planned_segments_show_in_the_measured_scvs(enterprise: tuple) -> None:
+    _, demand = enterprise
+    by_kind = {w["kind"]: w for w in demand.workloads}
+    train = by_kind["distributed_training"]
+    # 24-hour checkpointed segments resubmitted as the last ends: regular gaps and lengths.
+    assert train["arrival_scv"] < 0.5 and train["duration_scv"] < 0.5
+    tune = by_kind["fine_tuning"]
+    # A measured hour-of-week profile already carries the daily rhythm: no arrival SCV.
+    assert "arrival_scv" not in tune and 0.5 < tune["duration_scv"] < 2.0
+    assert set(demand.evidence["arrival_scv"].drop_nulls().to_list())

@@ -26,13 +26,8 @@ PRESETS = Path(__file__).resolve().parents[2] / "data" / "scenarios"
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    ("estate", "exact"),
-    [("research-lab", True), ("inference-platform", True), ("enterprise-mixed", False)],
-)
-def test_synthetic_inventory_recovers_the_preset_archetype(
-    estate: str, exact: bool, tmp_path: Path
-) -> None:
+@pytest.mark.parametrize("estate", ["research-lab", "inference-platform", "enterprise-mixed"])
+def test_synthetic_inventory_recovers_the_preset_archetype(estate: str, tmp_path: Path) -> None:
     try:
         import cluster_decide as cd
     except Exception as exc:  # the solver belongs to other modules that may be mid-change
@@ -59,11 +54,4 @@ def test_synthetic_inventory_recovers_the_preset_archetype(
     derived = cd.load_scenario(path)
     plan = cd.solve(derived, time_limit_s=20)
     assert plan.status in ("optimal", "feasible")
-    if exact:
-        assert plan.archetype == expected
-    else:
-        # enterprise-mixed sits on a knife edge: on the derived estate hybrid_separate and
-        # kubernetes_batch cost within 0.3% of each other, so require the preset's archetype
-        # to be within 1% of the optimum rather than the optimum itself.
-        forced = cd.solve(derived.force_archetype(expected), time_limit_s=20)
-        assert forced.total_monthly_usd <= 1.01 * plan.total_monthly_usd
+    assert plan.archetype == expected

@@ -1,0 +1,148 @@
+"""Inventory at scale: a 5-million-row sacct export read, classified and derived, beside pandas.
+
+Run: ``.venv/bin/python benchmarks/ingest_scale.py`` (about two minutes on 2 cores, ~1 GB of
+temporary disk). Goals (issue 4): the whole pipeline under 30 s with a peak under 3 GB, and
+the read at least 3x faster than pandas reading the same file. Figures are printed, not
+asserted: a shared machine's load moves them.
+
+Each step runs in its own Python process, which reports its stage times, its CPU seconds
+and its own peak resident memory (``getrusage(RUSAGE_SELF)``), so one step's memory never
+hides another's; CPU seconds say what wall times on a busy shared machine cannot. The export comes from the synthetic generator (enterprise-mixed, 90 days).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ESTATE = "enterprise-mixed"
+TZ = "America/Chicago"
+LINES_PER_SCALE = 88_900
+"""sacct lines (allocations and steps) the enterprise-mixed estate writes per unit of scale."""
+
+
+def _usage() -> tuple[float, float]:
+    """(CPU seconds, peak resident MB) of the calling process (ru_maxrss is KiB on Linux)."""
+    use = resource.getrusage(resource.RUSAGE_SELF)
+    return use.ru_utime + use.ru_stime, use.ru_maxrss / 1024.0
+
+
+def _child(step: str, path: Path, scale: float) -> dict[str, Any]:
+    """Run one step in this (child) process; return its stage times in seconds."""
+    times: dict[str, Any] = {}
+    t0 = time.perf_counter()
+    if step == "generate":
+        from cluster_decide.inventory.synthetic import write_sacct
+
+        write_sacct(path, ESTATE, days=90, seed=1, scale=scale)
+        times["generate_s"] = time.perf_counter() - t0
+    elif step == "pipeline":
+        from cluster_decide.inventory.classify import classify
+        from cluster_decide.inventory.demand import derive_workloads
+        from cluster_decide.inventory.sacct import read_sacct
+
+        result = read_sacct(path, tz=TZ)
+        t1 = time.perf_counter()
+        classified = classify(result.jobs).jobs
+        t2 = time.perf_counter()
+        demand = derive_workloads(classified)
+        t3 = time.perf_counter()
+        times.update(
+            read_s=t1 - t0,
+            classify_s=t2 - t1,
+            derive_s=t3 - t2,
+            rows=result.report.rows_read,
+            jobs=result.jobs.height,
+            workloads=len(demand.workloads),
+        )
+    elif step in ("pandas", "pandas_pyarrow"):
+        import pandas as pd
+
+        if step == "pandas_pyarrow":
+            frame = pd.read_csv(path, sep="|", engine="pyarrow")
+        else:
+            frame = pd.read_csv(path, sep="|", low_memory=False)
+        times.update(read_s=time.perf_counter() - t0, rows=len(frame))
+    else:
+        raise SystemExit(f"unknown step {step!r}")
+    times["total_s"] = time.perf_counter() - t0
+    times["cpu_s"], times["peak_mb"] = _usage()
+    return times
+
+
+def _run(step: str, path: Path, scale: float = 1.0) -> dict[str, Any]:
+    """Run a step in a fresh interpreter; its last stdout line is its JSON figures."""
+    start = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, __file__, "--child", step, str(path), "--scale", str(scale)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise SystemExit(f"step {step} failed:\n{proc.stderr}")
+    figures: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    figures["process_s"] = time.perf_counter() - start
+    return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=5_000_000, help="sacct lines to generate")
+    parser.add_argument("--keep", metavar="DIR", help="write the export here and keep it")
+    parser.add_argument("--export", metavar="FILE", help="use this sacct export, skip generating")
+    parser.add_argument("--child", nargs=2, metavar=("STEP", "PATH"), help=argparse.SUPPRESS)
+    parser.add_argument("--scale", type=float, default=1.0, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(_child(args.child[0], Path(args.child[1]), args.scale)))
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(args.keep or tmp)
+        folder.mkdir(parents=True, exist_ok=True)
+        path = Path(args.export) if args.export else folder / "sacct-export.txt"
+        if not args.export:
+            gen = _run("generate", path, args.rows / LINES_PER_SCALE)
+            print(f"generated in {gen['generate_s']:.1f} s (peak {gen['peak_mb']:,.0f} MB)")
+        print(f"export: {path}, {path.stat().st_size / 1e6:,.0f} MB", flush=True)
+        results = {step: _run(step, path) for step in ("pipeline", "pandas", "pandas_pyarrow")}
+    _report(results)
+
+
+def _report(r: dict[str, dict[str, Any]]) -> None:
+    """Print the figures and how they compare with the goals."""
+    ours = r["pipeline"]
+    print(f"\n{ours['rows']:,} lines -> {ours['jobs']:,} jobs -> {ours['workloads']} workloads")
+    print(
+        f"{'step':<30}{'read s':>9}{'classify s':>12}{'derive s':>10}{'total s':>9}"
+        f"{'CPU s':>8}{'peak MB':>9}"
+    )
+    for step, label in (
+        ("pipeline", "cluster_decide (streamed)"),
+        ("pandas", "pandas.read_csv (C engine)"),
+        ("pandas_pyarrow", "pandas.read_csv (pyarrow)"),
+    ):
+        f = r[step]
+        print(
+            f"{label:<30}{f['read_s']:>9.1f}{f.get('classify_s', float('nan')):>12.1f}"
+            f"{f.get('derive_s', float('nan')):>10.1f}{f['total_s']:>9.1f}{f['cpu_s']:>8.1f}"
+            f"{f['peak_mb']:>9,.0f}"
+        )
+    print("\nGoals: pipeline < 30 s, peak < 3,000 MB, read >= 3x faster than pandas' read")
+    print(
+        f"  pipeline {ours['total_s']:.1f} s, peak {ours['peak_mb']:,.0f} MB; the read is "
+        f"{r['pandas']['read_s'] / ours['read_s']:.1f}x as fast as pandas (C engine) and "
+        f"{r['pandas_pyarrow']['read_s'] / ours['read_s']:.1f}x pandas (pyarrow engine); the "
+        f"whole pipeline {r['pandas']['read_s'] / ours['total_s']:.1f}x the pandas (C) read alone"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,114 @@
+"""The whole inventory pipeline in one call: read files, classify jobs, derive demand.
+
+`cluster-decide ingest` is a thin shell over `ingest()`; notebooks can call it too.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cluster_decide.inventory.classify import Classification, classify
+from cluster_decide.inventory.demand import Demand, derive_workloads
+from cluster_decide.inventory.detect import Source
+from cluster_decide.inventory.errors import InventoryError
+from cluster_decide.inventory.jobs import JOB_COLUMNS, ReadResult
+from cluster_decide.inventory.read import read_jobs, read_many
+from cluster_decide.inventory.rules import load_rules
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
+
+__all__ = ["Ingest", "RowProgress", "ingest", "load_column_map"]
+
+
+@dataclass(frozen=True)
+class Ingest:
+    """What one ingest produced: the read (jobs + report), the classes and the demand."""
+
+    read: ReadResult
+    classification: Classification
+    demand: Demand
+
+
+def load_column_map(path: str | Path) -> dict[str, str]:
+    """Read a column map (job-table column -> source column) from a TOML or JSON file.
+
+    A TOML file may hold the pairs at top level or under `[columns]`. Raises InventoryError
+    naming the file and the problem.
+    """
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InventoryError(str(file), "no such column map file") from None
+    except OSError as exc:
+        raise InventoryError(str(file), f"cannot read column map: {exc.strerror}") from None
+    try:
+        doc: Any = json.loads(text) if file.suffix == ".json" else tomllib.loads(text)
+    except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise InventoryError(str(file), f"invalid column map: {exc}") from None
+    if isinstance(doc, dict) and isinstance(doc.get("columns"), dict):
+        doc = doc["columns"]
+    if not isinstance(doc, dict) or not all(isinstance(v, str) for v in doc.values()):
+        raise InventoryError(
+            str(file),
+            "a column map is a table of job-table column = source column strings",
+            expected=f'job_id = "id", gpus = "num_gpus", ... with keys among {list(JOB_COLUMNS)}',
+        )
+    return {str(k): v for k, v in doc.items()}
+
+
+class RowProgress:
+    """Adapts the readers' `progress(done, total)` calls, file after file, to one tqdm bar.
+
+    A reader reports cumulative rows of its own file; a new file starts when the count goes
+    back down or the previous file was complete, and its total is added to the bar's.
+    """
+
+    def __init__(self, bar: Any) -> None:
+        self.bar = bar
+        self._done = 0
+        self._total = 0
+
+    def __call__(self, done: int, total: int) -> None:
+        """Advance the bar to `done` of `total` rows of the current file."""
+        if done < self._done or (self._total and self._done >= self._total):
+            self._done, self._total = 0, 0
+        if total != self._total:
+            self.bar.total = (self.bar.total or 0) + total - self._total
+            self._total = total
+            self.bar.refresh()
+        self.bar.update(done - self._done)
+        self._done = done
+
+
+def ingest(
+    files: Sequence[Source],
+    *,
+    format: str | None = None,
+    tz: str | None = None,
+    rules: str | Path | None = None,
+    column_map: Mapping[str, str] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    interfaces: Mapping[str, str] | None = None,
+    prefers: Mapping[str, Sequence[str]] | None = None,
+) -> Ingest:
+    """Read `files` (several are merged), classify them by `rules`, derive the workloads.
+
+    Raises InventoryError (only) for input that cannot be used, with a message to print.
+    """
+    options: dict[str, Any] = {"format": format, "tz": tz, "column_map": column_map}
+    if len(files) == 1:
+        result = read_jobs(files[0], progress=progress, **options)
+    else:
+        result = read_many(files, progress=progress, **options)
+    classification = classify(result.jobs, load_rules(rules))
+    demand = derive_workloads(classification.jobs, interfaces=interfaces, prefers=prefers)
+    return Ingest(result, classification, demand)

@@ -1,0 +1,148 @@
+"""`cluster-decide ingest`: reports, the written scenario, and exit status 2 on bad input."""
+
+from __future__ import annotations
+
+import gzip
+import sys
+from pathlib import Path
+
+import pytest
+
+from cluster_decide.cli import main
+from cluster_decide.inventory.errors import InventoryError
+from cluster_decide.inventory.ingest import RowProgress, load_column_map
+from cluster_decide.inventory.synthetic import generate_sacct
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
+
+
+@pytest.fixture(scope="module")
+def export(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("ingest") / "em.sacct.txt.gz"
+    text = generate_sacct("enterprise-mixed", days=21, seed=2, scale=0.1)
+    path.write_bytes(gzip.compress(text.encode(), mtime=0))
+    return path
+
+
+def test_ingest_prints_reports_and_writes_a_loadable_scenario(
+    export: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "derived.toml"
+    status = main(["ingest", str(export), "--tz", "America/Chicago", "--out", str(out)])
+    printed = capsys.readouterr()
+    assert status == 0, printed.err
+    assert "rows read" in printed.out and "step rows folded" in printed.out
+    assert "multi-node-training" in printed.out and "(unclassified)" in printed.out
+    doc = tomllib.loads(out.read_text())
+    kinds = {w["kind"] for w in doc["workloads"]}
+    assert {"distributed_training", "realtime_inference"} <= kinds
+    assert f"to {out}" in printed.out
+    from cluster_decide.scenario import load_scenario
+
+    assert len(load_scenario(out).workloads) == len(doc["workloads"])
+
+
+def test_ingest_merges_several_files(
+    export: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    second = tmp_path / "later.sacct.txt"
+    second.write_text(generate_sacct("enterprise-mixed", days=7, seed=4, scale=0.05))
+    out = tmp_path / "both.toml"
+    assert main(["ingest", str(export), str(second), "--out", str(out)]) == 0
+    assert f"{export}, {second}" in capsys.readouterr().out
+    assert out.exists()
+
+
+def test_bad_lines_are_reported_with_their_numbers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = generate_sacct("research-lab", days=14, seed=1, scale=0.1).splitlines()
+    lines[5] = "12345|broken"
+    path = tmp_path / "one-bad.txt"
+    path.write_text("\n".join(lines) + "\n")
+    assert main(["ingest", str(path), "--out", str(tmp_path / "s.toml")]) == 0
+    out = capsys.readouterr().out
+    assert "skipped 1: wrong number of fields" in out
+    assert "line 6: wrong number of fields" in out
+
+
+@pytest.mark.parametrize(
+    ("content", "extra", "message"),
+    [
+        (b"", [], "file is empty"),
+        (b"JobID|State\n1|COMPLETED\n", ["--format", "swf"], "does not look like SWF"),
+        (b"JobID|State\n1|COMPLETED\n", ["--format", "nope"], "unknown format 'nope'"),
+        (gzip.compress(generate_sacct("research-lab", days=3).encode())[:2000], [], "truncated"),
+        (b"id,gpus\n1,2\n", ["--format", "csv"], "needs a column map"),
+    ],
+)
+def test_bad_input_exits_2_with_the_message_and_no_traceback(
+    content: bytes,
+    extra: list[str],
+    message: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    path = tmp_path / "input.txt"
+    path.write_bytes(content)
+    out = tmp_path / "never.toml"
+    assert main(["ingest", str(path), *extra, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and message in err and "Traceback" not in err
+    assert not out.exists()
+
+
+def test_column_map_file_reads_a_csv(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    csv = tmp_path / "jobs.csv"
+    rows = [
+        f"{i},team{i % 2},{8 if i % 3 else 1},{3600 * (1 + i % 5)},{i * 600}" for i in range(60)
+    ]
+    csv.write_text("id,grp,num_gpus,secs,t0\n" + "\n".join(rows) + "\n")
+    cmap = tmp_path / "map.toml"
+    cmap.write_text(
+        '[columns]\njob_id = "id"\naccount = "grp"\ngpus = "num_gpus"\n'
+        'elapsed_s = "secs"\nstart = "t0"\nsubmit = "t0"\n'
+    )
+    out = tmp_path / "csv.toml"
+    assert main(["ingest", str(csv), "--column-map", str(cmap), "--out", str(out)]) == 0
+    assert "60 rows read" in capsys.readouterr().out
+    wrong = tmp_path / "wrong.json"
+    wrong.write_text('{"job_id": "id", "gpus": "gpu_count", "elapsed_s": "secs"}')
+    assert main(["ingest", str(csv), "--column-map", str(wrong), "--out", str(out)]) == 2
+    assert "absent from the file: ['gpu_count']" in capsys.readouterr().err
+
+
+def test_load_column_map_rejects_what_is_not_a_map(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text("job_id = 3\n")
+    with pytest.raises(InventoryError, match="table of job-table column"):
+        load_column_map(bad)
+    with pytest.raises(InventoryError, match="no such column map file"):
+        load_column_map(tmp_path / "absent.toml")
+    broken = tmp_path / "broken.json"
+    broken.write_text("{")
+    with pytest.raises(InventoryError, match="invalid column map"):
+        load_column_map(broken)
+
+
+class _Bar:
+    def __init__(self) -> None:
+        self.total: int | None = None
+        self.n = 0
+
+    def update(self, k: int) -> None:
+        self.n += k
+
+    def refresh(self) -> None:
+        pass
+
+
+def test_row_progress_adds_each_files_rows_to_one_bar() -> None:
+    bar = _Bar()
+    progress = RowProgress(bar)
+    for done, total in [(10, 25), (20, 25), (25, 25), (7, 7), (4, 10), (10, 10)]:
+        progress(done, total)
+    assert bar.total == 42 and bar.n == 42
