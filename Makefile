@@ -6,18 +6,22 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint typecheck pytest clean constraints
+.PHONY: run test system-deps lint typecheck pytest clean constraints
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[workbook,dev]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[workbook,dev,distributed]'
 	touch $(STAMP)
 
 run: $(STAMP)
 	$(BIN)/cluster-decide solve
 
-test: $(STAMP) lint typecheck pytest
+test: $(STAMP) system-deps lint typecheck pytest
+
+# Debian packages for the browser and rendering tests (chromium, LibreOffice, pdftoppm), when missing.
+system-deps:
+	bash .ci/system-deps.sh
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

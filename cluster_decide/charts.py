@@ -1,0 +1,575 @@
+"""Charts of a plan, all from one palette and one set of platform names, rendered offline.
+
+Every function takes a Plan (or a frame) and returns an Altair chart; :func:`to_svg` and
+:func:`to_png` render one with vl-convert, which needs no internet: review rooms and enterprise
+networks block the CDN that Altair's default renderer loads vega from. Colours are the Okabe-Ito
+set (safe for the common colour-vision deficiencies), text is dark on light, and sizes are set
+for a projector and a 1280×800 screen.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Final
+
+import altair as alt
+import polars as pl
+import vl_convert as vlc
+
+from cluster_decide.constants import PLATFORMS
+from cluster_decide.explain import ARCHETYPE_WORDS, money
+from cluster_decide.plan import Plan
+
+__all__ = [
+    "ARCHETYPE_LABELS",
+    "COMPONENT_LABELS",
+    "FONT",
+    "INK",
+    "PALETTE",
+    "PLATFORM_COLORS",
+    "PLATFORM_LABELS",
+    "SKILL_LABELS",
+    "WIDTH",
+    "architecture",
+    "compare_archetypes",
+    "cost_breakdown",
+    "finish",
+    "placements",
+    "service_levels",
+    "staffing",
+    "to_png",
+    "to_svg",
+]
+
+PALETTE: Final = {
+    "blue": "#0072B2",
+    "orange": "#E69F00",
+    "green": "#009E73",
+    "purple": "#CC79A7",
+    "sky": "#56B4E9",
+    "vermilion": "#D55E00",
+    "yellow": "#F0E442",
+    "grey": "#8C8C8C",
+    "light": "#E6E6E6",
+}
+"""Okabe-Ito colours (colour-blind safe) plus two greys; the only colours the charts use."""
+INK: Final = "#1A1A1A"
+"""Text colour: near-black, for contrast on white and on the light platform tints."""
+FONT: Final = "Liberation Sans, DejaVu Sans, Arial, Helvetica, sans-serif"
+PLATFORM_COLORS: Final = {
+    "slurm": PALETTE["blue"],
+    "kubernetes": PALETTE["orange"],
+    "kubernetes_batch": PALETTE["green"],
+    "shared": PALETTE["purple"],
+}
+PLATFORM_LABELS: Final = {
+    "slurm": "Slurm",
+    "kubernetes": "Kubernetes",
+    "kubernetes_batch": "Kubernetes + batch add-on",
+    "shared": "Shared (Slurm on Kubernetes)",
+}
+"""Platform names as charts and tables show them (sentences use ``PLATFORM_WORDS``)."""
+ARCHETYPE_LABELS: Final = {
+    "slurm_only": "Slurm only",
+    "kubernetes_only": "Kubernetes only",
+    "kubernetes_batch": "Kubernetes + batch add-on",
+    "hybrid_separate": "Separate Slurm and Kubernetes",
+    "hybrid_shared": "Shared pool (Slurm on Kubernetes)",
+}
+COMPONENT_LABELS: Final = {
+    "gpu_capacity": "GPU capacity",
+    "burst": "On-demand burst",
+    "staff": "Staff",
+    "addon_integration": "Add-on upkeep",
+    "hiring": "Hiring (amortized)",
+    "capability_gaps": "Capability gaps (est.)",
+    "interface_friction": "Interface friction (est.)",
+    "split_overhead": "Split overhead (est.)",
+}
+SKILL_LABELS: Final = {"hpc": "HPC (Slurm)", "kubernetes": "Kubernetes"}
+WIDTH: Final = 760
+"""Default chart width in pixels: fits beside the controls on a 1280×800 screen."""
+_TITLE = 20
+_LABEL = 15
+_SMALL = 14
+_VL_VERSION = "_".join(alt.SCHEMA_VERSION.lstrip("v").split(".")[:2])
+
+
+def _platform_scale() -> alt.Scale:
+    return alt.Scale(domain=list(PLATFORMS), range=[PLATFORM_COLORS[p] for p in PLATFORMS])
+
+
+def _platform_legend(title: str | None = "Platform") -> alt.Legend:
+    labels = " : ".join(f"datum.label === '{p}' ? '{PLATFORM_LABELS[p]}'" for p in PLATFORMS)
+    return alt.Legend(
+        title=title,
+        orient="bottom",
+        direction="horizontal",
+        labelExpr=f"{labels} : datum.label",
+        labelLimit=300,
+    )
+
+
+def _config() -> alt.Config:
+    """The house style: one font, large dark text, no chart border, white background."""
+    return alt.Config(
+        font=FONT,
+        background="white",
+        padding=12,
+        view=alt.ViewConfig(stroke=None),
+        axis=alt.AxisConfig(
+            labelFontSize=_LABEL,
+            titleFontSize=_LABEL,
+            labelColor=INK,
+            titleColor=INK,
+            gridColor=PALETTE["light"],
+            domainColor=PALETTE["grey"],
+            tickColor=PALETTE["grey"],
+            labelLimit=260,
+        ),
+        legend=alt.LegendConfig(
+            labelFontSize=_LABEL,
+            titleFontSize=_LABEL,
+            labelColor=INK,
+            titleColor=INK,
+            symbolSize=200,
+        ),
+    )
+
+
+def finish(chart: Any, title: str, subtitle: str = "") -> Any:
+    """Give ``chart`` its title and the house style (every module's charts use this).
+
+    Set in place: Altair's chained ``configure_*`` calls deep-copy the whole chart each time,
+    which cost more than rendering it on every control change.
+    """
+    chart.title = alt.TitleParams(
+        text=title,
+        subtitle=subtitle or alt.Undefined,
+        anchor="start",
+        fontSize=_TITLE,
+        subtitleFontSize=_SMALL,
+        color=INK,
+        subtitleColor=INK,
+        offset=10,
+    )
+    chart.config = _config()
+    return chart
+
+
+def _rows(frame: pl.DataFrame) -> list[dict[str, Any]]:
+    return [
+        {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
+        for r in frame.iter_rows(named=True)
+    ]
+
+
+def _empty(title: str, message: str, width: int = WIDTH) -> Any:
+    """A chart that says why there is nothing to draw (keeps the layout steady)."""
+    note = alt.Chart(alt.Data(values=[{"text": message}])).mark_text(
+        fontSize=_LABEL, color=INK, align="left", baseline="middle"
+    )
+    chart = note.encode(text="text:N", x=alt.value(0), y=alt.value(30)).properties(
+        width=width, height=60
+    )
+    return finish(chart, title)
+
+
+# -- architecture ---------------------------------------------------------------------------
+
+
+def _pool_lines(plan: Plan, pool: str) -> tuple[list[str], list[str]]:
+    """The capacity lines and workload lines of one pool block."""
+    capacity = []
+    for r in plan.pools.filter(pl.col("pool") == pool).sort("gpu_type").iter_rows(named=True):
+        hours = r["burst_gpu_hours"] or 0.0
+        burst = f"{hours / 1000:.1f}k" if hours >= 1000 else f"{hours:.0f}"
+        if r["gpus"]:
+            line = (
+                f"{r['gpus']} × {r['gpu_type']} ({r['nodes']} node{'s' if r['nodes'] != 1 else ''})"
+            )
+            if hours > 0:
+                line += f" + {burst} GPU-h burst"
+        else:
+            line = f"{r['gpu_type']}: on demand only, {burst} GPU-h"
+        capacity.append(line)
+    work = []
+    placed = plan.placements.filter(pl.col("pool") == pool).sort(
+        ["gpus", "workload"], descending=[True, False]
+    )
+    for r in placed.iter_rows(named=True):
+        share = f" {r['share']:.0%}" if r["share"] < 0.999 else ""
+        work.append(f"{r['workload']}{share} · {r['gpu_type']} · {r['gpus']:.0f} GPUs")
+    return capacity, work
+
+
+def _clip(text: str, chars: int) -> str:
+    return text if len(text) <= chars else text[: chars - 1] + "…"
+
+
+def architecture(plan: Plan, width: int = WIDTH) -> Any:
+    """Pools as blocks, coloured by platform: GPU type and count, and the workloads placed in each.
+
+    Blocks sit side by side (two to a row) so the whole estate reads at a glance; the
+    layout is computed here in pixels, which keeps text inside its block at any plan size.
+    """
+    title = "Architecture"
+    if plan.pools.height == 0:
+        return _empty(title, "No feasible plan: see the smallest relaxation below.", width)
+    order = {p: i for i, p in enumerate(PLATFORMS)}
+    pools = sorted(
+        {(r["pool"], r["platform"]) for r in plan.pools.iter_rows(named=True)},
+        key=lambda pp: (order.get(pp[1], 99), pp[0]),
+    )
+    cols = min(len(pools), 2)
+    gap, line_h, head_h, pad = 16, 21, 34, 10
+    block_w = (width - gap * (cols - 1)) / cols
+    contents = [_pool_lines(plan, p) for p, _ in pools]
+    heights = [head_h + pad * 2 + line_h * (len(c) + len(w) + 1) for c, w in contents]
+    # Truncate by an average glyph width here: vega's own `limit` measures every glyph and
+    # doubles the render time of this chart.
+    chars = {"bold": int((block_w - 2 * pad) / 8.6), "normal": int((block_w - 2 * pad) / 7.4)}
+    blocks, heads, texts = [], [], []
+    y0 = 0.0
+    for row_start in range(0, len(pools), cols):
+        row = range(row_start, min(row_start + cols, len(pools)))
+        row_h = max(heights[i] for i in row)
+        for j, i in enumerate(row):
+            pool, platform = pools[i]
+            x0 = j * (block_w + gap)
+            blocks.append(
+                {"x": x0, "x2": x0 + block_w, "y": y0, "y2": y0 + row_h, "platform": platform}
+            )
+            heads.append(
+                {"x": x0, "x2": x0 + block_w, "y": y0, "y2": y0 + head_h, "platform": platform}
+            )
+            label = f"{pool} — {PLATFORM_LABELS.get(platform, platform)}"
+            texts.append(
+                {
+                    "x": x0 + pad,
+                    "y": y0 + head_h / 2,
+                    "text": _clip(label, chars["bold"]),
+                    "weight": "bold",
+                }
+            )
+            at = y0 + head_h + pad + line_h / 2
+            capacity, work = contents[i]
+            for line in capacity:
+                texts.append(
+                    {"x": x0 + pad, "y": at, "text": _clip(line, chars["bold"]), "weight": "bold"}
+                )
+                at += line_h
+            at += line_h / 2
+            for line in work:
+                texts.append(
+                    {
+                        "x": x0 + pad,
+                        "y": at,
+                        "text": _clip(line, chars["normal"]),
+                        "weight": "normal",
+                    }
+                )
+                at += line_h
+        y0 += row_h + gap
+    height = y0 - gap
+    x = alt.X("x:Q", scale=alt.Scale(domain=[0, width], nice=False), axis=None)
+    y = alt.Y("y:Q", scale=alt.Scale(domain=[height, 0], nice=False, zero=False), axis=None)
+    color = alt.Color("platform:N", scale=_platform_scale(), legend=_platform_legend())
+    body = (
+        alt.Chart(alt.Data(values=blocks))
+        .mark_rect(fillOpacity=0.12, strokeWidth=3, cornerRadius=6)
+        .encode(
+            x=x,
+            x2="x2:Q",
+            y=y,
+            y2="y2:Q",
+            fill=color,
+            stroke=alt.Stroke("platform:N", scale=_platform_scale(), legend=None),
+        )
+    )
+    head = (
+        alt.Chart(alt.Data(values=heads))
+        .mark_rect(fillOpacity=0.35, cornerRadiusTopLeft=6, cornerRadiusTopRight=6)
+        .encode(
+            x=x,
+            x2="x2:Q",
+            y=y,
+            y2="y2:Q",
+            fill=alt.Fill("platform:N", scale=_platform_scale(), legend=None),
+        )
+    )
+    words = [
+        alt.Chart(alt.Data(values=[t for t in texts if t["weight"] == weight]))
+        .mark_text(
+            align="left",
+            baseline="middle",
+            fontSize=_SMALL + (1 if weight == "bold" else 0),
+            fontWeight=weight,
+            color=INK,
+        )
+        .encode(x=x, y=y, text="text:N")
+        for weight in ("bold", "normal")
+    ]
+    chart = alt.layer(body, head, *words).properties(width=width, height=height)
+    subtitle = ARCHETYPE_WORDS.get(plan.archetype or "", "")
+    return finish(chart, title, subtitle[0].upper() + subtitle[1:] if subtitle else "")
+
+
+# -- costs, placements, service levels, staffing ----------------------------------------------
+
+
+def cost_breakdown(plan: Plan, width: int = WIDTH) -> Any:
+    """Monthly cost by component, largest first; estimated (non-cash) items in grey."""
+    title = "Monthly cost"
+    costs = plan.costs.filter(pl.col("monthly_usd").is_not_null() & (pl.col("monthly_usd") > 0))
+    if costs.height == 0:
+        return _empty(title, "No feasible plan, so no cost.", width)
+    rows = [
+        {
+            "component": COMPONENT_LABELS.get(r["component"], r["component"]),
+            "usd": r["monthly_usd"],
+            "label": money(r["monthly_usd"]),
+            "kind": "cash spend" if r["cash"] else "estimated effort",
+            "meaning": r["meaning"],
+        }
+        for r in costs.sort("monthly_usd", descending=True).iter_rows(named=True)
+    ]
+    order = [r["component"] for r in rows]
+    y = alt.Y("component:N", sort=order, title=None)
+    x = alt.X("usd:Q", title="US$ per month", axis=alt.Axis(format="$~s", tickCount=5))
+    color = alt.Color(
+        "kind:N",
+        scale=alt.Scale(
+            domain=["cash spend", "estimated effort"], range=[PALETTE["blue"], PALETTE["grey"]]
+        ),
+        legend=alt.Legend(title=None, orient="bottom", direction="horizontal"),
+    )
+    base = alt.Chart(alt.Data(values=rows))
+    bars = base.mark_bar(height=22).encode(
+        x=x, y=y, color=color, tooltip=["component:N", "label:N", "meaning:N"]
+    )
+    labels = base.mark_text(align="left", dx=6, fontSize=_SMALL, color=INK).encode(
+        x=x, y=y, text="label:N"
+    )
+    chart = alt.layer(bars, labels).properties(width=width - 260, height=34 * len(rows))
+    return finish(
+        chart,
+        title,
+        f"Total {money(plan.total_monthly_usd)} a month, {money(plan.cash_monthly_usd)} of it cash",
+    )
+
+
+def placements(plan: Plan, width: int = WIDTH) -> Any:
+    """Peak GPUs each workload takes, split by the pool and GPU type it runs on."""
+    title = "Placements"
+    if plan.placements.height == 0:
+        return _empty(title, "No feasible plan, so nothing is placed.", width)
+    rows = [
+        {
+            **r,
+            "where": f"{r['pool']} · {r['gpu_type']}",
+            "share_label": f"{r['share']:.0%}",
+        }
+        for r in _rows(plan.placements)
+    ]
+    totals = (
+        plan.placements.group_by("workload").agg(pl.col("gpus").sum()).sort("gpus", descending=True)
+    )
+    order = totals["workload"].to_list()
+    y = alt.Y("workload:N", sort=order, title=None)
+    x = alt.X(
+        "gpus:Q",
+        title="GPUs at peak (SLO headroom included)",
+        stack="zero",
+        axis=alt.Axis(tickCount=6),
+    )
+    base = alt.Chart(alt.Data(values=rows))
+    bars = base.mark_bar(height=22, stroke="white", strokeWidth=1).encode(
+        x=x,
+        y=y,
+        color=alt.Color("platform:N", scale=_platform_scale(), legend=_platform_legend()),
+        order=alt.Order("pool:N"),
+        tooltip=["workload:N", "where:N", "share_label:N", alt.Tooltip("gpus:Q", format=".0f")],
+    )
+    label_rows = [
+        {"workload": r["workload"], "gpus": r["gpus"], "text": f"{r['gpus']:.0f}"}
+        for r in _rows(totals)
+    ]
+    labels = (
+        alt.Chart(alt.Data(values=label_rows))
+        .mark_text(align="left", dx=6, fontSize=_SMALL, color=INK)
+        .encode(x="gpus:Q", y=alt.Y("workload:N", sort=order), text="text:N")
+    )
+    chart = alt.layer(bars, labels).properties(width=width - 260, height=34 * len(order))
+    return finish(chart, title)
+
+
+_METRIC_WORDS = {
+    "p99_latency_ms": ("p99 latency", "ms"),
+    "max_queue_wait_hours": ("queue wait", "h"),
+    "max_completion_hours": ("completion", "h"),
+    "queue_wait_hours": ("queue wait", "h"),
+    "completion_hours": ("completion", "h"),
+}
+
+
+def _num(value: float) -> str:
+    return f"{value:,.0f}" if abs(value) >= 10 else f"{value:.2g}"
+
+
+def service_levels(plan: Plan, width: int = WIDTH) -> Any:
+    """Predicted service level as a share of its target (under 100% is met), one bar each."""
+    title = "Service levels"
+    frame = plan.service_levels.filter(pl.col("predicted").is_not_null())
+    if frame.height == 0:
+        return _empty(title, "No service-level predictions for this plan.", width)
+    rows: list[dict[str, Any]] = []
+    for r in frame.iter_rows(named=True):
+        words, unit = _METRIC_WORDS.get(r["metric"], (r["metric"], ""))
+        ratio = r["predicted"] / r["target"] if r["target"] else 0.0
+        rows.append(
+            {
+                "row": f"{r['workload']} ({words})",
+                "ratio": ratio,
+                "state": "met" if r["met"] else "missed",
+                "label": f"{_num(r['predicted'])} of {_num(r['target'])} {unit}".strip(),
+            }
+        )
+    top = max(1.2, max(float(r["ratio"]) for r in rows) * 1.1)
+    y = alt.Y("row:N", title=None, sort=None)
+    x = alt.X(
+        "ratio:Q",
+        title="Predicted, as a share of the target",
+        scale=alt.Scale(domain=[0, top]),
+        axis=alt.Axis(format="%", tickCount=5),
+    )
+    base = alt.Chart(alt.Data(values=rows))
+    bars = base.mark_bar(height=22).encode(
+        x=x,
+        y=y,
+        color=alt.Color(
+            "state:N",
+            scale=alt.Scale(
+                domain=["met", "missed"], range=[PALETTE["blue"], PALETTE["vermilion"]]
+            ),
+            legend=alt.Legend(title=None, orient="bottom", direction="horizontal"),
+        ),
+        tooltip=["row:N", "label:N", "state:N"],
+    )
+    labels = base.mark_text(align="left", dx=6, fontSize=_SMALL, color=INK).encode(
+        x=x, y=y, text="label:N"
+    )
+    target = (
+        alt.Chart(alt.Data(values=[{"ratio": 1.0}]))
+        .mark_rule(color=INK, strokeDash=[6, 4], strokeWidth=2)
+        .encode(x="ratio:Q")
+    )
+    chart = alt.layer(bars, labels, target).properties(width=width - 300, height=34 * len(rows))
+    return finish(chart, title, "The dashed line is the target")
+
+
+def staffing(plan: Plan, width: int = WIDTH) -> Any:
+    """FTE the plan needs per skill against the staff available (tick) and hires (label)."""
+    title = "Staffing"
+    rows = []
+    for r in plan.staffing.iter_rows(named=True):
+        hires = int(r["hires"] or 0)
+        label = f"needs {r['required_fte']:.1f} of {r['available_fte']:.1f} FTE"
+        if hires:
+            label += f", hires {hires}"
+        rows.append(
+            {
+                "skill": SKILL_LABELS.get(r["skill"], r["skill"]),
+                "required": r["required_fte"],
+                "available": r["available_fte"],
+                "label_at": max(r["required_fte"], r["available_fte"]),
+                "label": label,
+                "color": PLATFORM_COLORS["slurm" if r["skill"] == "hpc" else "kubernetes"],
+            }
+        )
+    if not rows:
+        return _empty(title, "No staffing figures.", width)
+    top = max(1.0, *(r["label_at"] for r in rows)) * 1.6
+    y = alt.Y("skill:N", title=None, sort=None)
+    scale = alt.Scale(domain=[0, top])
+    base = alt.Chart(alt.Data(values=rows))
+    bars = base.mark_bar(height=24).encode(
+        x=alt.X("required:Q", title="FTE", scale=scale, axis=alt.Axis(tickCount=6)),
+        y=y,
+        color=alt.Color("color:N", scale=None),
+        tooltip=["skill:N", "label:N"],
+    )
+    tick = base.mark_tick(color=INK, thickness=3, size=36).encode(x="available:Q", y=y)
+    labels = base.mark_text(align="left", dx=10, fontSize=_SMALL, color=INK).encode(
+        x=alt.X("label_at:Q", scale=scale), y=y, text="label:N"
+    )
+    chart = alt.layer(bars, tick, labels).properties(width=width - 260, height=45 * len(rows))
+    return finish(chart, title, "Bar: FTE the plan needs; black tick: staff available")
+
+
+def compare_archetypes(frame: pl.DataFrame, width: int = WIDTH) -> Any:
+    """Monthly cost of each archetype (``cd.compare``), the cheapest highlighted, infeasible marked."""
+    title = "Cost by architecture"
+    best = frame.filter(pl.col("status") != "infeasible")["total_monthly_usd"].min()
+    rows = []
+    for r in _rows(frame):
+        feasible = r["status"] != "infeasible" and r["total_monthly_usd"] is not None
+        usd = r["total_monthly_usd"] if feasible else 0.0
+        if not feasible:
+            label = "infeasible"
+        elif r["total_monthly_usd"] == best:
+            label = f"{money(usd)}  (cheapest)"
+        else:
+            label = f"{money(usd)}  (+{money(r['delta_usd'] or 0.0)})"
+        rows.append(
+            {
+                "archetype": ARCHETYPE_LABELS.get(r["archetype"], r["archetype"]),
+                "usd": usd,
+                "label": label,
+                "rank": "cheapest"
+                if feasible and r["total_monthly_usd"] == best
+                else ("alternative" if feasible else "infeasible"),
+                "note": r.get("note") or "",
+            }
+        )
+    order = [r["archetype"] for r in rows]
+    y = alt.Y("archetype:N", sort=order, title=None)
+    x = alt.X("usd:Q", title="US$ per month", axis=alt.Axis(format="$~s", tickCount=5))
+    base = alt.Chart(alt.Data(values=rows))
+    bars = base.mark_bar(height=24).encode(
+        x=x,
+        y=y,
+        color=alt.Color(
+            "rank:N",
+            scale=alt.Scale(
+                domain=["cheapest", "alternative", "infeasible"],
+                range=[PALETTE["blue"], PALETTE["sky"], PALETTE["light"]],
+            ),
+            legend=alt.Legend(title=None, orient="bottom", direction="horizontal"),
+        ),
+        tooltip=["archetype:N", "label:N", "note:N"],
+    )
+    labels = base.mark_text(align="left", dx=6, fontSize=_SMALL, color=INK).encode(
+        x=x, y=y, text="label:N"
+    )
+    chart = alt.layer(bars, labels).properties(width=width - 330, height=40 * len(rows))
+    return finish(chart, title, "Each solved with that architecture forced")
+
+
+# -- rendering --------------------------------------------------------------------------------
+
+
+def _spec(chart: Any) -> dict[str, Any]:
+    # Our charts are built from typed Altair objects, so the schema check is skipped for speed.
+    spec: dict[str, Any] = chart.to_dict(validate=False)
+    return spec
+
+
+def to_svg(chart: Any) -> str:
+    """The chart as SVG text, rendered offline by vl-convert (embeds in any HTML)."""
+    return str(vlc.vegalite_to_svg(_spec(chart), vl_version=_VL_VERSION))
+
+
+def to_png(chart: Any, scale: float = 2) -> bytes:
+    """The chart as PNG bytes at ``scale`` × its pixel size (2 suits slides and projectors)."""
+    return bytes(vlc.vegalite_to_png(_spec(chart), vl_version=_VL_VERSION, scale=scale))

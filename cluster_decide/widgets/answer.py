@@ -1,0 +1,187 @@
+"""The answer panel: headline, architecture and the other charts, tables and reasons.
+
+Charts are rendered to SVG in the kernel (vl-convert), so they show with no internet and in any
+front end. The panel keeps the last good answer on screen until a new one is ready, shows a small
+busy indicator meanwhile, and renders a tab's charts only when it is opened.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import ipywidgets as w
+
+from cluster_decide import charts
+from cluster_decide.plan import Plan
+from cluster_decide.widgets.html import (
+    busy_html,
+    chart_html,
+    headline_html,
+    message_html,
+    reasons_html,
+    relaxations_html,
+    table_html,
+)
+
+__all__ = ["CHARTS", "AnswerPanel"]
+
+_PLACEMENT_COLUMNS = {
+    "workload": "Workload",
+    "pool": "Pool",
+    "platform": "Platform",
+    "gpu_type": "GPU",
+    "share": "Share",
+    "gpus": "GPUs at peak",
+    "gpu_hours_per_month": "GPU-hours/month",
+}
+_POOL_COLUMNS = {
+    "pool": "Pool",
+    "platform": "Platform",
+    "gpu_type": "GPU",
+    "nodes": "Nodes",
+    "gpus": "GPUs",
+    "burst_gpu_hours": "Burst GPU-h/month",
+    "utilization": "Utilization",
+}
+
+
+def _placements(plan: Plan, width: int) -> str:
+    svg = charts.to_svg(charts.placements(plan, width))
+    return chart_html("placements", svg) + table_html(plan.placements, _PLACEMENT_COLUMNS)
+
+
+def _architecture(plan: Plan, width: int) -> str:
+    return chart_html("architecture", charts.to_svg(charts.architecture(plan, width)))
+
+
+def _costs(plan: Plan, width: int) -> str:
+    return chart_html("costs", charts.to_svg(charts.cost_breakdown(plan, width)))
+
+
+def _service(plan: Plan, width: int) -> str:
+    return chart_html("service_levels", charts.to_svg(charts.service_levels(plan, width)))
+
+
+def _staffing(plan: Plan, width: int) -> str:
+    return chart_html("staffing", charts.to_svg(charts.staffing(plan, width)))
+
+
+def _pools(plan: Plan, width: int) -> str:
+    return table_html(plan.pools, _POOL_COLUMNS)
+
+
+def _reasons(plan: Plan, width: int) -> str:
+    return reasons_html(plan)
+
+
+CHARTS: dict[str, tuple[str, Callable[[Plan, int], str]]] = {
+    "architecture": ("Architecture", _architecture),
+    "costs": ("Cost", _costs),
+    "placements": ("Placements", _placements),
+    "service_levels": ("Service levels", _service),
+    "staffing": ("Staffing", _staffing),
+    "pools": ("Pools", _pools),
+    "reasons": ("Reasons", _reasons),
+}
+"""Answer parts by name: tab title and a function that renders the part of a plan as HTML."""
+
+
+class AnswerPanel:
+    """Headline, the always-visible parts, and tabs for the rest; redrawn by :meth:`show`.
+
+    ``visible`` parts render on every new plan; ``tabs`` render when their tab is open, so a
+    control change pays for what is on screen and nothing else. ``reasons`` limits the reasons
+    under the headline (None: all of them in a tab instead).
+    """
+
+    def __init__(
+        self,
+        visible: Sequence[str] = ("architecture",),
+        tabs: Sequence[str] = ("costs", "placements", "service_levels", "staffing", "reasons"),
+        reasons: int | None = None,
+        width: int = charts.WIDTH,
+        extra_tabs: dict[str, w.Widget] | None = None,
+    ) -> None:
+        self.width = width
+        self.plan: Plan | None = None
+        self.busy = w.HTML(busy_html(False))
+        self.message = w.HTML("")
+        self.headline = w.HTML("")
+        self.relaxations = w.HTML("")
+        self.reasons_limit = reasons
+        self.reasons = w.HTML("")
+        self.parts: dict[str, w.HTML] = {n: w.HTML("") for n in (*visible, *tabs)}
+        self.visible = tuple(visible)
+        self.tab_names = tuple(tabs)
+        self._drawn: dict[str, Plan | None] = dict.fromkeys(self.parts)
+        self._rendered: dict[tuple[str, int], tuple[Plan, str]] = {}
+        self._render_lock = threading.Lock()  # the prefetch thread draws too
+        # The first visible part (the architecture) sits right under the headline, the reasons
+        # after it: the one-glance answer fits a 1280×800 screen.
+        shown = [self.parts[n] for n in self.visible]
+        children: list[w.Widget] = [self.busy, self.message, self.headline, self.relaxations]
+        children += [*shown[:1], *([self.reasons] if reasons is not None else []), *shown[1:]]
+        self.tabs: w.Tab | None = None
+        extra = extra_tabs or {}
+        if self.tab_names or extra:
+            self.tabs = w.Tab(children=[*(self.parts[n] for n in self.tab_names), *extra.values()])
+            self.tabs.titles = (*(CHARTS[n][0] for n in self.tab_names), *extra)
+            self.tabs.observe(self._tab_opened, names="selected_index")
+            children.append(self.tabs)
+        self.box = w.VBox(children, layout=w.Layout(width=f"{width + 40}px"))
+
+    def set_busy(self, busy: bool) -> None:
+        """Show or hide the busy indicator (the answer below stays as it is)."""
+        self.busy.value = busy_html(busy)
+
+    def show_message(self, text: str, level: str = "error") -> None:
+        """Show a message above the answer (empty text clears it)."""
+        self.message.value = message_html(text, level) if text else ""
+
+    def show(self, plan: Plan) -> None:
+        """Redraw the headline and the parts on screen for ``plan``."""
+        self.plan = plan
+        self.headline.value = headline_html(plan)
+        self.relaxations.value = relaxations_html(plan)
+        if self.reasons_limit is not None:
+            self.reasons.value = reasons_html(plan, self.reasons_limit)
+        for name in self.visible:
+            self._draw(name)
+        if self.tabs is not None:
+            self._tab_opened({"new": self.tabs.selected_index})
+
+    def render_all(self) -> None:
+        """Draw every part now, tabs included (for exports and tests)."""
+        for name in self.parts:
+            self._draw(name)
+
+    def _html(self, name: str, plan: Plan) -> str:
+        # Plans come from a cache, so a plan seen before is the same object: reuse its drawing.
+        key = (name, id(plan))
+        with self._render_lock:
+            hit = self._rendered.get(key)
+        if hit is None or hit[0] is not plan:
+            hit = (plan, CHARTS[name][1](plan, self.width))
+            with self._render_lock:
+                self._rendered[key] = hit
+                while len(self._rendered) > 64:
+                    self._rendered.pop(next(iter(self._rendered)))
+        return hit[1]
+
+    def prerender(self, plan: Plan) -> None:
+        """Draw the always-visible parts of ``plan`` ahead of time, without showing them."""
+        for name in self.visible:
+            self._html(name, plan)
+
+    def _draw(self, name: str) -> None:
+        plan = self.plan
+        if plan is None or self._drawn[name] is plan:
+            return
+        self.parts[name].value = self._html(name, plan)
+        self._drawn[name] = plan
+
+    def _tab_opened(self, change: Any) -> None:
+        if change["new"] is not None and change["new"] < len(self.tab_names):
+            self._draw(self.tab_names[change["new"]])

@@ -1,0 +1,376 @@
+"""The controls a review meeting moves, each mapped to one validated change of the scenario.
+
+A control knows how to read its start value from a scenario and how to apply its value to one;
+:class:`Controls` lays a chosen set of them out and turns a base scenario plus the current
+values into the scenario to solve. Resetting to a new base does not fire change events.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import ipywidgets as w
+
+from cluster_decide.charts import PLATFORM_LABELS
+from cluster_decide.constants import PLATFORMS, WORKLOAD_KINDS
+from cluster_decide.scenario import Scenario
+
+__all__ = [
+    "DASHBOARD_CONTROLS",
+    "EXECUTIVE_CONTROLS",
+    "KIND_LABELS",
+    "Control",
+    "Controls",
+    "control",
+]
+
+KIND_LABELS = {
+    "distributed_training": "Pre-training",
+    "fine_tuning": "Fine-tuning",
+    "experimentation": "Notebooks",
+    "batch_inference": "Batch inference",
+    "pipeline": "Pipelines",
+    "realtime_inference": "Online inference",
+}
+_STYLE = {"description_width": "185px"}
+
+
+def _layout() -> w.Layout:
+    # One Layout per widget: hiding a control sets its layout's display.
+    return w.Layout(width="420px")
+
+
+@dataclass
+class Control:
+    """One widget with how to initialize it from a scenario and how to apply it to one."""
+
+    name: str
+    widget: w.Widget
+    read: Callable[[Scenario], Any]
+    apply: Callable[[Scenario, Any], Scenario]
+    relevant: Callable[[Scenario], bool] = lambda scn: True
+
+
+def _slider(label: str, lo: float, hi: float, step: float, fmt: str = ".2f") -> w.FloatSlider:
+    return w.FloatSlider(
+        value=1.0,
+        min=lo,
+        max=hi,
+        step=step,
+        description=label,
+        readout_format=fmt,
+        continuous_update=False,
+        style=_STYLE,
+        layout=_layout(),
+    )
+
+
+def _has(kinds: Sequence[str]) -> Callable[[Scenario], bool]:
+    return lambda scn: any(x.kind in kinds for x in scn.workloads)
+
+
+def _demand(kinds: Sequence[str], label: str) -> Control:
+    def apply(scn: Scenario, value: Any) -> Scenario:
+        present = {x.kind for x in scn.workloads}
+        for kind in kinds:
+            if kind in present and abs(value - 1.0) > 1e-9:
+                scn = scn.scale_demand(kind, float(value))
+        return scn
+
+    return Control(
+        f"demand:{'+'.join(kinds)}",
+        _slider(f"{label} demand ×", 0.25, 4.0, 0.05),
+        lambda scn: 1.0,
+        apply,
+        _has(kinds),
+    )
+
+
+def _slo(kinds: Sequence[str], label: str) -> Control:
+    def apply(scn: Scenario, value: Any) -> Scenario:
+        present = {x.kind for x in scn.workloads}
+        for kind in kinds:
+            if kind in present and abs(value - 1.0) > 1e-9:
+                scn = scn.scale_slo(kind, float(value))
+        return scn
+
+    return Control(
+        f"slo:{'+'.join(kinds)}",
+        _slider(f"{label} target ×", 0.25, 4.0, 0.05),
+        lambda scn: 1.0,
+        apply,
+        _has(kinds),
+    )
+
+
+def _fte(skill: str, label: str) -> Control:
+    widget = w.FloatSlider(
+        min=0.0,
+        max=12.0,
+        step=0.5,
+        description=f"{label} staff (FTE)",
+        readout_format=".1f",
+        continuous_update=False,
+        style=_STYLE,
+        layout=_layout(),
+    )
+    return Control(
+        f"fte:{skill}",
+        widget,
+        lambda scn: float(getattr(scn.team, skill).fte),
+        lambda scn, v: scn if v == getattr(scn.team, skill).fte else scn.set_fte(skill, float(v)),
+    )
+
+
+def _hiring() -> Control:
+    def apply(scn: Scenario, value: Any) -> Scenario:
+        if bool(value) == scn.hiring.allowed:
+            return scn
+        return scn.set_hiring(bool(value), scn.hiring.max_fte or 4)
+
+    return Control(
+        "hiring",
+        w.Checkbox(description="Hiring allowed", style=_STYLE, layout=_layout()),
+        lambda scn: scn.hiring.allowed,
+        apply,
+    )
+
+
+def _procurement() -> Control:
+    return Control(
+        "procurement",
+        w.ToggleButtons(
+            options=[("Cloud", "cloud"), ("On-prem", "on_prem")],
+            description="Procurement",
+            style={**_STYLE, "button_width": "110px"},
+        ),
+        lambda scn: scn.procurement.mode,
+        lambda scn, v: scn if v == scn.procurement.mode else scn.set_procurement(str(v)),
+    )
+
+
+def _prices() -> Control:
+    return Control(
+        "gpu_prices",
+        _slider("GPU price ×", 0.5, 2.0, 0.05),
+        lambda scn: scn.procurement.gpu_price_scale,
+        lambda scn, v: (
+            scn
+            if abs(v - scn.procurement.gpu_price_scale) < 1e-9
+            else scn.scale_gpu_prices(float(v))
+        ),
+    )
+
+
+def _budget() -> Control:
+    def read(scn: Scenario) -> float:
+        cap = scn.policy.budget_usd_per_month
+        return round(cap / 1e6, 2) if cap else 0.0
+
+    def apply(scn: Scenario, value: Any) -> Scenario:
+        cap = float(value) * 1e6 if value and value > 0 else None
+        return scn if read(scn) == (value or 0.0) else scn.set_budget(cap)
+
+    return Control(
+        "budget",
+        w.BoundedFloatText(
+            min=0.0,
+            max=1000.0,
+            step=0.1,
+            description="Budget cap ($M/month)",
+            description_allow_html=False,
+            tooltip="0 means no cap",
+            style=_STYLE,
+            layout=_layout(),
+        ),
+        read,
+        apply,
+    )
+
+
+def _platforms() -> Control:
+    short = {
+        "slurm": "Slurm",
+        "kubernetes": "Kubernetes",
+        "kubernetes_batch": "K8s + batch add-on",
+        "shared": "Shared pool",
+    }
+    boxes = [
+        w.Checkbox(
+            value=True,
+            description=short[p],
+            tooltip=PLATFORM_LABELS[p],
+            indent=False,
+            layout=w.Layout(width="200px"),
+        )
+        for p in PLATFORMS
+    ]
+    box = w.VBox(
+        [w.HTML("<b>Candidate platforms</b>"), w.HBox(boxes[:2]), w.HBox(boxes[2:])],
+        layout=w.Layout(width="420px"),
+    )
+
+    def read(scn: Scenario) -> tuple[str, ...]:
+        return tuple(scn.policy.platforms)
+
+    def apply(scn: Scenario, value: Any) -> Scenario:
+        return scn if tuple(value) == read(scn) else scn.restrict_platforms(list(value))
+
+    return Control("platforms", box, read, apply)
+
+
+def control(name: str) -> Control:
+    """A fresh control by name (see ``DASHBOARD_CONTROLS`` for the names)."""
+    groups = {
+        "demand:training": (("distributed_training", "fine_tuning"), "Training"),
+        "demand:inference": (("realtime_inference", "batch_inference"), "Inference"),
+    }
+    if name in groups:
+        return _demand(*groups[name])
+    if name.startswith("demand:") and name[7:] in WORKLOAD_KINDS:
+        return _demand((name[7:],), KIND_LABELS[name[7:]])
+    makers: dict[str, Callable[[], Control]] = {
+        "slo:latency": lambda: _slo(("realtime_inference",), "p99 latency"),
+        "slo:training": lambda: _slo(("distributed_training", "fine_tuning"), "Training wait"),
+        "slo:batch": lambda: _slo(("batch_inference", "pipeline"), "Batch deadline"),
+        "fte:hpc": lambda: _fte("hpc", "HPC"),
+        "fte:kubernetes": lambda: _fte("kubernetes", "Kubernetes"),
+        "hiring": _hiring,
+        "procurement": _procurement,
+        "gpu_prices": _prices,
+        "budget": _budget,
+        "platforms": _platforms,
+    }
+    if name not in makers:
+        raise KeyError(f"no control named '{name}'")
+    return makers[name]()
+
+
+DASHBOARD_CONTROLS = (
+    *(f"demand:{k}" for k in WORKLOAD_KINDS),
+    "fte:hpc",
+    "fte:kubernetes",
+    "hiring",
+    "procurement",
+    "gpu_prices",
+    "slo:latency",
+    "slo:training",
+    "slo:batch",
+    "budget",
+    "platforms",
+)
+"""Everything a review meeting changes."""
+EXECUTIVE_CONTROLS = (
+    "demand:training",
+    "demand:inference",
+    "fte:hpc",
+    "fte:kubernetes",
+    "procurement",
+    "gpu_prices",
+)
+"""Six controls for the executive app."""
+
+
+class Controls:
+    """A set of controls over a base scenario: ``scenario()`` applies them all in order."""
+
+    def __init__(self, names: Sequence[str], base: Scenario) -> None:
+        self.controls = {n: control(n) for n in names}
+        self._callbacks: list[Callable[[], None]] = []
+        self._muted = False
+        self.last_changed: str | None = None
+        self.box = w.VBox([c.widget for c in self.controls.values()])
+        for c in self.controls.values():
+            for leaf in self._leaves(c):
+                leaf.observe(lambda _ch, name=c.name: self._fire(name), names="value")
+        self.reset(base)
+
+    @staticmethod
+    def _leaves(c: Control) -> list[w.Widget]:
+        if c.name == "platforms":
+            return [b for row in c.widget.children[1:] for b in row.children]
+        return [c.widget]
+
+    def __getitem__(self, name: str) -> w.Widget:
+        """The widget of a control (for the platforms control, the box of checkboxes)."""
+        return self.controls[name].widget
+
+    def value(self, name: str) -> Any:
+        """The current value of a control."""
+        c = self.controls[name]
+        if c.name == "platforms":
+            leaves = self._leaves(c)
+            return tuple(p for p, b in zip(PLATFORMS, leaves, strict=True) if b.value)
+        return c.widget.value
+
+    def set_value(self, name: str, value: Any) -> None:
+        """Set a control's value as a user would (fires the change)."""
+        c = self.controls[name]
+        if c.name == "platforms":
+            # All boxes change at once, then one change fires (not one per box).
+            self._muted = True
+            try:
+                for p, b in zip(PLATFORMS, self._leaves(c), strict=True):
+                    b.value = p in value
+            finally:
+                self._muted = False
+            self._fire(name)
+            return
+        c.widget.value = value
+
+    def on_change(self, callback: Callable[[], None]) -> None:
+        """Call ``callback()`` after any control changes (not on reset)."""
+        self._callbacks.append(callback)
+
+    def _fire(self, name: str) -> None:
+        if not self._muted:
+            self.last_changed = name
+            for cb in self._callbacks:
+                cb()
+
+    def neighbours(self, name: str) -> list[Any]:
+        """The values one step either side of a slider's value, or a toggle's other options.
+
+        These are the likeliest next values, which the dashboard solves ahead of time.
+        """
+        widget = self.controls[name].widget
+        if isinstance(widget, w.FloatSlider):
+            steps = (widget.value + widget.step, widget.value - widget.step)
+            return [round(v, 6) for v in steps if widget.min <= round(v, 6) <= widget.max]
+        if isinstance(widget, w.Checkbox):
+            return [not widget.value]
+        if isinstance(widget, w.ToggleButtons):
+            return [v for _label, v in widget.options if v != widget.value]
+        return []
+
+    def scenario_with(self, name: str, value: Any) -> Scenario:
+        """The scenario the controls would give if control ``name`` had ``value``."""
+        scn = self.base
+        for key, c in self.controls.items():
+            scn = c.apply(scn, value if key == name else self.value(key))
+        return scn
+
+    def reset(self, base: Scenario) -> None:
+        """Show ``base``'s values (hiding controls that do not apply to it), without firing."""
+        self.base = base
+        self._muted = True
+        try:
+            for c in self.controls.values():
+                value = c.read(base)
+                if c.name == "platforms":
+                    for p, b in zip(PLATFORMS, self._leaves(c), strict=True):
+                        b.value = p in value
+                else:
+                    c.widget.value = value
+                c.widget.layout.display = None if c.relevant(base) else "none"
+        finally:
+            self._muted = False
+
+    def scenario(self) -> Scenario:
+        """The base scenario with every control applied (raises ScenarioError or ValueError)."""
+        scn = self.base
+        for name, c in self.controls.items():
+            scn = c.apply(scn, self.value(name))
+        return scn

@@ -1,0 +1,137 @@
+"""The executive app in a real browser: Voila on 127.0.0.1, Debian's chromium, no other network."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = "/usr/bin/chromium"
+ROOT = Path(__file__).resolve().parents[2]
+SHOTS = Path(__file__).resolve().parent / "screenshots"
+LAUNCH_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        not os.path.exists(CHROMIUM),
+        reason=f"Debian chromium not found at {CHROMIUM} (run .ci/system-deps.sh to install it)",
+    ),
+]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def voila_url() -> Iterator[str]:
+    """Voila serving the executive app on a fresh port; probed by TCP, stopped at the end."""
+    port = _free_port()
+    # binder/verify.sh points this at a clean environment built from binder/requirements.txt.
+    python = os.environ.get("CD_VOILA_PYTHON", sys.executable)
+    proc = subprocess.Popen(
+        [
+            python,
+            "-m",
+            "voila",
+            "--no-browser",
+            f"--port={port}",
+            "--Voila.ip=127.0.0.1",
+            "workbook/executive.ipynb",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), 0.5).close()
+                break
+            except OSError:
+                time.sleep(0.2)
+        else:
+            pytest.fail("Voila did not start listening within 60 s")
+        yield f"http://127.0.0.1:{port}/"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def test_executive_app_updates_in_the_browser(voila_url: str) -> None:
+    from playwright.sync_api import Route, sync_playwright
+
+    SHOTS.mkdir(exist_ok=True)
+    blocked: list[str] = []
+
+    def only_local(route: Route) -> None:
+        if route.request.url.startswith(voila_url.rstrip("/")):
+            route.continue_()
+        else:
+            blocked.append(route.request.url)
+            route.abort()
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 800})
+            page.route("**/*", only_local)
+            page.goto(voila_url, timeout=120_000)
+            page.wait_for_selector(".cd-chart[data-chart=architecture] svg", timeout=120_000)
+            headline = page.locator(".cd-headline")
+            total = headline.get_attribute("data-total")
+            archetype = headline.get_attribute("data-archetype")
+            arch_before = page.locator(".cd-chart[data-chart=architecture]").inner_html()
+            assert archetype and total
+            page.screenshot(path=str(SHOTS / "executive-before.png"))
+
+            slider = page.locator(".widget-slider", has_text="Training demand")
+            slider.locator(".noUi-handle").focus()
+            page.keyboard.press("Home")  # the slider's minimum: a quarter of today's training
+            page.wait_for_function(
+                "t => document.querySelector('.cd-headline').dataset.total !== t",
+                arg=total,
+                timeout=60_000,
+            )
+            page.wait_for_selector(".cd-busy[data-busy=false]", timeout=60_000)
+            new_total = headline.get_attribute("data-total")
+            assert new_total and float(new_total) < float(total)
+            # A quarter of the training no longer pays for a Slurm cluster of its own.
+            assert headline.get_attribute("data-archetype") != archetype
+            arch_after = page.locator(".cd-chart[data-chart=architecture]").inner_html()
+            assert arch_after != arch_before
+
+            frames = page.locator(".cd-chart")
+            assert frames.count() >= 2
+            for i in range(frames.count()):
+                assert frames.nth(i).locator("svg, canvas").count() >= 1
+            content = page.content()
+            assert "Error loading script" not in content
+            assert "Traceback" not in content
+            page.screenshot(path=str(SHOTS / "executive-after.png"))
+        finally:
+            browser.close()
+    assert all(not u.startswith(("http://127.0.0.1", "ws://127.0.0.1")) for u in blocked)

@@ -1,0 +1,69 @@
+"""Charts: one palette, offline SVG/PNG, and a readable answer for every kind of plan."""
+
+from __future__ import annotations
+
+import polars as pl
+
+import cluster_decide as cd
+from cluster_decide import charts
+from cluster_decide.widgets import PlanCache
+
+
+def test_every_chart_renders_offline_as_svg(plan_cache: PlanCache) -> None:
+    plan = plan_cache.solve(cd.load_scenario())
+    for make in (
+        charts.architecture,
+        charts.cost_breakdown,
+        charts.placements,
+        charts.service_levels,
+        charts.staffing,
+    ):
+        svg = charts.to_svg(make(plan))
+        assert svg.startswith("<svg") and "</svg>" in svg
+
+
+def test_architecture_names_every_pool_gpu_type_and_workload(plan_cache: PlanCache) -> None:
+    plan = plan_cache.solve(cd.load_scenario())
+    svg = charts.to_svg(charts.architecture(plan))
+    for pool in plan.pools["pool"].unique():
+        assert f"{pool} —" in svg
+    for gpu in plan.pools.filter(pl.col("gpus") > 0)["gpu_type"].unique():
+        assert f"× {gpu}" in svg
+    for workload in plan.placements["workload"].unique():
+        assert workload in svg
+
+
+def test_platform_colours_are_the_palette_and_distinct() -> None:
+    colours = list(charts.PLATFORM_COLORS.values())
+    assert len(set(colours)) == len(colours) == 4
+    assert set(colours) <= set(charts.PALETTE.values())
+    assert set(charts.PLATFORM_LABELS) == set(charts.PLATFORM_COLORS)
+
+
+def test_png_is_scaled(plan_cache: PlanCache) -> None:
+    plan = plan_cache.solve(cd.load_scenario())
+    png = charts.to_png(charts.staffing(plan), scale=2)
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    width = int.from_bytes(png[16:20], "big")
+    assert width > 2 * 500
+
+
+def test_infeasible_plan_charts_say_so(plan_cache: PlanCache) -> None:
+    plan = plan_cache.solve(cd.load_scenario().set_budget(500_000))
+    assert not plan.feasible
+    assert "No feasible plan" in charts.to_svg(charts.architecture(plan))
+    assert "No feasible plan" in charts.to_svg(charts.cost_breakdown(plan))
+
+
+def test_compare_chart_marks_cheapest_and_infeasible() -> None:
+    frame = pl.DataFrame(
+        {
+            "archetype": ["hybrid_separate", "kubernetes_batch", "slurm_only"],
+            "status": ["optimal", "optimal", "infeasible"],
+            "total_monthly_usd": [1.2e6, 1.25e6, float("nan")],
+            "delta_usd": [0.0, 5e4, float("nan")],
+            "note": ["", "", "needs autoscaling"],
+        }
+    )
+    svg = charts.to_svg(charts.compare_archetypes(frame))
+    assert "(cheapest)" in svg and "infeasible" in svg and "+$50k" in svg

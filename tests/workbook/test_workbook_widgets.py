@@ -1,0 +1,193 @@
+"""Widget behaviour: set widget values as a user would, assert on the plan and the output."""
+
+from __future__ import annotations
+
+import base64
+import re
+from datetime import datetime, timezone
+
+import cluster_decide as cd
+from cluster_decide.explain import ARCHETYPE_WORDS, money
+from cluster_decide.widgets import Dashboard, PlanCache, executive_app, read_upload
+
+
+def _svg_in(html: str) -> bool:
+    return "<svg" in html and 'class="cd-chart"' in html
+
+
+def test_dashboard_starts_with_the_default_plan(dash: Dashboard) -> None:
+    plan = dash.plan
+    assert plan is not None and plan.feasible and plan.archetype
+    assert ARCHETYPE_WORDS[plan.archetype][1:] in dash.answer.headline.value
+    assert money(plan.total_monthly_usd) in dash.answer.headline.value
+    assert _svg_in(dash.answer.parts["architecture"].value)
+    assert dash.answer.message.value == ""
+
+
+def test_control_change_redraws_headline_and_architecture(dash: Dashboard) -> None:
+    before_headline = dash.answer.headline.value
+    before_arch = dash.answer.parts["architecture"].value
+    before = dash.plan
+    assert before is not None
+    dash.controls.set_value("demand:distributed_training", 0.25)
+    dash.controls.set_value("demand:fine_tuning", 0.25)
+    plan = dash.plan
+    assert plan is not None and plan is not before
+    assert plan.total_monthly_usd < before.total_monthly_usd
+    assert dash.answer.headline.value != before_headline
+    assert money(plan.total_monthly_usd) in dash.answer.headline.value
+    assert dash.answer.parts["architecture"].value != before_arch
+    assert _svg_in(dash.answer.parts["architecture"].value)
+
+
+def test_every_control_maps_to_the_scenario(dash: Dashboard) -> None:
+    dash.controls.set_value("fte:hpc", 3.0)
+    dash.controls.set_value("fte:kubernetes", 6.0)
+    dash.controls.set_value("hiring", False)
+    dash.controls.set_value("procurement", "on_prem")
+    dash.controls.set_value("gpu_prices", 1.5)
+    dash.controls.set_value("slo:latency", 2.0)
+    dash.controls.set_value("budget", 2.5)
+    dash.controls.set_value("platforms", ("slurm", "kubernetes", "kubernetes_batch"))
+    scn = dash.scenario
+    assert scn is not None
+    assert scn.team.hpc.fte == 3.0 and scn.team.kubernetes.fte == 6.0
+    assert not scn.hiring.allowed
+    assert scn.procurement.mode == "on_prem" and scn.procurement.gpu_price_scale == 1.5
+    assert scn.workload("support-assistant").p99_latency_ms == 3000
+    assert scn.policy.budget_usd_per_month == 2.5e6
+    assert scn.policy.platforms == ("slurm", "kubernetes", "kubernetes_batch")
+    assert dash.plan is not None and dash.plan.feasible
+    assert dash.plan.pools.filter(dash.plan.pools["platform"] == "shared").height == 0
+
+
+def test_invalid_upload_shows_a_message_and_keeps_the_last_plan(dash: Dashboard) -> None:
+    plan, headline = dash.plan, dash.answer.headline.value
+    bad = (
+        b'schema_version = 1\n[scenario]\nname = "x"\n[[workloads]]\nname = "a"\nkind = "pipelin"\n'
+    )
+    assert not dash.picker.load_bytes("bad.toml", bad)
+    assert dash.plan is plan and dash.answer.headline.value == headline
+    message = dash.answer.message.value
+    assert "bad.toml" in message and "kept" in message and "pipeline" in message
+    assert "Traceback" not in message
+    assert not dash.picker.load_bytes("broken.toml", b"this is = = not toml")
+    assert "invalid TOML" in dash.answer.message.value and dash.plan is plan
+    assert not dash.picker.load_bytes("binary.toml", b"\xff\xfe\x00")
+    assert "UTF-8" in dash.answer.message.value and dash.plan is plan
+
+
+def test_invalid_control_value_shows_a_message_and_keeps_the_last_plan(dash: Dashboard) -> None:
+    plan = dash.plan
+    dash.controls.set_value("platforms", ())
+    assert dash.plan is plan
+    assert "at least one" in dash.answer.message.value
+    dash.controls.set_value("platforms", ("slurm", "kubernetes", "kubernetes_batch", "shared"))
+    assert dash.answer.message.value == ""
+
+
+def test_infeasible_change_shows_the_smallest_relaxation(dash: Dashboard) -> None:
+    dash.controls.set_value("budget", 0.5)
+    assert dash.plan is not None and not dash.plan.feasible
+    assert "No feasible plan" in dash.answer.headline.value
+    assert "Raise the budget" in dash.answer.headline.value
+    assert "Smallest changes that make it work" in dash.answer.relaxations.value
+    assert "Traceback" not in dash.answer.message.value
+
+
+def test_upload_then_save_and_download_round_trip(dash: Dashboard) -> None:
+    text = cd.load_scenario("research-lab").to_toml().encode()
+    assert dash.picker.load_bytes("lab.toml", text)
+    assert dash.plan is not None and dash.plan.archetype == "slurm_only"
+    dash.controls.set_value("fte:hpc", 1.0)
+    key = dash.save_in_session("one engineer")
+    assert key in dash.picker.scenarios and dash.picker.dropdown.value == key
+    link = dash.download.value
+    payload = re.search(r"base64,([A-Za-z0-9+/=]+)", link)
+    assert payload is not None
+    downloaded = base64.b64decode(payload.group(1))
+    again = read_upload("download.toml", downloaded)
+    assert again.team.hpc.fte == 1.0
+    assert again.to_toml() == dash.scenario.to_toml()  # type: ignore[union-attr]
+
+
+def test_pin_and_compare_shows_deltas(dash: Dashboard) -> None:
+    assert dash.ab is not None
+    dash.ab.pin()
+    dash.controls.set_value("demand:realtime_inference", 2.0)
+    view = dash.ab.view.value
+    assert "A (pinned)" in view and "B (now)" in view
+    assert "cd-up" in view  # doubling online inference costs more
+    assert "peak_requests_per_second" in view  # what changed, by key
+    dash.ab.clear()
+    assert "Pin a plan" in dash.ab.view.value
+
+
+def test_tabs_render_when_opened(dash: Dashboard) -> None:
+    tabs = dash.answer.tabs
+    assert tabs is not None
+    for index, name in enumerate(dash.answer.tab_names):
+        tabs.selected_index = index
+        value = dash.answer.parts[name].value
+        assert value, name
+        if name in ("costs", "placements", "service_levels", "staffing"):
+            assert _svg_in(value), name
+
+
+def test_preset_pick_resets_controls(dash: Dashboard) -> None:
+    dash.controls.set_value("fte:hpc", 7.0)
+    dash.picker.dropdown.value = "inference-platform"
+    assert dash.controls.value("fte:hpc") == 0.0
+    assert dash.plan is not None and dash.plan.archetype == "kubernetes_only"
+    hidden = dash.controls["demand:distributed_training"].layout.display
+    assert hidden == "none"
+
+
+def test_executive_app_has_at_most_six_controls(plan_cache: PlanCache) -> None:
+    app = executive_app(debounce_s=0.0, cache=plan_cache)
+    assert len(app.controls.controls) <= 6
+    assert app.ab is None
+    reasons = app.answer.reasons.value
+    assert reasons.count("<li>") == 3
+    assert _svg_in(app.answer.parts["costs"].value)
+
+
+def test_debounced_changes_solve_once_and_show_the_last(plan_cache: PlanCache) -> None:
+    app = executive_app(debounce_s=0.05, cache=plan_cache, prefetch=False)
+    misses = plan_cache.misses
+    for value in (1.05, 1.1, 1.15):
+        app.controls.set_value("demand:training", value)
+    assert 'data-busy="true"' in app.answer.busy.value
+    app.wait()
+    assert plan_cache.misses - misses == 1
+    assert app.scenario is not None and app.controls.value("demand:training") == 1.15
+    assert 'data-busy="false"' in app.answer.busy.value
+
+
+def test_prefetch_solves_the_next_slider_step_ahead(plan_cache: PlanCache) -> None:
+    app = executive_app(debounce_s=0.0, cache=plan_cache, prefetch=True)
+    app.controls.set_value("fte:kubernetes", 4.5)
+    app.wait()
+    base = app.controls.base
+    for value in (5.0, 4.0):
+        assert app.controls.scenario_with("fte:kubernetes", value) in plan_cache
+    assert base.team.kubernetes.fte == 4.0
+    misses = plan_cache.misses
+    app.prefetch = False  # count only the foreground solve
+    app.controls.set_value("fte:kubernetes", 5.0)
+    assert plan_cache.misses == misses  # answered from the prefetched plan
+
+
+def test_the_upload_widget_loads_a_file_and_clears_itself(dash: Dashboard) -> None:
+    content = cd.load_scenario("research-lab").to_toml().encode()
+    upload = {
+        "name": "lab.toml",
+        "type": "application/toml",
+        "size": len(content),
+        "content": memoryview(content),
+        "last_modified": datetime.now(timezone.utc),
+    }
+    dash.picker.upload.value = (upload,)
+    assert dash.picker.dropdown.value == "uploaded: lab.toml"
+    assert dash.plan is not None and dash.plan.scenario == cd.load_scenario("research-lab").name
+    assert dash.picker.upload.value == ()
