@@ -1,0 +1,82 @@
+"""Questions a review asks of a plan: alternatives, levers, break-evens, sensitivity, uncertainty.
+
+Every analysis re-solves the model; none reads solver internals. The modules:
+
+- ``compare``: one row per archetype (cost, staff, gaps, service levels, or why not and the fix).
+- ``alternatives``: near-optimal alternatives, the most different plans within a cost slack.
+- ``levers``: what one more engineer, more budget, a relaxed SLO or a cheaper GPU is worth.
+- ``sensitivity``: break-even points by bisection, and tornado sensitivity at ±X%.
+- ``uncertainty``: sampled inputs solved in parallel: who wins how often, cost and regret.
+- ``pareto``: cost against capability gaps or SLO margin, by the epsilon-constraint method.
+- ``showback``: the plan's monthly cost allocated to workloads and teams.
+- ``inputs`` and ``core``: the named inputs every analysis varies, and the fast solve they share.
+"""
+
+from cluster_decide.analysis.alternatives import (
+    ALTERNATIVES_SCHEMA,
+    alternative_plans,
+    describe_difference,
+    near_optimal,
+)
+from cluster_decide.analysis.compare import COMPARE_SCHEMA, capability_gaps, compare
+from cluster_decide.analysis.core import Outcome, quick_solve, run_all
+from cluster_decide.analysis.inputs import apply_inputs, base_value, default_inputs, input_label
+from cluster_decide.analysis.levers import LEVER_SCHEMA, lever_scenarios, lever_values
+from cluster_decide.analysis.pareto import PARETO_SCHEMA, RISK_MEASURES, pareto_front
+from cluster_decide.analysis.sensitivity import (
+    BREAK_EVEN_SCHEMA,
+    TORNADO_SCHEMA,
+    BreakEven,
+    break_even,
+    break_evens,
+    tornado,
+)
+from cluster_decide.analysis.showback import SHOWBACK_SCHEMA, showback, showback_by_team
+from cluster_decide.analysis.uncertainty import (
+    COSTS_SCHEMA,
+    SUMMARY_SCHEMA,
+    UncertaintyResult,
+    default_distributions,
+    describe_inputs,
+    draw_samples,
+    uncertainty,
+)
+
+__all__ = [
+    "ALTERNATIVES_SCHEMA",
+    "BREAK_EVEN_SCHEMA",
+    "COMPARE_SCHEMA",
+    "COSTS_SCHEMA",
+    "LEVER_SCHEMA",
+    "PARETO_SCHEMA",
+    "RISK_MEASURES",
+    "SHOWBACK_SCHEMA",
+    "SUMMARY_SCHEMA",
+    "TORNADO_SCHEMA",
+    "BreakEven",
+    "Outcome",
+    "UncertaintyResult",
+    "alternative_plans",
+    "apply_inputs",
+    "base_value",
+    "break_even",
+    "break_evens",
+    "capability_gaps",
+    "compare",
+    "default_distributions",
+    "default_inputs",
+    "describe_difference",
+    "describe_inputs",
+    "draw_samples",
+    "input_label",
+    "lever_scenarios",
+    "lever_values",
+    "near_optimal",
+    "pareto_front",
+    "quick_solve",
+    "run_all",
+    "showback",
+    "showback_by_team",
+    "tornado",
+    "uncertainty",
+]

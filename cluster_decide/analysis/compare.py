@@ -1,0 +1,123 @@
+"""What each archetype would cost, staff and deliver, solved with that archetype forced."""
+
+from __future__ import annotations
+
+import math
+
+import polars as pl
+
+from cluster_decide.constants import ARCHETYPES
+from cluster_decide.model.solve import solve
+from cluster_decide.plan import Plan
+from cluster_decide.scenario import Scenario
+
+__all__ = ["COMPARE_SCHEMA", "capability_gaps", "compare"]
+
+COMPARE_SCHEMA = {
+    "archetype": pl.String,
+    "status": pl.String,
+    "total_monthly_usd": pl.Float64,
+    "delta_usd": pl.Float64,
+    "cash_monthly_usd": pl.Float64,
+    "pools": pl.String,
+    "hires": pl.Int64,
+    "note": pl.String,
+    "delta_pct": pl.Float64,
+    "hpc_fte": pl.Float64,
+    "kubernetes_fte": pl.Float64,
+    "hires_hpc": pl.Int64,
+    "hires_kubernetes": pl.Int64,
+    "capability_gaps": pl.String,
+    "capability_gaps_usd": pl.Float64,
+    "slo_met": pl.String,
+    "min_slo_margin": pl.Float64,
+    "reason": pl.String,
+    "relaxation": pl.String,
+}
+"""Columns of :func:`compare` (money in USD per month, staff in FTE, margins as fractions)."""
+
+
+def capability_gaps(scn: Scenario, plan: Plan) -> list[str]:
+    """Preferred capabilities a plan's platforms lack, as ``workload: capability (support)``."""
+    cat = scn.catalog
+    out = []
+    for r in plan.placements.unique(["workload", "platform"], maintain_order=True).iter_rows(
+        named=True
+    ):
+        kind = cat.platforms[r["platform"]]
+        for cap in scn.workload(r["workload"]).prefers:
+            support = kind.supports(cap)
+            if support != "native":
+                out.append(f"{r['workload']}: {cap} ({support}, {r['platform']})")
+    return out
+
+
+def _row(scn: Scenario, arch: str, plan: Plan) -> dict[str, object]:
+    staffing = {r["skill"]: r for r in plan.staffing.iter_rows(named=True)}
+    pools = ", ".join(
+        f"{r['pool']}:{r['gpu_type']}x{r['gpus']}" for r in plan.pools.iter_rows(named=True)
+    )
+    reason = relaxation = ""
+    if not plan.feasible:
+        reason = next((s for s in plan.explanations if s.startswith("Why")), "")
+        reason = reason or (plan.explanations[1] if len(plan.explanations) > 1 else "")
+        fixes = plan.relaxations.filter(pl.col("monthly_usd").is_not_null()).sort("monthly_usd")
+        if fixes.height == 0:
+            fixes = plan.relaxations
+        relaxation = fixes["sentence"][0] if fixes.height else ""
+    note = f"{reason} Fix: {relaxation}" if relaxation else reason
+    sl = plan.service_levels
+    margin = (
+        float(((sl["target"] - sl["predicted"]) / sl["target"]).min()) if sl.height else math.nan
+    )
+    gaps = capability_gaps(scn, plan) if plan.feasible else []
+    gap_usd = plan.costs.filter(pl.col("component") == "capability_gaps")["monthly_usd"]
+    return {
+        "archetype": arch,
+        "status": plan.status.value,
+        "total_monthly_usd": plan.total_monthly_usd,
+        "delta_usd": math.nan,
+        "cash_monthly_usd": plan.cash_monthly_usd,
+        "pools": pools,
+        "hires": int(plan.staffing["hires"].sum()),
+        "note": note or (plan.explanations[0] if plan.explanations else ""),
+        "delta_pct": math.nan,
+        "hpc_fte": staffing["hpc"]["required_fte"] if plan.feasible else math.nan,
+        "kubernetes_fte": staffing["kubernetes"]["required_fte"] if plan.feasible else math.nan,
+        "hires_hpc": staffing["hpc"]["hires"],
+        "hires_kubernetes": staffing["kubernetes"]["hires"],
+        "capability_gaps": "; ".join(gaps),
+        "capability_gaps_usd": float(gap_usd[0]) if gap_usd.len() and plan.feasible else math.nan,
+        "slo_met": f"{int(sl['met'].sum())}/{sl.height}" if sl.height else "",
+        "min_slo_margin": margin,
+        "reason": reason,
+        "relaxation": relaxation,
+    }
+
+
+def compare(
+    scn: Scenario, time_limit_s: float = 10.0, workers: int = 2, seed: int = 0
+) -> pl.DataFrame:
+    """One row per archetype, each solved with that archetype forced, cheapest first.
+
+    Columns (see :data:`COMPARE_SCHEMA`): archetype, status, total_monthly_usd, delta_usd and
+    delta_pct (to the cheapest feasible row), cash_monthly_usd, pools (``name:GPUxN`` list),
+    hires, note (the first reason, or why an archetype is infeasible and its fix), hpc_fte and
+    kubernetes_fte (FTE the plan needs), hires_hpc, hires_kubernetes, capability_gaps (preferred
+    capabilities the platforms lack) and capability_gaps_usd (their estimated monthly cost),
+    slo_met (``met/total`` predicted service levels), min_slo_margin (smallest
+    ``(target - predicted) / target``), reason and relaxation (for an infeasible archetype: why,
+    and the change that makes it feasible at the lowest cost).
+    """
+    rows = [
+        _row(scn, arch, solve(scn.force_archetype(arch), time_limit_s, workers, seed))
+        for arch in ARCHETYPES
+    ]
+    frame = pl.DataFrame(rows, schema=COMPARE_SCHEMA)
+    best = frame.filter(pl.col("status") != "infeasible")["total_monthly_usd"].min()
+    best_usd = float(best) if isinstance(best, int | float) else math.nan
+    frame = frame.with_columns(
+        (pl.col("total_monthly_usd") - best_usd).alias("delta_usd"),
+        ((pl.col("total_monthly_usd") - best_usd) / best_usd).alias("delta_pct"),
+    )
+    return frame.sort(["total_monthly_usd", "archetype"], nulls_last=True)

@@ -1,0 +1,207 @@
+"""Fast, reproducible solves for analyses that run many scenarios, and a way to run them in parallel.
+
+An analysis asks the same model hundreds of questions, so it needs a solve that is cheap and
+repeatable rather than a full :class:`~cluster_decide.plan.Plan`: :func:`quick_solve` builds the
+model of ``model/build.py``, lets a caller add constraints or replace the objective (the hook
+near-optimal alternatives and the Pareto front need), and runs CP-SAT on one worker with a
+*deterministic* time limit, so the answer never depends on the machine's load or on how many
+processes share it. Infeasible answers are reported, not diagnosed (that is ``solve``'s job).
+:func:`run_all` maps it over scenarios with any ``concurrent.futures.Executor``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from typing import Any
+
+from ortools.sat.python import cp_model
+from tqdm.auto import tqdm
+
+from cluster_decide.evaluate import Decisions, evaluate_decisions
+from cluster_decide.model.build import Model, build_model, tie_break_scale
+from cluster_decide.model.data import ModelData, prepare
+from cluster_decide.model.solve import read_decisions
+from cluster_decide.model.warmstart import add_hints, lp_relaxation, rounded_plan
+from cluster_decide.scenario import Scenario, parse_scenario
+
+__all__ = [
+    "DETERMINISTIC_LIMIT",
+    "Outcome",
+    "outcome_of",
+    "quick_solve",
+    "run_all",
+    "solve_model",
+]
+
+DETERMINISTIC_LIMIT = 5.0
+"""CP-SAT's deterministic time budget per analysis solve (machine-independent "seconds").
+
+The default scenario is proved optimal in well under 1; the limit only stops a runaway solve,
+and, unlike a wall-clock limit, stops it at the same point on every run.
+"""
+
+Constrain = Callable[[Model], None]
+Objective = Callable[[Model], Any]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What an analysis needs from one solve: status, shape, cost and the decisions."""
+
+    status: str
+    archetype: str | None
+    total_monthly_usd: float
+    cash_monthly_usd: float
+    open_pools: tuple[str, ...] = ()
+    decisions: Decisions = field(default_factory=lambda: Decisions({}, {}))
+    hires: int = 0
+    wall_time_s: float = 0.0
+
+    @property
+    def feasible(self) -> bool:
+        """Whether a plan was found."""
+        return self.status != "infeasible"
+
+
+def _infeasible(wall: float = 0.0) -> Outcome:
+    return Outcome("infeasible", None, math.nan, math.nan, wall_time_s=wall)
+
+
+def solve_model(
+    data: ModelData,
+    *,
+    seed: int = 0,
+    constrain: Constrain | None = None,
+    objective: Objective | None = None,
+    deterministic_limit: float = DETERMINISTIC_LIMIT,
+    hint: Decisions | None = None,
+) -> tuple[str, Decisions | None, Model, float]:
+    """Build ``data``'s model, add ``constrain``, minimize ``objective`` (default: cost, tie-break).
+
+    Returns the status, the decisions (None when infeasible), the built model and the objective
+    value. The rounded LP relaxation (or ``hint``) seeds the search as in ``solve``.
+    """
+    m = build_model(data)
+    if constrain is not None:
+        constrain(m)
+    m.cp.minimize(m.cost_cents)
+    if hint is not None:
+        add_hints(m, hint)
+    else:
+        relaxed = lp_relaxation(m.cp)
+        if relaxed is not None:
+            add_hints(m, rounded_plan(m, relaxed[1]))
+    if objective is None:
+        m.cp.minimize(m.cost_cents * tie_break_scale(m) + m.tie_break)
+    else:
+        m.cp.minimize(objective(m))
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    solver.parameters.random_seed = int(seed)
+    solver.parameters.max_deterministic_time = float(deterministic_limit)
+    code = solver.solve(m.cp)
+    if code not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return "infeasible", None, m, math.nan
+    status = "optimal" if code == cp_model.OPTIMAL else "feasible"
+    return status, read_decisions(m, solver), m, float(solver.objective_value)
+
+
+def outcome_of(data: ModelData, status: str, dec: Decisions, wall: float = 0.0) -> Outcome:
+    """An :class:`Outcome` costed by the independent evaluator."""
+    ev = evaluate_decisions(data, dec)
+    return Outcome(
+        status,
+        ev.archetype,
+        ev.total_cents / 100.0,
+        ev.cash_cents / 100.0,
+        ev.open_pools,
+        dec,
+        sum(ev.hires.values()),
+        wall,
+    )
+
+
+def quick_solve(
+    scn: Scenario,
+    seed: int = 0,
+    constrain: Constrain | None = None,
+    objective: Objective | None = None,
+    deterministic_limit: float = DETERMINISTIC_LIMIT,
+) -> Outcome:
+    """Solve ``scn`` for an analysis: one worker, deterministic limit, no infeasibility diagnosis."""
+    start = time.perf_counter()
+    data = prepare(scn)
+    if data.unplaceable:
+        return _infeasible(time.perf_counter() - start)
+    status, dec, _m, _obj = solve_model(
+        data,
+        seed=seed,
+        constrain=constrain,
+        objective=objective,
+        deterministic_limit=deterministic_limit,
+    )
+    if dec is None:
+        return _infeasible(time.perf_counter() - start)
+    return outcome_of(data, status, dec, time.perf_counter() - start)
+
+
+def _solve_chunk(payloads: Sequence[tuple[dict[str, Any], str]], seed: int) -> list[Outcome]:
+    """Solve scenarios sent as plain data (a Scenario's resolved catalog does not pickle)."""
+    return [quick_solve(parse_scenario(data, source=source), seed) for data, source in payloads]
+
+
+def _chunks(n: int, size: int) -> Iterator[range]:
+    for start in range(0, n, size):
+        yield range(start, min(n, start + size))
+
+
+def run_all(
+    scenarios: Sequence[Scenario],
+    executor: Executor | None = None,
+    max_workers: int | None = None,
+    seed: int = 0,
+    chunk_size: int = 4,
+    progress: bool | str = False,
+) -> list[Outcome]:
+    """Solve every scenario (in order) with ``executor``; by default a local process pool.
+
+    ``max_workers`` sizes the default pool (1 solves in this process, with no pool at all).
+    Work goes out in chunks of ``chunk_size`` scenarios, as plain data re-validated by the
+    worker against the shipped catalog (the scenario's own overrides travel with it); each solve is
+    deterministic, so the results do not depend on the executor or the number of workers.
+    ``progress`` shows a tqdm bar (a string labels it).
+    """
+    n = len(scenarios)
+    label = progress if isinstance(progress, str) else "solving"
+    bar = tqdm(total=n, desc=label, disable=not progress, unit="scenario")
+    results: list[Outcome | None] = [None] * n
+    workers = max_workers if max_workers is not None else min(2, os.cpu_count() or 1)
+    if executor is None and workers <= 1:
+        for i, s in enumerate(scenarios):
+            results[i] = quick_solve(s, seed)
+            bar.update(1)
+        bar.close()
+        return [r for r in results if r is not None]
+    own = executor is None
+    pool: Executor = executor if executor is not None else ProcessPoolExecutor(workers)
+    try:
+        futures: dict[Future[list[Outcome]], range] = {
+            pool.submit(
+                _solve_chunk, [(scenarios[i].to_dict(), scenarios[i].source) for i in idx], seed
+            ): idx
+            for idx in _chunks(n, max(1, chunk_size))
+        }
+        for fut in as_completed(futures):
+            for i, out in zip(futures[fut], fut.result(), strict=True):
+                results[i] = out
+            bar.update(len(futures[fut]))
+    finally:
+        bar.close()
+        if own:
+            pool.shutdown()
+    return [r for r in results if r is not None]
