@@ -1,0 +1,113 @@
+"""The charts an export shows, by name, drawn by :mod:`cluster_decide.charts` in its palette.
+
+Every chart comes from ``cluster_decide.charts`` (the plan's) or
+``cluster_decide.analysis_charts`` (lever values, break-evens); this module only decides which charts a
+bundle has (the comparison needs ``cd.compare``'s frame) and renders them all at once, so a
+failed render stops an export before any file is written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Final
+
+import polars as pl
+
+from cluster_decide import analysis_charts, charts
+from cluster_decide.export.content import Bundle, is_break_evens, is_levers
+
+__all__ = ["CHART_TITLES", "Rendered", "chart_names", "chart_set", "render"]
+
+CHART_TITLES: Final = {
+    "architecture": "Architecture",
+    "cost_breakdown": "Monthly cost",
+    "placements": "Placements",
+    "compare": "Cost by architecture",
+    "staffing": "Staffing",
+    "service_levels": "Service levels",
+    "levers": "What each lever is worth",
+    "break_evens": "Break-even points",
+}
+"""Chart names, in the order exports show them, and their titles."""
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """One chart rendered: PNG bytes (at ``scale`` × its size) and SVG text."""
+
+    name: str
+    png: bytes
+    svg: str
+
+
+def _alternatives(bundle: Bundle) -> pl.DataFrame:
+    if bundle.alternatives is None:
+        raise ValueError("the compare chart needs alternatives (cd.compare's frame)")
+    return bundle.alternatives
+
+
+def _analysis(bundle: Bundle, is_kind: Callable[[pl.DataFrame], bool]) -> pl.DataFrame | None:
+    """The first analysis frame of a kind (lever values, break-evens), or None."""
+    return next((f for f in bundle.analyses.values() if is_kind(f)), None)
+
+
+def _analysis_frame(bundle: Bundle, is_kind: Callable[[pl.DataFrame], bool]) -> pl.DataFrame:
+    frame = _analysis(bundle, is_kind)
+    if frame is None:
+        raise ValueError("this chart needs its analysis frame in the bundle's analyses")
+    return frame
+
+
+_BUILDERS: Final[dict[str, Callable[[Bundle, int], Any]]] = {
+    "architecture": lambda b, w: charts.architecture(b.plan, w),
+    "cost_breakdown": lambda b, w: charts.cost_breakdown(b.plan, w),
+    "placements": lambda b, w: charts.placements(b.plan, w),
+    "compare": lambda b, w: charts.compare_archetypes(_alternatives(b), w),
+    "staffing": lambda b, w: charts.staffing(b.plan, w),
+    "service_levels": lambda b, w: charts.service_levels(b.plan, w),
+    "levers": lambda b, w: analysis_charts.levers_chart(_analysis_frame(b, is_levers), w),
+    "break_evens": lambda b, w: analysis_charts.break_even_chart(
+        _analysis_frame(b, is_break_evens), w
+    ),
+}
+
+
+def chart_names(bundle: Bundle) -> tuple[str, ...]:
+    """The charts this bundle has, in order.
+
+    ``compare`` needs the alternatives; ``levers`` and ``break_evens`` need those analyses.
+    """
+    present = {
+        "compare": bundle.alternatives is not None,
+        "levers": _analysis(bundle, is_levers) is not None,
+        "break_evens": _analysis(bundle, is_break_evens) is not None,
+    }
+    return tuple(n for n in CHART_TITLES if present.get(n, True))
+
+
+def chart_set(bundle: Bundle, width: int = charts.WIDTH) -> dict[str, Any]:
+    """The bundle's charts by name, as Altair charts."""
+    return {name: _BUILDERS[name](bundle, width) for name in chart_names(bundle)}
+
+
+def render(
+    bundle: Bundle,
+    width: int = charts.WIDTH,
+    scale: float = 2,
+    png: bool = True,
+    svg: bool = True,
+    names: tuple[str, ...] | None = None,
+) -> dict[str, Rendered]:
+    """Render the bundle's charts (all, or those of ``names`` it has) offline with vl-convert."""
+    out = {}
+    for name in chart_names(bundle):
+        if names is not None and name not in names:
+            continue
+        chart = _BUILDERS[name](bundle, width)
+        out[name] = Rendered(
+            name,
+            charts.to_png(chart, scale) if png else b"",
+            charts.to_svg(chart) if svg else "",
+        )
+    return out

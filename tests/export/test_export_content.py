@@ -1,0 +1,162 @@
+"""The story every export tells: sections, analyses as tables, the pilot and the assumptions."""
+
+from __future__ import annotations
+
+import math
+
+import polars as pl
+import pytest
+
+import cluster_decide as cd
+from cluster_decide.analysis import BREAK_EVEN_SCHEMA, LEVER_SCHEMA
+from cluster_decide.explain import money
+from cluster_decide.export import Bundle, gather, headline, key_assumptions, pilot_plan, sections
+from cluster_decide.export.figures import chart_names
+
+
+def _levers() -> pl.DataFrame:
+    rows = [
+        (
+            "gpu:H100",
+            "H100 10% cheaper",
+            93000.0,
+            "hybrid_separate",
+            "H100 10% cheaper is worth $93k a month.",
+        ),
+        (
+            "fte:hpc",
+            "one more HPC (Slurm) engineer",
+            0.0,
+            "hybrid_separate",
+            "One more is worth nothing.",
+        ),
+        ("budget", "10% more budget", math.nan, None, "10% more budget: no plan."),
+    ]
+    return pl.DataFrame(
+        [
+            {
+                "lever": lever,
+                "change": change,
+                "base_monthly_usd": 1.2e6,
+                "lever_monthly_usd": 1.2e6 - value,
+                "value_usd_per_month": value,
+                "base_archetype": "hybrid_separate",
+                "lever_archetype": after,
+                "sentence": sentence,
+            }
+            for lever, change, value, after, sentence in rows
+        ],
+        schema=LEVER_SCHEMA,
+    )
+
+
+def _break_evens() -> pl.DataFrame:
+    row = dict.fromkeys(BREAK_EVEN_SCHEMA)
+    row.update(
+        input="gpu_price",
+        label="GPU prices",
+        unit="x",
+        base_value=1.0,
+        base_archetype="hybrid_separate",
+        found=True,
+        value=0.375,
+        same_value=0.38,
+        same_monthly_usd=5.2e5,
+        changed_value=0.37,
+        changed_archetype="kubernetes_batch",
+        changed_monthly_usd=5.1e5,
+        solves=8,
+        sentence="Separate clusters stays best down to 0.38× GPU prices.",
+    )
+    steady = {
+        **row,
+        "input": "fte:kubernetes",
+        "label": "Kubernetes staff",
+        "unit": "FTE",
+        "found": False,
+        "sentence": "It holds for Kubernetes staff.",
+    }
+    return pl.DataFrame([row, steady], schema=BREAK_EVEN_SCHEMA)
+
+
+def test_analyses_become_their_own_sections(bundle: Bundle) -> None:
+    extra = {
+        "lever values": _levers(),
+        "break-even points": _break_evens(),
+        "showback": pl.DataFrame({"team": ["research"], "monthly_usd": [1234.5]}),
+    }
+    with_analyses = Bundle(bundle.plan, bundle.scenario, bundle.alternatives, extra)
+    assert chart_names(with_analyses)[-2:] == ("levers", "break_evens")
+    assert "levers" not in chart_names(bundle)
+    story = sections(with_analyses)
+    by_key = {s.key: s for s in story}
+    levers = by_key["analysis-lever-values"]
+    assert levers.table is not None
+    assert levers.table.rows[0] == ("H100 10% cheaper", "$93k", "same")
+    assert [r[0] for r in levers.table.rows] == ["H100 10% cheaper", "10% more budget"]
+    assert levers.table.rows[1][1:] == ("–", "no feasible plan")
+    be = by_key["analysis-break-even-points"]
+    assert be.table is not None
+    assert be.table.rows == (
+        ("GPU prices", "1.00×", "0.38×", "0.37×", "Kubernetes + batch add-on"),
+    )
+    assert "Kubernetes staff" in be.lead
+    change = by_key["change"]
+    assert "Separate clusters stays best down to 0.38× GPU prices." in change.bullets
+    generic = by_key["analysis-showback"]
+    assert generic.table is not None and generic.table.rows == (("research", "1,234"),)
+
+
+def test_headline_is_one_sentence(default_plan: cd.Plan) -> None:
+    text = headline(default_plan)
+    assert text.startswith(
+        f"Run separate Slurm and Kubernetes clusters: {money(default_plan.total_monthly_usd)} a month"
+    )
+    assert text.count(". ") == 0 and text.endswith(".")
+
+
+@pytest.mark.parametrize(
+    ("preset", "training", "serving"),
+    [
+        ("research-lab", "foundation-pretraining", "none in this scenario"),
+        ("inference-platform", "none in this scenario", "chat-api"),
+    ],
+)
+def test_pilot_follows_the_scenarios_own_workloads(
+    preset: str, training: str, serving: str
+) -> None:
+    scn = cd.load_scenario(preset)
+    frame = pilot_plan(cd.solve(scn), scn)
+    assert frame["test"].to_list() == [
+        "Multi-node training",
+        "Fine-tuning",
+        "Batch pipeline",
+        "Inference endpoint",
+        "Failure injection",
+        "GPU node replacement",
+        "Quota enforcement",
+        "Cost reporting",
+    ]
+    assert frame["workload"][0] == training
+    assert frame["workload"][3] == serving
+    assert all(frame["measure"].str.len_chars() > 20)
+    assert frame["where"][0] != "–"
+
+
+def test_assumptions_follow_the_scenario(
+    default_scenario: cd.Scenario, default_plan: cd.Plan
+) -> None:
+    base = key_assumptions(default_plan, default_scenario)
+    assert set(base["confidence"]) <= {"high", "medium", "low", "assumption", "scenario"}
+    cheaper = default_scenario.scale_gpu_prices(0.5)
+    row = key_assumptions(default_plan, cheaper).filter(pl.col("figure") == "H100 reserved price")
+    assert row["source"][0] == "scenario file"
+    assert row["value"][0] == f"{4.13 * 0.5:,.2f}"
+
+
+def test_gather_solves_a_scenario_and_skips_compare_when_asked(
+    default_scenario: cd.Scenario,
+) -> None:
+    b = gather(default_scenario, run_compare=False)
+    assert b.plan.feasible and b.alternatives is None
+    assert [s.key for s in sections(b)][:2] == ["recommendation", "architecture"]
