@@ -7,6 +7,8 @@ The public API (a contract: extended, never renamed)::
     plan = cd.solve(scn, time_limit_s=10)
     cd.evaluate(scn, plan)              # cost and feasibility, independent of the solver
     cd.compare(scn)                     # one row per archetype
+    cd.simulate(plan)                   # replay jobs on the plan's pools
+    cd.export.deck(plan, "review.pptx") # slides, reports, images (needs the workbook extras)
 """
 
 from cluster_decide.analysis import compare
@@ -15,6 +17,7 @@ from cluster_decide.evaluate import Evaluation, evaluate
 from cluster_decide.model.solve import solve
 from cluster_decide.plan import Plan, Status
 from cluster_decide.scenario import PRESETS, Scenario, load_scenario, parse_scenario, save_scenario
+from cluster_decide.simulate import Simulation, simulate
 
 __all__ = [
     "PRESETS",
@@ -22,12 +25,23 @@ __all__ = [
     "Plan",
     "Scenario",
     "ScenarioError",
+    "Simulation",
     "Status",
     "compare",
     "evaluate",
     "load_scenario",
     "parse_scenario",
     "save_scenario",
+    "simulate",
     "solve",
 ]
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> object:
+    """``cd.export`` on first use: it needs the workbook extras (python-pptx, altair, vl-convert)."""
+    if name == "export":
+        import importlib
+
+        return importlib.import_module("cluster_decide.export")
+    raise AttributeError(f"module 'cluster_decide' has no attribute {name!r}")

@@ -7,13 +7,23 @@ never a traceback.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import polars as pl
 
-from cluster_decide.analysis import compare
+from cluster_decide.analysis import (
+    break_evens,
+    compare,
+    default_distributions,
+    describe_inputs,
+    lever_values,
+    near_optimal,
+    tornado,
+    uncertainty,
+)
 from cluster_decide.errors import ScenarioError
 from cluster_decide.explain import ARCHETYPE_WORDS, money
 from cluster_decide.model.solve import solve
@@ -83,12 +93,196 @@ def _solve(args: argparse.Namespace) -> int:
 def _compare(args: argparse.Namespace) -> int:
     scn = load_scenario(args.scenario)
     frame = compare(scn, time_limit_s=args.time_limit, workers=args.workers, seed=args.seed)
+    alternatives = (
+        near_optimal(scn, slack=args.slack, n=args.alternatives, seed=args.seed)
+        if args.alternatives
+        else None
+    )
     if args.json:
-        sys.stdout.write(frame.write_json() + "\n")
+        out = {"compare": json.loads(frame.write_json())}
+        if alternatives is not None:
+            out["alternatives"] = json.loads(alternatives.write_json())
+        sys.stdout.write(json.dumps(out, indent=2) + "\n")
+        return 0
+    columns = ["archetype", "status", "total_monthly_usd", "delta_usd", "delta_pct", "pools"]
+    columns += ["hpc_fte", "kubernetes_fte", "hires", "slo_met", "min_slo_margin"]
+    sys.stdout.write(f"Scenario: {scn.name}\n\n{_table(frame.select(columns))}\n\n")
+    for row in frame.iter_rows(named=True):
+        sys.stdout.write(f"- {row['archetype']}: {row['note']}\n")
+        if row["capability_gaps"]:
+            sys.stdout.write(f"  Capability gaps: {row['capability_gaps']}\n")
+    if alternatives is not None:
+        sys.stdout.write(f"\nNear-optimal alternatives (within {args.slack:.0%} of the optimum)\n")
+        for sentence in alternatives["sentence"]:
+            sys.stdout.write(f"- {sentence}\n")
+    return 0
+
+
+def _sensitivity(args: argparse.Namespace) -> int:
+    scn = load_scenario(args.scenario)
+    inputs = args.inputs.split(",") if args.inputs else None
+    frame = tornado(
+        scn, args.pct / 100, inputs, args.seed, max_workers=args.jobs, progress="tornado"
+    )
+    levers = lever_values(scn, seed=args.seed, max_workers=args.jobs)
+    breaks = break_evens(scn, inputs, seed=args.seed) if args.break_even else None
+    if args.json:
+        out = {"tornado": json.loads(frame.write_json()), "levers": json.loads(levers.write_json())}
+        if breaks is not None:
+            out["break_evens"] = json.loads(breaks.write_json())
+        sys.stdout.write(json.dumps(out, indent=2) + "\n")
+        return 0
+    columns = ["input", "low_value", "high_value", "low_delta_usd", "high_delta_usd"]
+    columns += ["low_archetype", "high_archetype"]
+    sys.stdout.write(f"Scenario: {scn.name}\n\nTornado at ±{args.pct:g}%\n")
+    sys.stdout.write(f"{_table(frame.select(columns))}\n\nValue of levers\n")
+    sys.stdout.write(_table(levers.select("lever", "value_usd_per_month", "lever_archetype")))
+    sys.stdout.write("\n\n" + "".join(f"- {s}\n" for s in levers["sentence"]))
+    if breaks is not None:
+        sys.stdout.write("\nBreak-even points\n")
+        sys.stdout.write("".join(f"- {s}\n" for s in breaks["sentence"]))
+    return 0
+
+
+def _uncertainty(args: argparse.Namespace) -> int:
+    scn = load_scenario(args.scenario)
+    tracked = args.track.split(",") if args.track else None
+    result = uncertainty(
+        scn, args.samples, args.seed, archetypes=tracked, max_workers=args.jobs, progress=True
+    )
+    if args.out:
+        out_dir = Path(args.out)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        result.samples.write_csv(out_dir / "samples.csv")
+        result.costs.write_csv(out_dir / "archetype_costs.csv")
+        result.summary.write_csv(out_dir / "summary.csv")
+    if args.json:
+        out = {
+            "summary": json.loads(result.summary.write_json()),
+            "distribution": json.loads(result.distribution().write_json()),
+            "sentences": result.sentences(),
+        }
+        sys.stdout.write(json.dumps(out, indent=2) + "\n")
+        return 0
+    sys.stdout.write(f"Scenario: {scn.name}\n{args.samples} samples, seed {args.seed}\n")
+    lines = describe_inputs(default_distributions(scn))
+    sys.stdout.write(
+        "Multipliers on the base values:\n" + "".join(f"  {x}\n" for x in lines) + "\n"
+    )
+    sys.stdout.write(f"{_table(result.summary)}\n\n{_table(result.distribution())}\n\n")
+    sys.stdout.write("".join(f"- {s}\n" for s in result.sentences()))
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    # Imported here: the exports need the workbook extras (python-pptx, altair, vl-convert).
+    from datetime import datetime, timezone
+
+    from cluster_decide import export
+
+    if not (args.pptx or args.html or args.md or args.images or args.data):
+        raise ValueError("export: give at least one of --pptx, --html, --md, --images, --data")
+    scn = load_scenario(args.scenario)
+    plan = solve(scn, time_limit_s=args.time_limit, workers=args.workers, seed=args.seed)
+    alternatives = (
+        None
+        if args.no_compare
+        else compare(scn, time_limit_s=args.time_limit, workers=args.workers, seed=args.seed)
+    )
+    analyses = export.standard_analyses(scn) if args.analyses else None
+    bundle = export.gather(plan, scn, alternatives, analyses, run_compare=False)
+    stamp = datetime.now(timezone.utc).replace(tzinfo=None) if args.timestamp else None
+    written = []
+    if args.pptx:
+        written.append(export.deck(bundle, args.pptx, template=args.template, timestamp=stamp))
+    if args.html or args.md:
+        written += export.report(bundle, args.html, args.md, timestamp=stamp)
+    if args.images:
+        written += export.images(bundle, args.images)
+    if args.data:
+        written += export.frames(bundle, args.data)
+    if args.json:
+        sys.stdout.write(
+            json.dumps({"status": plan.status.value, "written": [str(w) for w in written]}) + "\n"
+        )
     else:
-        sys.stdout.write(f"Scenario: {scn.name}\n\n{_table(frame.drop('note'))}\n\n")
-        for row in frame.iter_rows(named=True):
-            sys.stdout.write(f"- {row['archetype']}: {row['note']}\n")
+        sys.stdout.write(f"Scenario: {scn.name}\nStatus:   {plan.status.value}\n")
+        sys.stdout.write("".join(f"Wrote {w}\n" for w in written))
+    return 0 if plan.feasible else 1
+
+
+def _ingest(args: argparse.Namespace) -> int:
+    """Read job logs, classify them, derive demand and write a scenario; print both reports."""
+    # Imported here so `solve` and `compare` start without the inventory readers and tqdm.
+    from tqdm import tqdm
+
+    from cluster_decide.inventory import InventoryError
+    from cluster_decide.inventory.demand import write_scenario
+    from cluster_decide.inventory.ingest import RowProgress, ingest, load_column_map
+
+    try:
+        column_map = load_column_map(args.column_map) if args.column_map else None
+        # The bar shows on a terminal only (disable=None), so logs and pipes stay clean.
+        with tqdm(unit=" rows", unit_scale=True, desc="reading", leave=False, disable=None) as bar:
+            done = ingest(
+                args.files,
+                format=args.format,
+                tz=args.tz,
+                rules=args.rules,
+                column_map=column_map,
+                progress=RowProgress(bar),
+            )
+        path = write_scenario(args.out, done.demand.workloads, name=args.name)
+    except InventoryError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return 2
+    workloads = done.demand.evidence.select(
+        "workload", "jobs", "users", "gpu_hours_per_month", "gpus_p95", "wait_hours_p90"
+    )
+    sys.stdout.write(
+        f"{done.read.report.summary()}\n\nClassification "
+        f"(rules: {args.rules or 'default'})\n{_table(done.classification.report)}\n\n"
+        f"Workloads ({done.demand.window_days:.1f} days observed)\n{_table(workloads)}\n\n"
+        f"Wrote {len(done.demand.workloads)} workloads to {path}; team, procurement and "
+        "policy are placeholders to edit.\n"
+    )
+    return 0
+
+
+def _simulate(args: argparse.Namespace) -> int:
+    """Replay jobs on the recommended plan and set simulated waits beside predicted ones."""
+    from cluster_decide.simulate import simulate
+
+    plan = solve(
+        load_scenario(args.scenario),
+        time_limit_s=args.time_limit,
+        workers=args.workers,
+        seed=args.seed,
+    )
+    if not plan.feasible:
+        sys.stdout.write(summary(plan))
+        return 1
+    jobs = None
+    if args.jobs:
+        path = Path(args.jobs)
+        jobs = pl.read_parquet(path) if path.suffix == ".parquet" else pl.read_csv(path)
+    sim = simulate(plan, jobs=jobs, days=args.days, seed=args.seed)
+    if args.json:
+        sys.stdout.write(
+            json.dumps(
+                {name: getattr(sim, name).to_dicts() for name in ("comparison", "waits", "pools")},
+                default=str,
+            )
+            + "\n"
+        )
+        return 0
+    sys.stdout.write(
+        f"Scenario: {plan.scenario}\nSimulated {args.days:g} days ({sim.events:,} events in {sim.wall_s:.2f} s; "
+        "the first day is warm-up)\n\n"
+        f"Queue waits, predicted vs simulated (hours)\n{_table(sim.comparison)}\n\n"
+        f"Waits by class\n{_table(sim.waits)}\n\n"
+        f"Pools\n{_table(sim.pools)}\n"
+    )
     return 0
 
 
@@ -124,7 +318,91 @@ def build_parser() -> argparse.ArgumentParser:
     p_solve.set_defaults(func=_solve)
     p_compare = sub.add_parser("compare", help="solve once per archetype and compare costs")
     _add_common(p_compare)
+    p_compare.add_argument(
+        "--alternatives",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also find N near-optimal alternatives (most different plans within the slack)",
+    )
+    p_compare.add_argument(
+        "--slack", type=float, default=0.05, help="cost slack of alternatives (default 0.05)"
+    )
     p_compare.set_defaults(func=_compare)
+    p_sens = sub.add_parser(
+        "sensitivity", help="tornado of cost and archetype, value of levers, break-even points"
+    )
+    _add_common(p_sens)
+    p_sens.add_argument("--pct", type=float, default=20.0, help="tornado range ±PCT (default 20)")
+    p_sens.add_argument(
+        "--inputs", help="comma-separated inputs (demand:<kind>, fte:<skill>, gpu_price, ...)"
+    )
+    p_sens.add_argument(
+        "--break-even", action="store_true", help="also bisect for break-even points (slower)"
+    )
+    p_sens.add_argument("--jobs", type=int, default=None, help="solver processes (default 2)")
+    p_sens.set_defaults(func=_sensitivity)
+    p_unc = sub.add_parser(
+        "uncertainty", help="sample demand, prices and staff; how often each archetype wins"
+    )
+    _add_common(p_unc)
+    p_unc.add_argument("--samples", type=int, default=200, help="number of samples (default 200)")
+    p_unc.add_argument("--jobs", type=int, default=None, help="solver processes (default 2)")
+    p_unc.add_argument(
+        "--track", help="comma-separated archetypes to cost in every sample (default: best two)"
+    )
+    p_unc.add_argument("--out", metavar="DIR", help="also write samples and summary CSVs to DIR")
+    p_unc.set_defaults(func=_uncertainty)
+    p_export = sub.add_parser(
+        "export", help="write a slide deck, an HTML/Markdown report, chart images, plan data"
+    )
+    _add_common(p_export)
+    p_export.add_argument("--pptx", metavar="FILE", help="slide deck (.pptx, 16:9)")
+    p_export.add_argument("--html", metavar="FILE", help="self-contained HTML report")
+    p_export.add_argument(
+        "--md", metavar="FILE", help="Markdown report (chart PNGs in NAME-images/ beside it)"
+    )
+    p_export.add_argument("--images", metavar="DIR", help="every chart as PNG (2x) and SVG")
+    p_export.add_argument("--data", metavar="DIR", help="plan frames as CSV and JSON")
+    p_export.add_argument("--template", metavar="FILE", help="company .pptx whose masters to use")
+    p_export.add_argument(
+        "--no-compare", action="store_true", help="skip the per-archetype alternatives (faster)"
+    )
+    p_export.add_argument(
+        "--analyses",
+        action="store_true",
+        help="add lever values and break-even points (re-solves many times: about a minute)",
+    )
+    p_export.add_argument(
+        "--timestamp", action="store_true", help="stamp today's date (default: reproducible files)"
+    )
+    p_export.set_defaults(func=_export)
+    p_ingest = sub.add_parser(
+        "ingest", help="turn sacct exports or public traces into a scenario's workloads"
+    )
+    p_ingest.add_argument("files", nargs="+", metavar="FILE", help="job logs (gzip works)")
+    p_ingest.add_argument(
+        "--format", default=None, help="override format detection (sacct, sacct_json, swf, ...)"
+    )
+    p_ingest.add_argument(
+        "--tz", default=None, help="time zone of naive times, e.g. America/Chicago (default UTC)"
+    )
+    p_ingest.add_argument("--rules", metavar="FILE", help="classification rules TOML")
+    p_ingest.add_argument(
+        "--column-map", metavar="FILE", help="CSV/Parquet column map (TOML or JSON)"
+    )
+    p_ingest.add_argument(
+        "--name", default="Inventory-derived scenario", help="the written scenario's name"
+    )
+    p_ingest.add_argument("--out", required=True, metavar="FILE", help="scenario TOML to write")
+    p_ingest.set_defaults(func=_ingest)
+    p_sim = sub.add_parser("simulate", help="replay jobs on the recommended plan's pools")
+    _add_common(p_sim)
+    p_sim.add_argument("--days", type=float, default=28, help="days to simulate (default 28)")
+    p_sim.add_argument(
+        "--jobs", metavar="FILE", help="CSV/Parquet jobs: workload, submit_h, gpus, duration_h"
+    )
+    p_sim.set_defaults(func=_simulate)
     return parser
 
 
