@@ -244,7 +244,7 @@ def _ingest(args: argparse.Namespace) -> int:
         f"(rules: {args.rules or 'default'})\n{_table(done.classification.report)}\n\n"
         f"Workloads ({done.demand.window_days:.1f} days observed)\n{_table(workloads)}\n\n"
         f"Wrote {len(done.demand.workloads)} workloads to {path}; team, procurement and "
-        "policy are placeholders to edit.\n"
+        "policy are defaults for you to edit.\n"
     )
     return 0
 

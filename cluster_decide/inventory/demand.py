@@ -535,7 +535,7 @@ def scenario_document(
 ) -> dict[str, Any]:
     """A whole scenario (SCENARIO.md, schema_version 1) around derived workloads.
 
-    Team, hiring, procurement and policy are not in a job log: the defaults are placeholders
+    Team, hiring, procurement and policy are not in a job log: the defaults are starting values
     for the analyst to edit (zero staff is deliberate, so nobody mistakes them for evidence).
     """
     return {
