@@ -23,29 +23,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import statistics
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import cluster_decide as cd
 from cluster_decide import charts
 from cluster_decide.widgets import Dashboard, PlanCache
-
-ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = "/usr/bin/chromium"
-LAUNCH_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
+from cluster_decide.widgets.serve import CHROMIUM, LAUNCH_ARGS, voila_app
 
 
 def _ms(samples: list[float]) -> str:
@@ -86,74 +70,36 @@ def kernel(rounds: int) -> dict[str, list[float]]:
     return {"baseline": baseline, "cold": cold, "warm": warm, "stepped": stepped, "ahead": ahead}
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def browser(rounds: int, pause_s: float) -> dict[str, list[float]]:
     """Key press to new headline in the executive app: new values up, seen values back down."""
     from playwright.sync_api import sync_playwright
 
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}/"
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "voila",
-            "--no-browser",
-            f"--port={port}",
-            "--Voila.ip=127.0.0.1",
-            "workbook/executive.ipynb",
-        ],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
     times: dict[str, list[float]] = {"cold": [], "warm": []}
-    try:
-        for _ in range(300):
-            try:
-                socket.create_connection(("127.0.0.1", port), 0.5).close()
-                break
-            except OSError:
-                time.sleep(0.2)
-        with sync_playwright() as p:
-            b = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
-            page = b.new_page(viewport={"width": 1280, "height": 800})
-            page.route(
-                "**/*",
-                lambda r: r.continue_() if r.request.url.startswith(url[:-1]) else r.abort(),
-            )
-            page.goto(url, timeout=120_000)
-            page.wait_for_selector(".cd-chart[data-chart=architecture] svg", timeout=120_000)
-            handle = page.locator(".widget-slider", has_text="Training demand").locator(
-                ".noUi-handle"
-            )
-            for key, label in (("ArrowRight", "cold"), ("ArrowLeft", "warm")):
-                for _ in range(rounds):
-                    # A reader's pause between changes, in which the app solves the next steps.
-                    time.sleep(pause_s)
-                    total = page.locator(".cd-headline").get_attribute("data-total")
-                    handle.focus()
-                    start = time.perf_counter()
-                    page.keyboard.press(key)
-                    page.wait_for_function(
-                        "t => document.querySelector('.cd-headline').dataset.total !== t",
-                        arg=total,
-                        timeout=60_000,
-                        polling=10,
-                    )
-                    times[label].append(time.perf_counter() - start)
-            b.close()
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+    with voila_app() as url, sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        page = b.new_page(viewport={"width": 1280, "height": 800})
+        page.route(
+            "**/*", lambda r: r.continue_() if r.request.url.startswith(url[:-1]) else r.abort()
+        )
+        page.goto(url, timeout=120_000)
+        page.wait_for_selector(".cd-chart[data-chart=architecture] svg", timeout=120_000)
+        handle = page.locator(".widget-slider", has_text="Training demand").locator(".noUi-handle")
+        for key, label in (("ArrowRight", "cold"), ("ArrowLeft", "warm")):
+            for _ in range(rounds):
+                # A reader's pause between changes, in which the app solves the next steps.
+                time.sleep(pause_s)
+                total = page.locator(".cd-headline").get_attribute("data-total")
+                handle.focus()
+                start = time.perf_counter()
+                page.keyboard.press(key)
+                page.wait_for_function(
+                    "t => document.querySelector('.cd-headline').dataset.total !== t",
+                    arg=total,
+                    timeout=60_000,
+                    polling=10,
+                )
+                times[label].append(time.perf_counter() - start)
+        b.close()
     return times
 
 

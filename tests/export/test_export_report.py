@@ -14,18 +14,7 @@ import cluster_decide as cd
 from cluster_decide.explain import money
 from cluster_decide.export import Bundle, frames, images, report
 from cluster_decide.export.figures import chart_names
-
-CHROMIUM = "/usr/bin/chromium"
-LAUNCH_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
+from cluster_decide.widgets.serve import CHROMIUM, LAUNCH_ARGS
 
 
 @pytest.fixture(scope="module")

@@ -3,28 +3,16 @@
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-CHROMIUM = "/usr/bin/chromium"
+from cluster_decide.widgets.serve import CHROMIUM, LAUNCH_ARGS, voila_app
+
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = Path(__file__).resolve().parent / "screenshots"
-LAUNCH_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
 
 pytestmark = [
     pytest.mark.browser,
@@ -36,49 +24,12 @@ pytestmark = [
 ]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def voila_url() -> Iterator[str]:
     """Voila serving the executive app on a fresh port; probed by TCP, stopped at the end."""
-    port = _free_port()
     # binder/verify.sh points this at a clean environment built from binder/requirements.txt.
-    python = os.environ.get("CD_VOILA_PYTHON", sys.executable)
-    proc = subprocess.Popen(
-        [
-            python,
-            "-m",
-            "voila",
-            "--no-browser",
-            f"--port={port}",
-            "--Voila.ip=127.0.0.1",
-            "workbook/executive.ipynb",
-        ],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", port), 0.5).close()
-                break
-            except OSError:
-                time.sleep(0.2)
-        else:
-            pytest.fail("Voila did not start listening within 60 s")
-        yield f"http://127.0.0.1:{port}/"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+    with voila_app(python=os.environ.get("CD_VOILA_PYTHON", sys.executable)) as url:
+        yield url
 
 
 def test_executive_app_updates_in_the_browser(voila_url: str) -> None:
