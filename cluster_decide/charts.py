@@ -36,6 +36,7 @@ __all__ = [
     "finish",
     "placements",
     "service_levels",
+    "simulated_waits",
     "staffing",
     "to_png",
     "to_svg",
@@ -466,6 +467,56 @@ def service_levels(plan: Plan, width: int = WIDTH) -> Any:
     )
     chart = alt.layer(bars, labels, target).properties(width=width - 300, height=34 * len(rows))
     return finish(chart, title, "The dashed line is the target")
+
+
+def simulated_waits(comparison: pl.DataFrame, width: int = WIDTH) -> Any:
+    """Mean queue wait of each batch class, as the planner predicts it and as the replay measured.
+
+    Takes ``Simulation.comparison`` (workload, pool, metric, predicted_h, simulated_h).
+    """
+    title = "Queue waits: predicted vs simulated"
+    rows: list[dict[str, Any]] = []
+    for r in comparison.iter_rows(named=True):
+        for source, key in (
+            ("predicted (queueing formula)", "predicted_h"),
+            ("simulated (replay)", "simulated_h"),
+        ):
+            value = r[key]
+            if value is not None and math.isfinite(value):
+                rows.append(
+                    {
+                        "row": f"{r['workload']} · {r['pool']}",
+                        "source": source,
+                        "hours": float(value),
+                    }
+                )
+    if not rows:
+        return _empty(title, "No batch class to compare in this plan.", width)
+    y = alt.Y("row:N", title=None, sort=None)
+    x = alt.X("hours:Q", title="Mean queue wait (hours)")
+    color = alt.Color(
+        "source:N",
+        scale=alt.Scale(
+            domain=["predicted (queueing formula)", "simulated (replay)"],
+            range=[PALETTE["blue"], PALETTE["orange"]],
+        ),
+        legend=alt.Legend(title=None, orient="bottom", direction="horizontal", labelLimit=300),
+    )
+    chart = (
+        alt.Chart(alt.Data(values=rows))
+        .mark_bar(height=14)
+        .encode(
+            x=x,
+            y=y,
+            yOffset="source:N",
+            color=color,
+            tooltip=["row:N", "source:N", alt.Tooltip("hours:Q", format=".2f")],
+        )
+        .properties(width=width - 300, height=44 * len({r["row"] for r in rows}))
+    )
+    return finish(
+        chart, title, "The replay draws jobs from the scenario and runs them on the plan's pools"
+    )
 
 
 def staffing(plan: Plan, width: int = WIDTH) -> Any:

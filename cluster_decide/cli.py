@@ -267,6 +267,15 @@ def _simulate(args: argparse.Namespace) -> int:
         path = Path(args.jobs)
         jobs = pl.read_parquet(path) if path.suffix == ".parquet" else pl.read_csv(path)
     sim = simulate(plan, jobs=jobs, days=args.days, seed=args.seed)
+    if args.chart:
+        from cluster_decide import charts
+
+        chart = charts.simulated_waits(sim.comparison)
+        out = Path(args.chart)
+        if out.suffix == ".svg":
+            out.write_text(charts.to_svg(chart), encoding="utf-8")
+        else:
+            out.write_bytes(charts.to_png(chart))
     if args.json:
         sys.stdout.write(
             json.dumps(
@@ -401,6 +410,9 @@ def build_parser() -> argparse.ArgumentParser:
     p_sim.add_argument("--days", type=float, default=28, help="days to simulate (default 28)")
     p_sim.add_argument(
         "--jobs", metavar="FILE", help="CSV/Parquet jobs: workload, submit_h, gpus, duration_h"
+    )
+    p_sim.add_argument(
+        "--chart", metavar="FILE", help="also draw predicted vs simulated waits (.png or .svg)"
     )
     p_sim.set_defaults(func=_simulate)
     return parser

@@ -72,3 +72,15 @@ def test_cli_simulate(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     assert "predicted vs simulated" in out
     assert "foundation-pretraining" in out
+
+
+def test_predicted_vs_simulated_chart(lab_plan: cd.Plan, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from cluster_decide import charts
+
+    sim = simulate(lab_plan, days=7)
+    svg = charts.to_svg(charts.simulated_waits(sim.comparison))
+    assert "predicted (queueing formula)" in svg and "simulated (replay)" in svg
+    assert (
+        main(["simulate", "research-lab", "--days", "7", "--chart", str(tmp_path / "w.svg")]) == 0
+    )
+    assert (tmp_path / "w.svg").read_text().startswith("<svg")
