@@ -24,6 +24,7 @@ from cluster_decide.widgets.answer import AnswerPanel
 from cluster_decide.widgets.cache import PlanCache
 from cluster_decide.widgets.compare import ABCompare
 from cluster_decide.widgets.controls import DASHBOARD_CONTROLS, EXECUTIVE_CONTROLS, Controls
+from cluster_decide.widgets.exporter import ExportPanel
 from cluster_decide.widgets.html import STYLE, download_link
 from cluster_decide.widgets.picker import ScenarioPicker
 
@@ -62,6 +63,7 @@ class Dashboard:
         self.picker = ScenarioPicker(presets, upload=not executive)
         self.controls = Controls(controls, self.picker.current)
         self.download = w.HTML("")
+        self.exporter = ExportPanel()
         self.ab: ABCompare | None = None
         if executive:
             self.answer = AnswerPanel(
@@ -76,7 +78,7 @@ class Dashboard:
         self.controls.on_change(self._changed)
         left: list[w.Widget] = [self.picker.box, self.controls.box]
         if not executive:
-            left.append(self.download)
+            left.extend([self.download, self.exporter.box])
         if self.ab is not None:
             left.append(w.HBox([self.ab.pin_button, self.ab.clear_button]))
             self.ab.box.children = (self.ab.view,)
@@ -163,6 +165,7 @@ class Dashboard:
                 self.download.value = download_link(
                     scn.to_toml(), _filename(scn), "Download this scenario (TOML)"
                 )
+                self.exporter.update(plan, scn)
             self.answer.set_busy(False)
             if self.prefetch and self.controls.last_changed is not None:
                 self._prefetcher = threading.Thread(

@@ -201,10 +201,13 @@ def archetype_label(archetype: str | None) -> str:
     return ARCHETYPE_LABELS.get(archetype or "", "none (infeasible)")
 
 
-def download_link(text: str, filename: str, label: str) -> str:
-    """A link that downloads ``text`` as a file, with no server round trip (works in Voila)."""
-    data = base64.b64encode(text.encode("utf-8")).decode("ascii")
+def download_link(
+    content: str | bytes, filename: str, label: str, mime: str = "application/toml"
+) -> str:
+    """A link that downloads ``content`` as a file, with no server round trip (works in Voila)."""
+    raw = content.encode("utf-8") if isinstance(content, str) else content
+    data = base64.b64encode(raw).decode("ascii")
     return (
         f'<div class="cd cd-download"><a download="{_e(filename)}" '
-        f'href="data:application/toml;base64,{data}">{_e(label)}</a></div>'
+        f'href="data:{mime};base64,{data}">{_e(label)}</a></div>'
     )

@@ -191,3 +191,20 @@ def test_the_upload_widget_loads_a_file_and_clears_itself(dash: Dashboard) -> No
     assert dash.picker.dropdown.value == "uploaded: lab.toml"
     assert dash.plan is not None and dash.plan.scenario == cd.load_scenario("research-lab").name
     assert dash.picker.upload.value == ()
+
+
+def test_export_button_offers_the_deck_and_the_report(dash: Dashboard) -> None:
+    import io
+
+    from pptx import Presentation
+
+    dash.exporter.button.click()
+    links = re.findall(
+        r'download="([^"]+)" href="data:([^;]+);base64,([^"]+)"', dash.exporter.links.value
+    )
+    assert [name.rsplit(".", 1)[1] for name, _, _ in links] == ["pptx", "html"]
+    deck = Presentation(io.BytesIO(base64.b64decode(links[0][2])))
+    assert len(deck.slides) >= 8
+    report = base64.b64decode(links[1][2]).decode("utf-8")
+    assert money(dash.plan.total_monthly_usd) in report  # type: ignore[union-attr]
+    assert not dash.exporter.button.disabled
