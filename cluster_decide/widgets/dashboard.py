@@ -26,6 +26,7 @@ from cluster_decide.widgets.compare import ABCompare
 from cluster_decide.widgets.controls import DASHBOARD_CONTROLS, EXECUTIVE_CONTROLS, Controls
 from cluster_decide.widgets.exporter import ExportPanel
 from cluster_decide.widgets.html import STYLE, download_link
+from cluster_decide.widgets.insight import InsightPanel
 from cluster_decide.widgets.picker import ScenarioPicker
 
 __all__ = ["Dashboard", "dashboard", "executive_app"]
@@ -64,6 +65,7 @@ class Dashboard:
         self.controls = Controls(controls, self.picker.current)
         self.download = w.HTML("")
         self.exporter = ExportPanel()
+        self.insight: InsightPanel | None = None
         self.ab: ABCompare | None = None
         if executive:
             self.answer = AnswerPanel(
@@ -71,7 +73,11 @@ class Dashboard:
             )
         else:
             self.ab = ABCompare()
-            self.answer = AnswerPanel(width=width, extra_tabs={"A/B": self.ab.box})
+            self.insight = InsightPanel(width)
+            self.answer = AnswerPanel(
+                width=width,
+                extra_tabs={"A/B": self.ab.box, "What would change it": self.insight.box},
+            )
         self.picker.on_pick(self._picked)
         self.picker.on_error(self.answer.show_message)
         self.picker.save_button.on_click(lambda _b: self.save_in_session())
@@ -166,6 +172,8 @@ class Dashboard:
                     scn.to_toml(), _filename(scn), "Download this scenario (TOML)"
                 )
                 self.exporter.update(plan, scn)
+            if self.insight is not None:
+                self.insight.update(scn)
             self.answer.set_busy(False)
             if self.prefetch and self.controls.last_changed is not None:
                 self._prefetcher = threading.Thread(

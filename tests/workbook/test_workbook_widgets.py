@@ -208,3 +208,12 @@ def test_export_button_offers_the_deck_and_the_report(dash: Dashboard) -> None:
     report = base64.b64decode(links[1][2]).decode("utf-8")
     assert money(dash.plan.total_monthly_usd) in report  # type: ignore[union-attr]
     assert not dash.exporter.button.disabled
+
+
+def test_what_would_change_the_answer_panel(dash: Dashboard) -> None:
+    assert dash.insight is not None
+    dash.insight.button.click()
+    html = dash.insight.output.value
+    assert "traceback" not in html.lower()
+    assert html.count("<svg") == 2, "break-even and lever charts"
+    assert "<li>" in html
