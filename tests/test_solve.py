@@ -156,3 +156,11 @@ def test_generated_plans_are_identical_across_worker_counts(seed: int) -> None:
 
     scn = instance(seed)
     assert cd.solve(scn, workers=1).to_json() == cd.solve(scn, workers=2).to_json()
+
+
+def test_a_hint_speeds_the_search_but_never_changes_the_plan(default_scenario: cd.Scenario) -> None:
+    base = cd.solve(default_scenario)
+    moved = default_scenario.scale_demand("realtime_inference", 1.3)
+    assert cd.solve(moved, hint=base).to_json() == cd.solve(moved).to_json()
+    other = cd.load_scenario("research-lab")
+    assert cd.solve(other, hint=base).to_json() == cd.solve(other).to_json()

@@ -64,16 +64,21 @@ def solve_data(
     seed: int = 0,
     relax: frozenset[str] = frozenset(),
     warm_start: bool = True,
+    hint: Decisions | None = None,
 ) -> SolveResult:
     """Build and solve the model of ``data``; with ``relax``, minimize the slack first.
 
-    ``warm_start`` hints CP-SAT with the rounded LP relaxation (see ``model.warmstart``).
+    ``warm_start`` hints CP-SAT with the rounded LP relaxation (see ``model.warmstart``), or
+    with ``hint`` when given: the decisions of a nearby plan, such as the one on screen before a
+    slider moved. Hints change how fast the optimum is found, never which plan is optimal.
     """
     start = time.perf_counter()
     m = build_model(data, relax)
     scale = tie_break_scale(m)
     lp_bound = -math.inf
-    if not relax and warm_start:
+    if not relax and hint is not None:
+        add_hints(m, hint)
+    elif not relax and warm_start:
         m.cp.minimize(m.cost_cents)
         relaxed = lp_relaxation(m.cp)
         if relaxed is not None:
@@ -113,17 +118,35 @@ def solve_data(
     )
 
 
-def solve(scn: Scenario, time_limit_s: float = 10.0, workers: int = 2, seed: int = 0) -> Plan:
+def solve(
+    scn: Scenario,
+    time_limit_s: float = 10.0,
+    workers: int = 2,
+    seed: int = 0,
+    hint: Plan | None = None,
+) -> Plan:
     """The cheapest plan for ``scn`` with its reasons, or an explained infeasible plan.
 
     ``time_limit_s`` caps the solve; a plan found but not proven optimal comes back with status
-    ``feasible`` and its gap. ``workers`` and ``seed`` are passed to CP-SAT as they are.
+    ``feasible`` and its gap. ``workers`` and ``seed`` are passed to CP-SAT as they are. ``hint``
+    (a feasible plan of a similar scenario) starts the search from that plan.
     """
     from cluster_decide.model.relax import diagnose
 
     start = time.perf_counter()
     data = prepare(scn)
-    result = None if data.unplaceable else solve_data(data, time_limit_s, workers, seed)
+    start_from = None
+    if hint is not None and hint.feasible:
+        # Only what the new model knows: a hint from another scenario may name other pools or GPUs.
+        dec = hint.decisions()
+        known = {(p.name, g) for p in data.pools for g in p.gpu_types}
+        start_from = Decisions(
+            {k: v for k, v in dec.shares.items() if k in data.combos},
+            {k: v for k, v in dec.nodes.items() if k in known},
+        )
+    result = (
+        None if data.unplaceable else solve_data(data, time_limit_s, workers, seed, hint=start_from)
+    )
     if result is None or result.decisions is None:
         relaxations, sentences = diagnose(scn, data, time_limit_s, workers, seed)
         return infeasible_plan(scn, relaxations, sentences, time.perf_counter() - start)

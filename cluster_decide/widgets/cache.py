@@ -57,7 +57,9 @@ class PlanCache:
                 self._plans.move_to_end(key)
                 return plan
             self.misses += 1
-            plan = solve(scn, time_limit_s=self.time_limit_s)
+            # The plan solved last is usually one slider step away: start the search from it.
+            last = next(reversed(self._plans.values()), None)
+            plan = solve(scn, time_limit_s=self.time_limit_s, hint=last)
             self._plans[key] = plan
             while len(self._plans) > self.max_size:
                 self._plans.popitem(last=False)
