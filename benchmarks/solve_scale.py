@@ -101,11 +101,13 @@ def large_scenario(n: int = 200, seed: int = 7) -> cd.Scenario:
                 if kind in ("batch_inference", "pipeline")
                 else "max_queue_wait_hours"
             )
+            hours = rng.uniform(1, 24)
             w |= {
                 "gpus_per_job": gang,
                 "gpu_hours_per_month": rng.uniform(500, 20000),
-                "mean_job_hours": rng.uniform(1, 24),
-                slo: 12.0,
+                "mean_job_hours": hours,
+                # A deadline must outlast a job even on the slowest allowed GPU (up to ~20x slower).
+                slo: 24.0 if slo == "max_queue_wait_hours" else 24.0 * hours,
                 "requires": ["gang_scheduling"] if gang > 8 else [],
                 "prefers": rng.sample(["fair_share", "accounting", "gitops", "preemption"], k=2),
             }

@@ -513,23 +513,29 @@ def deadline_window(
 
 
 def _edf_feasible(other: np.ndarray, work: np.ndarray, window: int, capacity: float) -> bool:
-    """Fluid EDF over two laps of the cyclic period: no work may miss its window."""
+    """Whether fluid EDF meets every deadline in the cyclic steady state (Horn's condition).
+
+    Work submitted in bucket ``t`` is due at the end of bucket ``t + window - 1``. One
+    resource with free capacity ``f_t = max(capacity - other_t, 0)`` serves it all iff, for
+    every run of ``m`` consecutive submission buckets starting at ``s``, the work submitted in
+    it fits the free capacity from ``s`` to its last deadline,
+    ``sum_{t=s}^{s+m-1} work_t <= sum_{t=s}^{s+m+window-2} f_t``, and over a whole period the
+    work fits at all (otherwise a backlog grows lap after lap). Exact for fluid work, and
+    vectorized over ``s``: O(n^2) array operations for a period of ``n`` buckets.
+    """
     n = other.size
-    free = (capacity - other).tolist()
-    arrivals = work.tolist()
-    pending = [0.0] * window  # pending[d]: work due at the end of the bucket d from now
-    for t in range(2 * n):
-        pending[-1] += arrivals[t % n]
-        budget = free[t % n]
-        for d in range(window):
-            if budget <= 0:
-                break
-            used = min(budget, pending[d])
-            pending[d] -= used
-            budget -= used
-        if pending[0] > 1e-9:
+    free = np.maximum(capacity - other, 0.0)
+    if work.sum() > free.sum() + 1e-9:
+        return False
+    laps = 2 + (window + n - 1) // n
+    cum_work = np.concatenate([[0.0], np.cumsum(np.tile(work, laps))])
+    cum_free = np.concatenate([[0.0], np.cumsum(np.tile(free, laps))])
+    starts = np.arange(n)
+    for m in range(1, n + 1):
+        submitted = cum_work[starts + m] - cum_work[starts]
+        available = cum_free[starts + m + window - 1] - cum_free[starts]
+        if np.any(submitted > available + 1e-9):
             return False
-        pending = [*pending[1:], 0.0]
     return True
 
 
