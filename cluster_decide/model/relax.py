@@ -169,20 +169,19 @@ def _single_changes(
                         partial(Scenario.set_fte, skill=s, fte=new),
                     )
                 )
-                if not scn.hiring.allowed or scn.hiring.max_fte < fte:
-                    out.append(
-                        (
-                            f"hiring:{s}",
-                            float(fte),
-                            "FTE",
-                            f"allow hiring up to {max(fte, scn.hiring.max_fte)} engineer{'s' if max(fte, scn.hiring.max_fte) > 1 else ''}",
-                            partial(
-                                Scenario.set_hiring,
-                                allowed=True,
-                                max_fte=max(fte, scn.hiring.max_fte),
-                            ),
-                        )
-                    )
+        # Hiring is one policy for both skills (at most max_fte hires of each): one change.
+        needed = max((math.ceil(_slack_value(res, s) / MILLI) for s in SKILLS), default=0)
+        if needed > 0 and (not scn.hiring.allowed or scn.hiring.max_fte < needed):
+            limit = max(needed, scn.hiring.max_fte)
+            out.append(
+                (
+                    "hiring",
+                    float(limit),
+                    "FTE",
+                    f"allow hiring up to {limit} engineer{'s' if limit > 1 else ''}",
+                    partial(Scenario.set_hiring, allowed=True, max_fte=limit),
+                )
+            )
     if data.budget_cents is not None:
         res_b = solve_data(data, time_limit_s, workers, seed, relax=frozenset({"budget"}))
         if res_b.decisions is not None and res_b.model.budget_slack is not None:
