@@ -164,3 +164,30 @@ def test_a_hint_speeds_the_search_but_never_changes_the_plan(default_scenario: c
     assert cd.solve(moved, hint=base).to_json() == cd.solve(moved).to_json()
     other = cd.load_scenario("research-lab")
     assert cd.solve(other, hint=base).to_json() == cd.solve(other).to_json()
+
+
+def test_the_restricted_search_gives_a_feasible_start_for_the_full_model(
+    default_scenario: cd.Scenario,
+) -> None:
+    from cluster_decide.evaluate import evaluate_decisions
+    from cluster_decide.model.build import build_model
+    from cluster_decide.model.data import prepare
+    from cluster_decide.model.solve import restricted, solve_data
+    from cluster_decide.model.warmstart import lp_relaxation
+
+    data = prepare(default_scenario)
+    m = build_model(data)
+    m.cp.minimize(m.cost_cents)
+    relaxed = lp_relaxation(m.cp)
+    assert relaxed is not None
+    narrow = restricted(data, m, relaxed[1], top=1)
+    allowed = [c for c in narrow.combos.values() if not c.blocked]
+    assert len(allowed) < len(data.allowed())
+    assert {c.workload for c in allowed} == {w.name for w in data.workloads}, (
+        "every workload keeps a place"
+    )
+    result = solve_data(narrow, 10.0, 1, 0)
+    assert result.decisions is not None
+    full = evaluate_decisions(data, result.decisions)
+    assert full.feasible
+    assert full.total_cents >= round(cd.solve(default_scenario).total_monthly_usd * 100)
