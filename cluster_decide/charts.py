@@ -9,6 +9,7 @@ for a projector and a 1280×800 screen.
 
 from __future__ import annotations
 
+import html
 import math
 from typing import Any, Final
 
@@ -31,8 +32,10 @@ __all__ = [
     "SKILL_LABELS",
     "WIDTH",
     "architecture",
+    "architecture_svg",
     "compare_archetypes",
     "cost_breakdown",
+    "cost_svg",
     "finish",
     "placements",
     "service_levels",
@@ -208,15 +211,10 @@ def _clip(text: str, chars: int) -> str:
     return text if len(text) <= chars else text[: chars - 1] + "…"
 
 
-def architecture(plan: Plan, width: int = WIDTH) -> Any:
-    """Pools as blocks, coloured by platform: GPU type and count, and the workloads placed in each.
-
-    Blocks sit side by side (two to a row) so the whole estate reads at a glance; the
-    layout is computed here in pixels, which keeps text inside its block at any plan size.
-    """
-    title = "Architecture"
-    if plan.pools.height == 0:
-        return _empty(title, "No feasible plan: see the smallest relaxation below.", width)
+def _architecture_layout(
+    plan: Plan, width: int
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]], float]:
+    """Blocks, block headers, text lines (pixel positions) and total height of the diagram."""
     order = {p: i for i, p in enumerate(PLATFORMS)}
     pools = sorted(
         {(r["pool"], r["platform"]) for r in plan.pools.iter_rows(named=True)},
@@ -273,6 +271,19 @@ def architecture(plan: Plan, width: int = WIDTH) -> Any:
                 at += line_h
         y0 += row_h + gap
     height = y0 - gap
+    return blocks, heads, texts, height
+
+
+def architecture(plan: Plan, width: int = WIDTH) -> Any:
+    """Pools as blocks, coloured by platform: GPU type and count, and the workloads placed in each.
+
+    Blocks sit side by side (two to a row) so the whole estate reads at a glance; the
+    layout is computed here in pixels, which keeps text inside its block at any plan size.
+    """
+    title = "Architecture"
+    if plan.pools.height == 0:
+        return _empty(title, "No feasible plan: see the smallest relaxation below.", width)
+    blocks, heads, texts, height = _architecture_layout(plan, width)
     x = alt.X("x:Q", scale=alt.Scale(domain=[0, width], nice=False), axis=None)
     y = alt.Y("y:Q", scale=alt.Scale(domain=[height, 0], nice=False, zero=False), axis=None)
     color = alt.Color("platform:N", scale=_platform_scale(), legend=_platform_legend())
@@ -316,16 +327,84 @@ def architecture(plan: Plan, width: int = WIDTH) -> Any:
     return finish(chart, title, subtitle[0].upper() + subtitle[1:] if subtitle else "")
 
 
-# -- costs, placements, service levels, staffing ----------------------------------------------
+# -- live drawings: the same two charts as plain SVG, for the interactive path ---------------
 
 
-def cost_breakdown(plan: Plan, width: int = WIDTH) -> Any:
-    """Monthly cost by component, largest first; estimated (non-cash) items in grey."""
-    title = "Monthly cost"
+def _svg_title(title: str, subtitle: str) -> str:
+    sub = (
+        f'<text x="12" y="54" font-size="{_SMALL}" fill="{INK}">{html.escape(subtitle)}</text>'
+        if subtitle
+        else ""
+    )
+    return f'<text x="12" y="30" font-size="{_TITLE}" font-weight="bold" fill="{INK}">{html.escape(title)}</text>{sub}'
+
+
+def _svg(width: float, height: float, body: str) -> str:
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
+        f'viewBox="0 0 {width:.0f} {height:.0f}" font-family="{FONT}"><rect width="100%" height="100%" fill="white"/>'
+        f"{body}</svg>"
+    )
+
+
+def _svg_legend(items: list[tuple[str, str]], y: float) -> str:
+    parts, x = [], 12.0
+    for label, colour in items:
+        parts.append(
+            f'<rect x="{x:.0f}" y="{y - 8:.0f}" width="16" height="16" fill="{colour}"/>'
+            f'<text x="{x + 22:.0f}" y="{y:.0f}" dominant-baseline="middle" font-size="{_LABEL}" fill="{INK}">{html.escape(label)}</text>'
+        )
+        x += 22 + 7.6 * len(label) + 28
+    return "".join(parts)
+
+
+def architecture_svg(plan: Plan, width: int = WIDTH) -> str:
+    """:func:`architecture` drawn straight to SVG, in a millisecond instead of a hundred.
+
+    The live dashboard redraws it on every control change; vl-convert's render would be most
+    of the 200 ms a change may take. Same layout, colours and words as the Altair chart.
+    """
+    if plan.pools.height == 0:
+        return to_svg(architecture(plan, width))
+    blocks, heads, texts, height = _architecture_layout(plan, width)
+    top, left = 70, 12
+    parts = [
+        _svg_title(
+            "Architecture",
+            (lambda t: t[:1].upper() + t[1:])(ARCHETYPE_WORDS.get(plan.archetype or "", "")),
+        )
+    ]
+    for b in blocks:
+        colour = PLATFORM_COLORS.get(b["platform"], PALETTE["grey"])
+        parts.append(
+            f'<rect x="{left + b["x"] + 1.5:.1f}" y="{top + b["y"] + 1.5:.1f}" width="{b["x2"] - b["x"] - 3:.1f}" '
+            f'height="{b["y2"] - b["y"] - 3:.1f}" rx="6" fill="{colour}" fill-opacity="0.12" stroke="{colour}" stroke-width="3"/>'
+        )
+    for h in heads:
+        colour = PLATFORM_COLORS.get(h["platform"], PALETTE["grey"])
+        parts.append(
+            f'<rect x="{left + h["x"] + 3:.1f}" y="{top + h["y"] + 3:.1f}" width="{h["x2"] - h["x"] - 6:.1f}" '
+            f'height="{h["y2"] - h["y"] - 3:.1f}" rx="4" fill="{colour}" fill-opacity="0.35"/>'
+        )
+    for t in texts:
+        size = _SMALL + (1 if t["weight"] == "bold" else 0)
+        parts.append(
+            f'<text x="{left + t["x"]:.1f}" y="{top + t["y"]:.1f}" dominant-baseline="middle" font-size="{size}" '
+            f'font-weight="{t["weight"]}" fill="{INK}">{html.escape(t["text"])}</text>'
+        )
+    legend_y = top + height + 40
+    parts.append(
+        f'<text x="12" y="{legend_y - 22:.0f}" font-size="{_LABEL}" font-weight="bold" fill="{INK}">Platform</text>'
+    )
+    parts.append(
+        _svg_legend([(PLATFORM_LABELS[p], PLATFORM_COLORS[p]) for p in PLATFORMS], legend_y)
+    )
+    return _svg(width + 2 * left, legend_y + 24, "".join(parts))
+
+
+def _cost_rows(plan: Plan) -> list[dict[str, Any]]:
     costs = plan.costs.filter(pl.col("monthly_usd").is_not_null() & (pl.col("monthly_usd") > 0))
-    if costs.height == 0:
-        return _empty(title, "No feasible plan, so no cost.", width)
-    rows = [
+    return [
         {
             "component": COMPONENT_LABELS.get(r["component"], r["component"]),
             "usd": r["monthly_usd"],
@@ -335,6 +414,46 @@ def cost_breakdown(plan: Plan, width: int = WIDTH) -> Any:
         }
         for r in costs.sort("monthly_usd", descending=True).iter_rows(named=True)
     ]
+
+
+def cost_svg(plan: Plan, width: int = WIDTH) -> str:
+    """:func:`cost_breakdown` drawn straight to SVG for the live dashboard (see :func:`architecture_svg`)."""
+    rows = _cost_rows(plan)
+    if not rows:
+        return to_svg(cost_breakdown(plan, width))
+    top, label_w, bar_h, row_h = 72, 230, 22, 34
+    span = width - label_w - 90
+    biggest = max(r["usd"] for r in rows)
+    colours = {"cash spend": PALETTE["blue"], "estimated effort": PALETTE["grey"]}
+    subtitle = (
+        f"Total {money(plan.total_monthly_usd)} a month, {money(plan.cash_monthly_usd)} of it cash"
+    )
+    parts = [_svg_title("Monthly cost", subtitle)]
+    for i, r in enumerate(rows):
+        y = top + i * row_h
+        length = max(1.0, span * r["usd"] / biggest)
+        parts.append(
+            f'<text x="{12 + label_w - 8}" y="{y + bar_h / 2:.0f}" text-anchor="end" dominant-baseline="middle" '
+            f'font-size="{_LABEL}" fill="{INK}">{html.escape(r["component"])}</text>'
+            f'<rect x="{12 + label_w}" y="{y}" width="{length:.1f}" height="{bar_h}" fill="{colours[r["kind"]]}">'
+            f"<title>{html.escape(r['meaning'])}</title></rect>"
+            f'<text x="{12 + label_w + length + 6:.1f}" y="{y + bar_h / 2:.0f}" dominant-baseline="middle" '
+            f'font-size="{_SMALL}" fill="{INK}">{html.escape(r["label"])}</text>'
+        )
+    legend_y = top + len(rows) * row_h + 24
+    parts.append(_svg_legend([(k, c) for k, c in colours.items()], legend_y))
+    return _svg(width + 24, legend_y + 24, "".join(parts))
+
+
+# -- costs, placements, service levels, staffing ----------------------------------------------
+
+
+def cost_breakdown(plan: Plan, width: int = WIDTH) -> Any:
+    """Monthly cost by component, largest first; estimated (non-cash) items in grey."""
+    title = "Monthly cost"
+    rows = _cost_rows(plan)
+    if not rows:
+        return _empty(title, "No feasible plan, so no cost.", width)
     order = [r["component"] for r in rows]
     y = alt.Y("component:N", sort=order, title=None)
     x = alt.X("usd:Q", title="US$ per month", axis=alt.Axis(format="$~s", tickCount=5))

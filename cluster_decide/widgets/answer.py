@@ -53,11 +53,11 @@ def _placements(plan: Plan, width: int) -> str:
 
 
 def _architecture(plan: Plan, width: int) -> str:
-    return chart_html("architecture", charts.to_svg(charts.architecture(plan, width)))
+    return chart_html("architecture", charts.architecture_svg(plan, width))
 
 
 def _costs(plan: Plan, width: int) -> str:
-    return chart_html("costs", charts.to_svg(charts.cost_breakdown(plan, width)))
+    return chart_html("costs", charts.cost_svg(plan, width))
 
 
 def _service(plan: Plan, width: int) -> str:
