@@ -69,7 +69,11 @@ def summary(plan: Plan) -> str:
         _table(plan.costs.select("component", "monthly_usd", "cash")),
     ]
     if plan.service_levels.height:
-        lines += ["", "Service levels", _table(plan.service_levels)]
+        lines += [
+            "",
+            "Service levels",
+            _table(plan.service_levels.with_columns(pl.col("predicted").round(2))),
+        ]
     lines += ["", "Why", *[f"- {s}" for s in plan.explanations]]
     return "\n".join(lines) + "\n"
 
