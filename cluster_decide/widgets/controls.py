@@ -71,38 +71,31 @@ def _has(kinds: Sequence[str]) -> Callable[[Scenario], bool]:
     return lambda scn: any(x.kind in kinds for x in scn.workloads)
 
 
-def _demand(kinds: Sequence[str], label: str) -> Control:
+def _scale_per_kind(name: str, method: str, kinds: Sequence[str], label: str) -> Control:
+    """A × slider that applies ``Scenario.<method>(kind, value)`` to each kind present."""
+
     def apply(scn: Scenario, value: Any) -> Scenario:
         present = {x.kind for x in scn.workloads}
         for kind in kinds:
             if kind in present and abs(value - 1.0) > 1e-9:
-                scn = scn.scale_demand(kind, float(value))
+                scn = getattr(scn, method)(kind, float(value))
         return scn
 
     return Control(
-        f"demand:{'+'.join(kinds)}",
-        _slider(f"{label} demand ×", 0.25, 4.0, 0.05),
+        f"{name}:{'+'.join(kinds)}",
+        _slider(f"{label} ×", 0.25, 4.0, 0.05),
         lambda scn: 1.0,
         apply,
         _has(kinds),
     )
+
+
+def _demand(kinds: Sequence[str], label: str) -> Control:
+    return _scale_per_kind("demand", "scale_demand", kinds, f"{label} demand")
 
 
 def _slo(kinds: Sequence[str], label: str) -> Control:
-    def apply(scn: Scenario, value: Any) -> Scenario:
-        present = {x.kind for x in scn.workloads}
-        for kind in kinds:
-            if kind in present and abs(value - 1.0) > 1e-9:
-                scn = scn.scale_slo(kind, float(value))
-        return scn
-
-    return Control(
-        f"slo:{'+'.join(kinds)}",
-        _slider(f"{label} target ×", 0.25, 4.0, 0.05),
-        lambda scn: 1.0,
-        apply,
-        _has(kinds),
-    )
+    return _scale_per_kind("slo", "scale_slo", kinds, f"{label} target")
 
 
 def _fte(skill: str, label: str) -> Control:
