@@ -29,7 +29,7 @@ import time
 import cluster_decide as cd
 from cluster_decide import charts
 from cluster_decide.widgets import Dashboard, PlanCache
-from cluster_decide.widgets.serve import CHROMIUM, LAUNCH_ARGS, voila_app
+from cluster_decide.widgets.serve import CHROMIUM, LAUNCH_ARGS, only_from, voila_app
 
 
 def _ms(samples: list[float]) -> str:
@@ -78,9 +78,7 @@ def browser(rounds: int, pause_s: float) -> dict[str, list[float]]:
     with voila_app() as url, sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
         page = b.new_page(viewport={"width": 1280, "height": 800})
-        page.route(
-            "**/*", lambda r: r.continue_() if r.request.url.startswith(url[:-1]) else r.abort()
-        )
+        only_from(page, url[:-1])
         page.goto(url, timeout=120_000)
         page.wait_for_selector(".cd-chart[data-chart=architecture] svg", timeout=120_000)
         handle = page.locator(".widget-slider", has_text="Training demand").locator(".noUi-handle")

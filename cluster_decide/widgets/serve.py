@@ -15,8 +15,9 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
-__all__ = ["CHROMIUM", "LAUNCH_ARGS", "ROOT", "free_port", "voila_app"]
+__all__ = ["CHROMIUM", "LAUNCH_ARGS", "ROOT", "free_port", "only_from", "voila_app"]
 
 CHROMIUM = "/usr/bin/chromium"
 LAUNCH_ARGS = [
@@ -31,6 +32,24 @@ LAUNCH_ARGS = [
 ]
 """Chromium flags for a headless run here: no background network, no component updates."""
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def only_from(page: Any, prefix: str) -> list[str]:
+    """Let ``page`` load only URLs starting with ``prefix``; returns the list of blocked URLs.
+
+    Proves a page works with no network: everything else (CDNs, fonts) is aborted and noted.
+    """
+    blocked: list[str] = []
+
+    def route(r: Any) -> None:
+        if r.request.url.startswith(prefix):
+            r.continue_()
+        else:
+            blocked.append(r.request.url)
+            r.abort()
+
+    page.route("**/*", route)
+    return blocked
 
 
 def free_port() -> int:

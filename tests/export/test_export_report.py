@@ -14,7 +14,7 @@ import cluster_decide as cd
 from cluster_decide.explain import money
 from cluster_decide.export import Bundle, frames, images, report
 from cluster_decide.export.figures import chart_names
-from cluster_decide.widgets.serve import CHROMIUM, LAUNCH_ARGS
+from cluster_decide.widgets.serve import CHROMIUM, LAUNCH_ARGS, only_from
 
 
 @pytest.fixture(scope="module")
@@ -80,22 +80,13 @@ def test_report_needs_a_target(default_plan: cd.Plan) -> None:
 def test_html_report_shows_every_chart_offline(written: Path, bundle: Bundle) -> None:
     if not Path(CHROMIUM).exists():
         pytest.skip(f"Debian chromium not found at {CHROMIUM} (run .ci/system-deps.sh)")
-    from playwright.sync_api import Route, sync_playwright
-
-    outside: list[str] = []
-
-    def only_files(route: Route) -> None:
-        if route.request.url.startswith("file://"):
-            route.continue_()
-        else:
-            outside.append(route.request.url)
-            route.abort()
+    from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 800})
-            page.route("**/*", only_files)
+            outside = only_from(page, "file://")
             page.goto((written / "report.html").as_uri())
             for name in chart_names(bundle):
                 svg = page.locator(f'figure[data-chart="{name}"] svg')

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cluster_decide.widgets.serve import CHROMIUM, LAUNCH_ARGS, voila_app
+from cluster_decide.widgets.serve import CHROMIUM, LAUNCH_ARGS, only_from, voila_app
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = Path(__file__).resolve().parent / "screenshots"
@@ -33,23 +33,15 @@ def voila_url() -> Iterator[str]:
 
 
 def test_executive_app_updates_in_the_browser(voila_url: str) -> None:
-    from playwright.sync_api import Route, sync_playwright
+    from playwright.sync_api import sync_playwright
 
     SHOTS.mkdir(exist_ok=True)
-    blocked: list[str] = []
-
-    def only_local(route: Route) -> None:
-        if route.request.url.startswith(voila_url.rstrip("/")):
-            route.continue_()
-        else:
-            blocked.append(route.request.url)
-            route.abort()
 
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 800})
-            page.route("**/*", only_local)
+            blocked = only_from(page, voila_url.rstrip("/"))
             page.goto(voila_url, timeout=120_000)
             page.wait_for_selector(".cd-chart[data-chart=architecture] svg", timeout=120_000)
             headline = page.locator(".cd-headline")
