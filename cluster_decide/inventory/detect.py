@@ -177,6 +177,21 @@ class LineBatch:
             return _numbered(pl.DataFrame(schema={"text": pl.String}), self.offset)
         return _numbered(_split(self.body), self.offset)
 
+    def first_content(self) -> tuple[int, str] | None:
+        """(line number, text) of the batch's first line that is not blank or a `#` comment.
+
+        Walks the lines from the start, so finding a header costs a few lines, not the batch.
+        """
+        start = 0
+        for n in range(self.n_lines):
+            end = self.body.find(b"\n", start)
+            end = len(self.body) if end < 0 else end
+            text = self.body[start:end].decode("utf-8", errors="replace").rstrip("\r\n")
+            if text.strip() and not text.startswith("#"):
+                return self.offset + n + 1, text
+            start = end + 1
+        return None
+
     @cached_property
     def n_lines(self) -> int:
         """Lines in the batch (a final line without a newline counts)."""

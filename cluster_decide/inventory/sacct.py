@@ -13,7 +13,9 @@ field list, or the reader recognizes the 25-column layout of AWS's HPC cost simu
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,6 +36,7 @@ from cluster_decide.inventory.jobs import (
 
 __all__ = [
     "AWS_FIELDS",
+    "USED_FIELDS",
     "expand_array_spec",
     "gres_gpus",
     "parse_elapsed",
@@ -76,7 +79,7 @@ _NO_TIME = ("", "Unknown", "None", "N/A")
 _JOBID = r"^(\d+(?:_(?:\d+|\[[0-9,\-%:]+\]))?(?:\+\d+)?)(?:\.([A-Za-z0-9_\-]+))?$"
 _STATE = r"^[A-Z_]+( by \d+)?$"
 _INT_FIELDS = ("nnodes", "allocnodes", "reqnodes", "ncpus", "alloccpus", "reqcpus", "elapsedraw")
-_USED = frozenset(
+USED_FIELDS = frozenset(
     {
         "jobid",
         "jobidraw",
@@ -99,6 +102,7 @@ _USED = frozenset(
         *_INT_FIELDS,
     }
 )
+"""The sacct fields the reader takes (lower case); an export's other fields are skipped."""
 
 
 def parse_elapsed(expr: pl.Expr) -> pl.Expr:
@@ -253,8 +257,8 @@ def read_sacct(
     `.interactive`) are folded into their allocation; `expand_arrays` turns a pending array
     `123_[1-5%2]` into one pending row per task. Raises InventoryError when more than
     `max_bad_fraction` of the rows are malformed, or on an empty or foreign file.
-    The file streams: it is split in batches of `detect.BATCH_BYTES` and parsed in chunks of
-    CHUNK_ROWS lines, so memory follows the jobs kept, not the file's size.
+    The file streams: it is split in batches of `detect.BATCH_BYTES`, PIPELINE of them parsed
+    at once in chunks of CHUNK_ROWS lines, so memory follows the jobs kept, not the file's size.
     `progress(rows_done, rows_total)` is called after each chunk; the total is projected
     from the bytes read until the last batch, where it is exact (the CLI feeds a tqdm bar).
     """
@@ -263,17 +267,11 @@ def read_sacct(
     layout: _Layout | None = None
     after = 0  # line number of the header, or of the line before the first record
     parts: list[_Chunk] = []
-    for batch in line_batches(source):
-        if layout is None:
-            content = _content(batch.lines)
-            if content.is_empty():
-                continue
-            layout, has_header = _layout_of(name, content.row(0), delimiter, fields, header)
-            after = content.item(0, "line_no") - (0 if has_header else 1)
-            del content
-        pieces = _batch_pieces(batch, layout, after)
+
+    def take(batch: LineBatch, chunks: list[tuple[int, _Chunk]]) -> None:
+        """Account for one parsed batch, in file order."""
         done = report.rows_read
-        report.rows_read += sum(piece.height for piece, _ in pieces)
+        report.rows_read += sum(rows for rows, _ in chunks)
         # Rows of the whole file: exact in the last batch, projected from the bytes before it
         # (and always above the rows done, so a progress bar never looks finished too early).
         total = (
@@ -281,12 +279,31 @@ def read_sacct(
             if batch.last
             else max(report.rows_read + 1, round(report.rows_read / max(batch.fraction, 1e-9)))
         )
-        for piece, quote in pieces:
-            parts.append(_parse(piece, layout, quote))
-            done += piece.height
+        for rows, chunk in chunks:
+            parts.append(chunk)
+            done += rows
             if progress is not None:
                 progress(done, total)
-        del pieces
+
+    # Batches are parsed on PIPELINE threads while the next one is read: polars releases the
+    # GIL, and one batch alone keeps only about one core busy. At most PIPELINE batches are in
+    # flight, so memory stays bounded.
+    with ThreadPoolExecutor(max_workers=PIPELINE) as pool:
+        in_flight: deque[tuple[LineBatch, Future[list[tuple[int, _Chunk]]]]] = deque()
+        for batch in line_batches(source):
+            if layout is None:
+                first = batch.first_content()
+                if first is None:
+                    continue
+                layout, has_header = _layout_of(name, first, delimiter, fields, header)
+                after = first[0] - (0 if has_header else 1)
+            in_flight.append((batch, pool.submit(_read_batch, batch, layout, after)))
+            if len(in_flight) >= PIPELINE:
+                oldest, future = in_flight.popleft()
+                take(oldest, future.result())
+        while in_flight:
+            oldest, future = in_flight.popleft()
+            take(oldest, future.result())
     if layout is None:
         raise InventoryError(name, "file is empty", expected="sacct --parsable2 rows")
     if report.rows_read == 0:
@@ -321,6 +338,18 @@ def _layout_of(
     return _Layout(names, keys, delimiter, optional_tail), has_header
 
 
+PIPELINE = 2
+"""Batches parsed at once (each on its own thread)."""
+
+
+def _read_batch(batch: LineBatch, layout: _Layout, after: int) -> list[tuple[int, _Chunk]]:
+    """One batch's records parsed: (rows, chunk) per chunk of at most CHUNK_ROWS lines."""
+    return [
+        (piece.height, _parse(piece, layout, quote))
+        for piece, quote in _batch_pieces(batch, layout, after)
+    ]
+
+
 CHUNK_ROWS = 1_000_000
 """Lines parsed at a time: bounds the memory of the per-line stage on very large exports."""
 
@@ -335,7 +364,7 @@ class _Layout:
         self.delimiter = delimiter
         self.optional_tail = optional_tail
         self.first_index = {k: i for i, k in reversed(list(enumerate(keys)))}
-        self.present = {k for k in self.first_index if k in _USED}
+        self.present = {k for k in self.first_index if k in USED_FIELDS}
         self.labels = {k: names[i] for k, i in self.first_index.items()}
 
     def col(self, *options: str) -> pl.Expr:
@@ -443,8 +472,10 @@ class _LineIndex:
         if (
             not n_lines
             or after > batch.offset
-            or body.startswith(b"#")
-            or any(b in body for b in (b"\n#", b"\r", b"\x00"))
+            or b"\r" in body
+            or b"\x00" in body
+            # One-byte searches are cheap; the two-byte one runs only when a '#' appears.
+            or (b"#" in body and (body.startswith(b"#") or b"\n#" in body))
         ):
             return None
         k, rest = divmod(body.count(delim), n_lines)
@@ -609,20 +640,27 @@ def _parse(
     is_step = pl.col("_step").is_not_null()
     parsed, checks = _parse_allocations(frame.filter(~is_step), layout)
     allocs, bad_allocs = split_bad(parsed, checks)
-    steps = frame.filter(is_step).drop("text")
-    alloc_ids = allocs["_alloc"].implode()
-    candidates = steps.filter(~pl.col("_alloc").is_in(alloc_ids)).unique(
-        "_alloc", keep="first", maintain_order=True
+    jobs = _columns(allocs.drop("text"), layout)
+    n_steps = frame.height - parsed.height
+    # Steps matter only where the allocation row leaves something open: its GPUs or GPU type
+    # are unknown, its allocation row is elsewhere (another chunk, or none: an orphan), or
+    # the step is an `.interactive` one. Most exports name GPUs on the allocation row, so
+    # this keeps a small share of the step rows.
+    alloc_ids = jobs["job_id"].implode()
+    open_ids = jobs.filter(pl.col("_gpus").is_null() | pl.col("_gtype").is_null())["job_id"]
+    elsewhere = is_step & ~pl.col("_alloc").is_in(alloc_ids)
+    interactive_step = pl.col("_step") == "interactive"
+    gpu_step = col("alloctres").str.contains("gres/gpu", literal=True)
+    candidates = (
+        frame.filter(elsewhere).drop("text").unique("_alloc", keep="first", maintain_order=True)
     )
-    with_gpu = _by_distinct(
-        steps.filter(col("alloctres").str.contains("gres/gpu", literal=True)),
-        col("alloctres"),
-        tres_gpus,
-        "_s",
+    steps = frame.select("line_no", "_alloc", "_step", col("alloctres").alias("alloctres")).filter(
+        elsewhere
+        | (is_step & (interactive_step | (gpu_step & pl.col("_alloc").is_in(open_ids.implode()))))
     )
-    # Only steps that tell something: an `.interactive` step, or GPUs in the step's TRES.
+    with_gpu = _by_distinct(steps.filter(gpu_step), col("alloctres"), tres_gpus, "_s")
     interactive = (
-        steps.filter(pl.col("_step") == "interactive")
+        steps.filter(interactive_step)
         .select("_alloc", pl.lit(True).alias("_istep"))
         .unique("_alloc")
     )
@@ -642,7 +680,7 @@ def _parse(
     )
     if quote is not None and not bad.is_empty():
         bad = bad.with_columns(pl.Series("text", quote(bad["line_no"].to_list()), pl.String))
-    return _Chunk(_columns(allocs.drop("text"), layout), summary, candidates, bad, steps.height)
+    return _Chunk(jobs, summary, candidates, bad, n_steps)
 
 
 def _enforce_early(report: ReadReport, max_bad_fraction: float) -> None:

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import cluster_decide.inventory.detect as detect
 from cluster_decide.inventory import InventoryError
 from cluster_decide.inventory.jobs import gpu_hours, job_schema
 from cluster_decide.inventory.sacct import AWS_FIELDS, expand_array_spec, read_sacct
@@ -205,6 +206,38 @@ def test_steps_collapse_and_arrays_expand_or_stay() -> None:
     assert expanded.jobs["job_id"].to_list() == ["20", "21_3"] + [f"21_{i}" for i in range(4, 9)]
     assert expanded.report.rows_read == expanded.report.rows_used == 6
     assert expand_array_spec("1,3,7-9%4") == [1, 3, 7, 8, 9]
+
+
+@pytest.mark.parametrize("batch_bytes", [None, 60])
+def test_steps_fill_what_the_allocation_row_leaves_open(
+    batch_bytes: int | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GPUs and GPU type come from steps only where the allocation row lacks them, also when
+    the steps land in another batch than their allocation row (a line per batch)."""
+    t = "2024-01-01T00:00:00|2024-01-01T00:00:00|2024-01-01T01:00:00|01:00:00|1|8"
+    data = _psv(
+        f"30|u|a|p|COMPLETED|{t}|cpu=8,mem=1G|no-gpu-on-alloc",
+        f"30.0|||||{t}|cpu=8,gres/gpu=4|",
+        f"31|u|a|p|COMPLETED|{t}|cpu=8,gres/gpu=8|untyped-alloc",
+        f"31.0|||||{t}|cpu=8,gres/gpu:h100=8|",
+        f"32|u|a|p|COMPLETED|{t}|cpu=8,gres/gpu:a100=2|alloc-wins",
+        f"32.0|||||{t}|cpu=8,gres/gpu:h100=8|",
+        f"33.interactive|||||{t}|cpu=8,gres/gpu:l4=1|",
+        f"34|u|a|p|COMPLETED|{t}|cpu=8,mem=1G|cpu-only",
+        f"34.batch|||||{t}|cpu=8,mem=1G|",
+    )
+    path = tmp_path / "steps.txt"
+    path.write_bytes(data)
+    if batch_bytes:
+        monkeypatch.setattr(detect, "BATCH_BYTES", batch_bytes)
+    result = read_sacct(path)
+    jobs = result.jobs
+    assert jobs["job_id"].to_list() == ["30", "31", "32", "33", "34"]
+    assert jobs["gpus"].to_list() == [4, 8, 2, 1, 0]
+    assert jobs["gpu_type"].to_list() == [None, "H100", "A100", "L4", None]
+    assert jobs["interactive"].to_list() == [False, False, False, True, False]
+    assert result.report.steps_collapsed == 4
+    assert any("1 jobs had step rows but no allocation row" in n for n in result.report.notes)
 
 
 def test_parsable_trailing_delimiter_field_subset_and_order() -> None:
