@@ -196,9 +196,9 @@ def hour_of_week_profile(busy: pl.DataFrame) -> list[float]:
     """
     if busy.is_empty():
         return [1.0] * HOURS_PER_WEEK
-    how = busy.group_by(
-        ((pl.col("hour").dt.weekday() - 1) * 24 + pl.col("hour").dt.hour()).alias("h")
-    ).agg(pl.col("busy_gpus").mean())
+    # Weekday and hour are Int8: widen before the arithmetic, or Saturday 08:00 on overflows.
+    day, hour = (pl.col("hour").dt.weekday().cast(pl.Int32), pl.col("hour").dt.hour())
+    how = busy.group_by(((day - 1) * 24 + hour).alias("h")).agg(pl.col("busy_gpus").mean())
     arr = np.zeros(HOURS_PER_WEEK)
     arr[how["h"].to_numpy()] = how["busy_gpus"].to_numpy()
     top = arr.max()

@@ -43,6 +43,10 @@ def test_ingest_prints_reports_and_writes_a_loadable_scenario(
     from cluster_decide.scenario import load_scenario
 
     assert len(load_scenario(out).workloads) == len(doc["workloads"])
+    # The same export gives the same scenario file, byte for byte.
+    again = tmp_path / "again.toml"
+    assert main(["ingest", str(export), "--tz", "America/Chicago", "--out", str(again)]) == 0
+    assert again.read_bytes() == out.read_bytes()
 
 
 def test_ingest_merges_several_files(

@@ -71,6 +71,15 @@ def test_busy_gpus_conserves_gpu_hours_and_profile_is_normalized() -> None:
     assert profile[1] == 1.0 and profile[24 + 9] == 0.25
 
 
+def test_profile_covers_the_whole_week() -> None:
+    """Every hour of the week lands in its own slot, weekend evenings included."""
+    hours = [MON + timedelta(hours=h) for h in range(2 * 168)]
+    busy = pl.DataFrame({"hour": hours, "busy_gpus": [float(h % 168) for h in range(2 * 168)]})
+    busy = busy.with_columns(pl.col("hour").dt.replace_time_zone("UTC"))
+    profile = hour_of_week_profile(busy)
+    assert profile == [round(h / 167, 4) for h in range(168)]
+
+
 @pytest.fixture(scope="module")
 def enterprise() -> tuple[pl.DataFrame, object]:
     spec = ESTATES["enterprise-mixed"]
