@@ -42,6 +42,8 @@ def _table(frame: pl.DataFrame) -> str:
         tbl_formatting="ASCII_MARKDOWN",
         fmt_str_lengths=120,
         tbl_width_chars=160,
+        float_precision=2,
+        thousands_separator=",",
     ):
         return str(frame)
 
