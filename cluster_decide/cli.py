@@ -237,8 +237,9 @@ def _ingest(args: argparse.Namespace) -> int:
                 rules=args.rules,
                 column_map=column_map,
                 progress=RowProgress(bar),
+                window_days=args.window_days,
+                gpus_per_proc=args.gpus_per_proc,
             )
-        path = write_scenario(args.out, done.demand.workloads, name=args.name)
     except InventoryError as exc:
         sys.stderr.write(f"error: {exc}\n")
         return 2
@@ -249,7 +250,20 @@ def _ingest(args: argparse.Namespace) -> int:
         f"{done.read.report.summary()}\n\nClassification "
         f"(rules: {args.rules or 'default'})\n{_table(done.classification.report)}\n\n"
         f"Workloads ({done.demand.window_days:.1f} days observed)\n{_table(workloads)}\n\n"
-        f"Wrote {len(done.demand.workloads)} workloads to {path}; team, procurement and "
+    )
+    n = len(done.demand.workloads)
+    if not n:
+        started = done.read.jobs["start"].is_not_null().sum()
+        sys.stderr.write(
+            f"error: {done.read.report.source}: no class holds a GPU-hour a month, so there is "
+            f"no workload to plan and nothing was written to {args.out} (GPU-hours need a "
+            f"start time, an elapsed time and GPUs; {started} of {done.read.jobs.height} jobs "
+            "have a start time)\n"
+        )
+        return 2
+    path = write_scenario(args.out, done.demand.workloads, name=args.name)
+    sys.stdout.write(
+        f"Wrote {n} workload{'s' if n > 1 else ''} to {path}; team, procurement and "
         "policy are defaults for you to edit.\n"
     )
     return 0
@@ -405,6 +419,18 @@ def build_parser() -> argparse.ArgumentParser:
     p_ingest.add_argument("--rules", metavar="FILE", help="classification rules TOML")
     p_ingest.add_argument(
         "--column-map", metavar="FILE", help="CSV/Parquet column map (TOML or JSON)"
+    )
+    p_ingest.add_argument(
+        "--window-days",
+        type=float,
+        metavar="DAYS",
+        help="days the logs cover, for traces without timestamps (default: measured)",
+    )
+    p_ingest.add_argument(
+        "--gpus-per-proc",
+        type=float,
+        metavar="X",
+        help="count each SWF processor as X GPUs (an HPC log records no GPUs)",
     )
     p_ingest.add_argument(
         "--name", default="Inventory-derived scenario", help="the written scenario's name"

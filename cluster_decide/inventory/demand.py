@@ -295,14 +295,24 @@ def derive_workloads(
         )
     jobs = classified.filter(pl.col("kind").is_not_null() & (pl.col("kind") != EXCLUDED))
     if jobs.is_empty():
-        raise InventoryError("<job table>", "no classified GPU jobs", expected="GPU jobs")
+        gpu_jobs = classified.filter(pl.col("gpus") > 0)
+        unclassified = gpu_jobs.filter(pl.col("kind").is_null()).height
+        raise InventoryError(
+            "<job table>",
+            f"no GPU jobs to derive workloads from: {classified.height} jobs read, "
+            f"{gpu_jobs.height} with GPUs, {unclassified} of them matched by no rule",
+            expected="jobs that hold GPUs, classified by the rules (rules for the unmatched "
+            "jobs: rules= or --rules FILE)",
+        )
     first: Any = jobs["submit"].drop_nulls().min() or jobs["start"].drop_nulls().min()
     ran_all = _ran(jobs)
     last: Any = ran_all["end"].max() if not ran_all.is_empty() else None
     if window_days is None:
         if first is None or last is None:
             raise InventoryError(
-                "<job table>", "no times to measure the window", expected="window_days="
+                "<job table>",
+                "no submit or start times, so the days the log covers are unknown",
+                expected="window_days= (--window-days DAYS) to turn GPU-hours into a monthly rate",
             )
         window_days = max((last - first).total_seconds() / 86400.0, 1.0 / 24.0)
     months = window_days * 24.0 / HOURS_PER_MONTH

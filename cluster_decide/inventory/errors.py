@@ -21,6 +21,7 @@ class InventoryError(ValueError):
         expected: str | None = None,
     ) -> None:
         self.source = source
+        self.message = message
         self.line = line
         self.expected = expected
         where = f"{source}, line {line}" if line is not None else source

@@ -14,7 +14,7 @@ from typing import Any
 
 from cluster_decide.inventory.classify import Classification, classify
 from cluster_decide.inventory.demand import Demand, derive_workloads
-from cluster_decide.inventory.detect import Source
+from cluster_decide.inventory.detect import Source, detect_format, source_name
 from cluster_decide.inventory.errors import InventoryError
 from cluster_decide.inventory.jobs import JOB_COLUMNS, ReadResult
 from cluster_decide.inventory.read import read_jobs, read_many
@@ -99,16 +99,40 @@ def ingest(
     progress: Callable[[int, int], None] | None = None,
     interfaces: Mapping[str, str] | None = None,
     prefers: Mapping[str, Sequence[str]] | None = None,
+    window_days: float | None = None,
+    gpus_per_proc: float | None = None,
 ) -> Ingest:
     """Read `files` (several are merged), classify them by `rules`, derive the workloads.
 
-    Raises InventoryError (only) for input that cannot be used, with a message to print.
+    `window_days` is the span the logs cover, for traces without timestamps (default: first
+    submit to last end); `gpus_per_proc` counts an SWF log's processors as GPUs. Raises
+    InventoryError (only) for input that cannot be used, with a message to print that
+    names the files.
     """
     options: dict[str, Any] = {"format": format, "tz": tz, "column_map": column_map}
+    if gpus_per_proc is not None:
+        for file in files:
+            if (format or detect_format(file)) != "swf":
+                raise InventoryError(
+                    source_name(file),
+                    "gpus_per_proc applies to SWF logs only",
+                    expected="SWF input, or no gpus_per_proc",
+                )
+        options["gpus_per_proc"] = gpus_per_proc
     if len(files) == 1:
         result = read_jobs(files[0], progress=progress, **options)
     else:
         result = read_many(files, progress=progress, **options)
     classification = classify(result.jobs, load_rules(rules))
-    demand = derive_workloads(classification.jobs, interfaces=interfaces, prefers=prefers)
+    try:
+        demand = derive_workloads(
+            classification.jobs, interfaces=interfaces, prefers=prefers, window_days=window_days
+        )
+    except InventoryError as exc:  # name the files, not the job table
+        expected = exc.expected
+        if "swf" in result.report.format and gpus_per_proc is None:
+            expected = (
+                f"{expected}; an SWF log records processors: gpus_per_proc= counts them as GPUs"
+            )
+        raise InventoryError(result.report.source, exc.message, expected=expected) from None
     return Ingest(result, classification, demand)

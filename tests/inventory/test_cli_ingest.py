@@ -150,3 +150,51 @@ def test_row_progress_adds_each_files_rows_to_one_bar() -> None:
     for done, total in [(10, 25), (20, 25), (25, 25), (7, 7), (4, 10), (10, 10)]:
         progress(done, total)
     assert bar.total == 42 and bar.n == 42
+
+
+def _swf(jobs: int = 40) -> bytes:
+    """An HPC log of one-processor nodes: jobs of an hour, one every 6 hours, no GPUs."""
+    lines = ["; UnixStartTime: 1700000000", "; TimeZoneString: UTC"]
+    lines += ["; MaxNodes: 64", "; MaxProcs: 64"]
+    for i in range(1, jobs + 1):
+        fields = [i, (i - 1) * 21600, 60, 3600, 1, -1, -1, 1, 7200, -1, 1, 3, 1, -1, 1, -1, -1, -1]
+        lines.append(" ".join(str(f) for f in fields))
+    return ("\n".join(lines) + "\n").encode()
+
+
+def test_an_hpc_log_needs_gpus_per_proc_and_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "hpc.swf"
+    path.write_bytes(_swf())
+    out = tmp_path / "hpc.toml"
+    assert main(["ingest", str(path), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {path}: no GPU jobs") and "gpus_per_proc" in err
+    assert not out.exists()
+    assert main(["ingest", str(path), "--gpus-per-proc", "2", "--out", str(out)]) == 0
+    assert "Wrote 1 workload to" in capsys.readouterr().out
+    (workload,) = tomllib.loads(out.read_text())["workloads"]
+    assert workload["gpus_per_job"] == 2
+    # 40 jobs x 2 GPUs x 1 hour over the log's 9.8 days, as a 730-hour month.
+    assert workload["gpu_hours_per_month"] == pytest.approx(80 / (9.79 * 24 / 730), rel=0.01)
+    sacct = tmp_path / "x.sacct.txt"
+    sacct.write_text(generate_sacct("research-lab", days=2, seed=1, scale=0.05))
+    assert main(["ingest", str(sacct), "--gpus-per-proc", "1", "--out", str(out)]) == 2
+    assert "gpus_per_proc applies to SWF logs only" in capsys.readouterr().err
+
+
+def test_no_workload_means_nothing_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A runtime-only trace has no start times, so no GPU-hours: exit 2, no empty scenario."""
+    path = tmp_path / "runtime.csv"
+    path.write_text("runtime\n" + "\n".join(str(60 * i) for i in range(1, 50)) + "\n")
+    out = tmp_path / "empty.toml"
+    assert main(["ingest", str(path), "--window-days", "30", "--out", str(out)]) == 2
+    captured = capsys.readouterr()
+    assert "Workloads (30.0 days observed)" in captured.out
+    assert "no class holds a GPU-hour a month" in captured.err and "0 of 49 jobs" in captured.err
+    assert not out.exists()
+    assert main(["ingest", str(path), "--out", str(out)]) == 2
+    assert "--window-days" in capsys.readouterr().err
