@@ -128,6 +128,7 @@ class AnswerPanel:
         if self.tab_names or extra:
             self.tabs = w.Tab(children=[*(self.parts[n] for n in self.tab_names), *extra.values()])
             self.tabs.titles = (*(CHARTS[n][0] for n in self.tab_names), *extra)
+            self.tabs.add_class("cd-tabs")
             self.tabs.observe(self._tab_opened, names="selected_index")
             children.append(self.tabs)
         self.box = w.VBox(children, layout=w.Layout(width=f"{width + 40}px"))

@@ -23,7 +23,11 @@ class ExportPanel:
     """A button that turns the plan on screen into a deck and a report, offered as downloads."""
 
     def __init__(self) -> None:
-        self.button = w.Button(description="Export deck and report", icon="download")
+        self.button = w.Button(
+            description="Export deck and report",
+            icon="download",
+            layout=w.Layout(width="max-content"),
+        )
         self.links = w.HTML("")
         self.box = w.VBox([self.button, self.links])
         self.plan: Plan | None = None

@@ -59,6 +59,7 @@ STYLE = f"""<style>
   background: {PALETTE["orange"]}; margin-right: 6px; animation: cd-pulse 0.8s infinite alternate; }}
 @keyframes cd-pulse {{ from {{ opacity: 0.25; }} to {{ opacity: 1; }} }}
 .cd-chart svg {{ max-width: 100%; height: auto; }}
+.jupyter-widgets.widget-tab.cd-tabs > .lm-TabBar .lm-TabBar-tab {{ flex: 0 0 auto; }}
 .cd-download a {{ font-size: 15px; color: {PALETTE["blue"]}; text-decoration: underline; }}
 </style>"""
 """CSS for every piece below; shown once per app in an HTML widget."""
