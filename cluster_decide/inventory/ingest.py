@@ -109,6 +109,9 @@ def ingest(
     InventoryError (only) for input that cannot be used, with a message to print that
     names the files.
     """
+    for key, value in (("window_days", window_days), ("gpus_per_proc", gpus_per_proc)):
+        if value is not None and not value > 0:
+            raise InventoryError(key, f"must be a positive number, got {value}")
     options: dict[str, Any] = {"format": format, "tz": tz, "column_map": column_map}
     if gpus_per_proc is not None:
         for file in files:
