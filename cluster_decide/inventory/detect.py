@@ -219,34 +219,77 @@ def line_batches(source: Source, batch_bytes: int | None = None) -> Iterator[Lin
     except OSError as exc:
         raise InventoryError(name, f"cannot read file: {exc.strerror}") from None
     try:
-        total = max(os.fstat(raw.fileno()).st_size, 1)
+        total = os.fstat(raw.fileno()).st_size
         packed = raw.read(2) == _GZIP_MAGIC
         raw.seek(0)
-        fh: io.BufferedIOBase = gzip.GzipFile(fileobj=raw) if packed else raw
-
-        def read() -> bytes:
-            try:
-                return fh.read(size)
-            except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
-                raise _gzip_error(name, exc) from None
-            except OSError as exc:
-                raise InventoryError(name, f"cannot read file: {exc}") from None
-
-        offset, carry, block = 0, b"", read()
-        while block:
-            # Where the file stood when this block was read, before the read-ahead below.
-            fraction = min(raw.tell() / total, 1.0)
-            ahead = read()
-            block, last = carry + block, not ahead
-            cut = len(block) if last else block.rfind(b"\n") + 1
-            body, carry = block[:cut], block[cut:]
+        bodies = _gzip_bodies(raw, size, total, name) if packed else _plain_bodies(raw, size, total)
+        offset = 0
+        for body, fraction, last in bodies:
             if body:
                 batch = LineBatch(body, offset, fraction, last)
                 offset += batch.n_lines
                 yield batch
-            block = ahead
+    except OSError as exc:
+        raise InventoryError(name, f"cannot read file: {exc}") from None
     finally:
         raw.close()
+
+
+def _plain_bodies(
+    fh: io.BufferedIOBase, size: int, total: int
+) -> Iterator[tuple[bytes, float, bool]]:
+    """(whole lines, share of the file read, last) of about `size` bytes from a plain file.
+
+    Each batch is read once, to its exact length: a short look at the bytes before the
+    batch's end finds its last newline first, so no batch is copied again to cut it.
+    """
+    pos = 0
+    while pos < total:
+        end = pos + size
+        if end >= total:
+            yield fh.read(), 1.0, True
+            return
+        look = min(size, 65536)
+        fh.seek(end - look)
+        newline = fh.read(look).rfind(b"\n")
+        fh.seek(pos)
+        if newline >= 0:
+            body = fh.read(end - look + newline + 1 - pos)
+        else:  # no newline in the look-back: read the block, or the one long line it is in
+            body = fh.read(size)
+            cut = body.rfind(b"\n") + 1
+            body = body[:cut] if cut else body + fh.readline()
+            fh.seek(pos + len(body))
+        pos += len(body)
+        yield body, pos / total, pos >= total
+
+
+def _gzip_bodies(
+    raw: io.BufferedIOBase, size: int, total: int, name: str
+) -> Iterator[tuple[bytes, float, bool]]:
+    """(whole lines, share of the compressed file read, last) of about `size` bytes, gunzipped.
+
+    Reads one block ahead, so the last batch is known as such; a line cut by a block's end
+    is carried into the next batch.
+    """
+    fh = gzip.GzipFile(fileobj=raw)
+
+    def read() -> bytes:
+        try:
+            return fh.read(size)
+        except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+            raise _gzip_error(name, exc) from None
+
+    carry, block = b"", read()
+    while block:
+        # Where the file stood when this block was read, before the read-ahead below.
+        fraction = min(raw.tell() / max(total, 1), 1.0)
+        ahead = read()
+        block, last = carry + block, not ahead
+        cut = len(block) if last else block.rfind(b"\n") + 1
+        body, carry = block[:cut], block[cut:]
+        yield body, fraction, last
+        block = ahead
 
 
 def _gzip_error(name: str, exc: Exception) -> InventoryError:

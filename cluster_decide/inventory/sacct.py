@@ -672,6 +672,16 @@ def _parse(
     summary = summary.join(interactive, on="_alloc", how="full", coalesce=True).select(
         "_alloc", "_istep", "_sgpus", "_stype", "_sline"
     )
+    # What steps tell about this chunk's own jobs is joined here, on a chunk-sized frame;
+    # only steps whose allocation row is elsewhere go on to the whole-file combine.
+    here = pl.col("_alloc").is_in(alloc_ids)
+    jobs = jobs.join(
+        summary.filter(here).drop("_sline"),
+        left_on="job_id",
+        right_on="_alloc",
+        how="left",
+        maintain_order="left",
+    )
     bad = pl.concat(
         [
             early_bad.select("line_no", "text", "reason"),
@@ -680,7 +690,7 @@ def _parse(
     )
     if quote is not None and not bad.is_empty():
         bad = bad.with_columns(pl.Series("text", quote(bad["line_no"].to_list()), pl.String))
-    return _Chunk(jobs, summary, candidates, bad, n_steps)
+    return _Chunk(jobs, summary.filter(~here), candidates, bad, n_steps)
 
 
 def _enforce_early(report: ReadReport, max_bad_fraction: float) -> None:
@@ -850,13 +860,17 @@ def _combine(
         allocs = allocs.sort("line_no")
     n_steps = sum(p.n_steps for p in parts)
     report.rows_used = allocs.height + n_steps
-    dup = allocs.height - allocs.select(pl.col("job_id").n_unique()).item()
-    if dup:
-        allocs = allocs.unique("job_id", keep="last", maintain_order=True)
-        report.skip("duplicate job record (the last one is kept)", dup)
-        report.rows_used -= dup
+    # Distinct 64-bit hashes prove distinct ids; only a (rare) repeat needs the exact count.
+    if allocs.select(pl.col("job_id").hash().n_unique()).item() < allocs.height:
+        dup = allocs.height - allocs.select(pl.col("job_id").n_unique()).item()
+        if dup:
+            allocs = allocs.unique("job_id", keep="last", maintain_order=True)
+            report.skip("duplicate job record (the last one is kept)", dup)
+            report.rows_used -= dup
     candidates = pl.concat([p.candidates for p in parts]).sort("line_no")
-    promoted = candidates.filter(~pl.col("_alloc").is_in(allocs["job_id"].implode())).unique(
+    # Look the few candidate ids up among the jobs, not the jobs among the candidates.
+    known = allocs.filter(pl.col("job_id").is_in(candidates["_alloc"].unique().implode()))
+    promoted = candidates.filter(~pl.col("_alloc").is_in(known["job_id"].implode())).unique(
         "_alloc", keep="first", maintain_order=True
     )
     if not promoted.is_empty():
@@ -865,21 +879,32 @@ def _combine(
             "from its first step"
         )
         parsed, _ = _parse_allocations(promoted, layout)
-        allocs = pl.concat([allocs, _columns(parsed, layout)]).sort("line_no")
+        found = _columns(parsed, layout).with_columns(
+            pl.lit(None, dtype=pl.Boolean).alias("_istep"),
+            pl.lit(None, dtype=pl.Int64).alias("_sgpus"),
+            pl.lit(None, dtype=pl.String).alias("_stype"),
+        )
+        allocs = pl.concat([allocs, found]).sort("line_no")
     report.steps_collapsed = n_steps - promoted.height
-    steps = (
+    # Steps in another chunk than their allocation row (few): merged with the chunk's own.
+    far = (
         pl.concat([p.steps for p in parts])
         .group_by("_alloc")
         .agg(
-            pl.col("_istep").any(),
-            pl.col("_sgpus").max(),
-            pl.col("_stype").sort_by("_sline").drop_nulls().first(),
+            pl.col("_istep").any().alias("_fistep"),
+            pl.col("_sgpus").max().alias("_fgpus"),
+            pl.col("_stype").sort_by("_sline").drop_nulls().first().alias("_ftype"),
         )
     )
+    jid = pl.col("job_id")
     has_evidence = bool(n_steps) or "submitline" in layout.present
-    out = allocs.join(steps, left_on="job_id", right_on="_alloc", how="left").select(
+    out = allocs.join(
+        far, left_on="job_id", right_on="_alloc", how="left", maintain_order="left"
+    ).select(
         "job_id",
-        pl.col("job_id").str.extract(r"^(\d+)_", 1).alias("array_parent"),
+        pl.when(jid.str.contains("_", literal=True))
+        .then(jid.str.splitn("_", 2).struct.field("field_0"))
+        .alias("array_parent"),
         "user",
         "account",
         "partition",
@@ -887,15 +912,19 @@ def _combine(
         "start",
         "end",
         "elapsed_s",
-        pl.coalesce("_gpus", "_sgpus", pl.lit(0)).cast(pl.Int64).alias("gpus"),
-        pl.coalesce("_gtype", "_stype").alias("gpu_type"),
+        pl.coalesce("_gpus", pl.max_horizontal("_sgpus", "_fgpus"), pl.lit(0))
+        .cast(pl.Int64)
+        .alias("gpus"),
+        pl.coalesce("_gtype", "_stype", "_ftype").alias("gpu_type"),
         "nodes",
         "cpus",
         "state",
         "exit_code",
         "name",
         (
-            pl.col("_istep").fill_null(False) | pl.col("_salloc").fill_null(False)
+            pl.col("_istep").fill_null(False)
+            | pl.col("_fistep").fill_null(False)
+            | pl.col("_salloc").fill_null(False)
             if has_evidence
             else pl.lit(None, dtype=pl.Boolean)
         ).alias("interactive"),
@@ -908,7 +937,7 @@ def _combine(
 def _arrays(out: pl.DataFrame, report: ReadReport, expand: bool) -> pl.DataFrame:
     """Give pending arrays (`123_[1-5]`) their parent id, and expand them when asked."""
     spec = pl.col("job_id").str.extract(r"^\d+_\[([^\]]*)\]$", 1)
-    pending = out.filter(spec.is_not_null())
+    pending = out.filter(pl.col("job_id").str.ends_with("]")).filter(spec.is_not_null())
     if pending.is_empty():
         return out
     if not expand:

@@ -70,6 +70,19 @@ def test_batches_hold_whole_numbered_lines(tmp_path: Path) -> None:
     assert all(b.lines.height for b in batches)
 
 
+@pytest.mark.parametrize("gz", [False, True])
+def test_a_line_longer_than_a_batch_stays_whole(gz: bool, tmp_path: Path) -> None:
+    rows = ["short", "y" * 5000, "after", "z" * 130_000, "end"]
+    text = "\n".join(rows) + "\n"
+    path = tmp_path / ("long.txt.gz" if gz else "long.txt")
+    path.write_bytes(gzip.compress(text.encode()) if gz else text.encode())
+    batches = list(line_batches(path, batch_bytes=1000))
+    lines = pl.concat([b.lines for b in batches])
+    assert lines["text"].to_list() == rows
+    assert lines["line_no"].to_list() == [1, 2, 3, 4, 5]
+    assert batches[-1].last and not any(b.last for b in batches[:-1])
+
+
 def test_a_truncated_gzip_fails_where_the_stream_ends(text: str, tmp_path: Path) -> None:
     packed = gzip.compress((text * 3).encode())
     cut = tmp_path / "cut.txt.gz"
