@@ -864,7 +864,18 @@ def _combine(
     if allocs.select(pl.col("job_id").hash().n_unique()).item() < allocs.height:
         dup = allocs.height - allocs.select(pl.col("job_id").n_unique()).item()
         if dup:
+            # The kept record takes the step evidence merged into any copy of it.
+            evidence = (
+                allocs.filter(pl.col("job_id").is_duplicated())
+                .group_by("job_id")
+                .agg(
+                    pl.col("_istep").any(),
+                    pl.col("_sgpus").max(),
+                    pl.col("_stype").drop_nulls().first(),
+                )
+            )
             allocs = allocs.unique("job_id", keep="last", maintain_order=True)
+            allocs = allocs.update(evidence, on="job_id", how="left")
             report.skip("duplicate job record (the last one is kept)", dup)
             report.rows_used -= dup
     candidates = pl.concat([p.candidates for p in parts]).sort("line_no")

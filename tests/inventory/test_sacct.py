@@ -240,6 +240,30 @@ def test_steps_fill_what_the_allocation_row_leaves_open(
     assert any("1 jobs had step rows but no allocation row" in n for n in result.report.notes)
 
 
+@pytest.mark.parametrize("split", [False, True])
+def test_a_repeated_record_keeps_the_step_evidence_of_its_copies(
+    split: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Also when the first copy and its step share a batch and the kept copy is in the next."""
+    t = "2024-01-01T00:00:00|2024-01-01T00:00:00|2024-01-01T01:00:00|01:00:00|1|8"
+    data = _psv(
+        f"40|u|a|p|COMPLETED|{t}|cpu=8|first-copy",
+        f"40.0|||||{t}|cpu=8,gres/gpu:h100=4|",
+        f"41|u|a|p|COMPLETED|{t}|cpu=8,gres/gpu:l4=1|other",
+        f"40|u|a|p|COMPLETED|{t}|cpu=8|last-copy",
+    )
+    path = tmp_path / "dup.txt"
+    path.write_bytes(data)
+    if split:  # header, first copy and its step in one batch; the rest in the next
+        monkeypatch.setattr(detect, "BATCH_BYTES", len(b"\n".join(data.split(b"\n")[:3])) + 1)
+    result = read_sacct(path)
+    jobs = result.jobs
+    assert jobs["job_id"].to_list() == ["41", "40"]
+    assert jobs["name"].to_list() == ["other", "last-copy"]
+    assert jobs["gpus"].to_list() == [1, 4] and jobs["gpu_type"].to_list() == ["L4", "H100"]
+    assert result.report.skipped == {"duplicate job record (the last one is kept)": 1}
+
+
 def test_parsable_trailing_delimiter_field_subset_and_order() -> None:
     data = b"State|Elapsed|JobID|\nCOMPLETED|00:10:00|5|\nFAILED|00:20:00|6|\n"
     jobs = read_sacct(data).jobs
