@@ -42,6 +42,7 @@ else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
 __all__ = [
+    "DEMAND_KEYS",
     "PRESETS",
     "SLO_KEYS",
     "DeadlineWorkload",
@@ -278,7 +279,7 @@ SLO_KEYS = {
     "realtime_inference": "p99_latency_ms",
 }
 """The service-level key of each workload kind (hours of wait or completion, or p99 ms)."""
-_DEMAND_KEYS = {
+DEMAND_KEYS = {
     "distributed_training": "gpu_hours_per_month",
     "fine_tuning": "gpu_hours_per_month",
     "batch_inference": "gpu_hours_per_month",
@@ -286,6 +287,7 @@ _DEMAND_KEYS = {
     "experimentation": "concurrent_users",
     "realtime_inference": "peak_requests_per_second",
 }
+"""The key that measures each workload kind's demand (the one ``scale_demand`` scales)."""
 
 
 class GpuOverride(_Section):
@@ -439,7 +441,7 @@ class Scenario(_Section):
         data = self.to_dict()
         for w in data["workloads"]:
             if w["kind"] == kind:
-                key = _DEMAND_KEYS[kind]
+                key = DEMAND_KEYS[kind]
                 scaled = w[key] * factor
                 w[key] = max(1, round(scaled)) if isinstance(w[key], int) else scaled
         return parse_scenario(data, source=self._source)

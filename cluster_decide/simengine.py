@@ -65,6 +65,7 @@ __all__ = [
     "SimResult",
     "generate_jobs",
     "run",
+    "wait_stats",
 ]
 
 _LAST = 1 << 62
@@ -289,9 +290,14 @@ def run(pools: Sequence[Pool], jobs: pl.DataFrame, options: SimOptions | None = 
     out = out.select(
         "job_id", "workload", "pool", "submit_h", "start_h", "end_h", "wait_h", "gpus", "service"
     ).sort("job_id")
-    waits = (
-        out.filter(pl.col("submit_h") >= opts.warmup_h)
-        .group_by("workload", maintain_order=True)
+    waits = wait_stats(out.filter(pl.col("submit_h") >= opts.warmup_h), ["workload"])
+    return SimResult(out, waits, pl.DataFrame(pool_rows), events, time.perf_counter() - t0)
+
+
+def wait_stats(jobs: pl.DataFrame, by: Sequence[str]) -> pl.DataFrame:
+    """Jobs and mean, p50, p95 and p99 of `wait_h` per group of `by`, sorted by `by`."""
+    return (
+        jobs.group_by(*by)
         .agg(
             pl.len().alias("jobs"),
             pl.col("wait_h").mean().alias("mean_wait_h"),
@@ -299,9 +305,8 @@ def run(pools: Sequence[Pool], jobs: pl.DataFrame, options: SimOptions | None = 
             pl.col("wait_h").quantile(0.95, "linear").alias("p95_wait_h"),
             pl.col("wait_h").quantile(0.99, "linear").alias("p99_wait_h"),
         )
-        .sort("workload")
+        .sort(*by)
     )
-    return SimResult(out, waits, pl.DataFrame(pool_rows), events, time.perf_counter() - t0)
 
 
 def _validated(pools: Sequence[Pool], jobs: pl.DataFrame) -> pl.DataFrame:

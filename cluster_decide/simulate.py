@@ -34,7 +34,7 @@ from cluster_decide.scenario import (
     TrainingWorkload,
 )
 from cluster_decide.service import realtime_replicas
-from cluster_decide.simengine import JobClass, Pool, SimOptions, generate_jobs, run
+from cluster_decide.simengine import JobClass, Pool, SimOptions, generate_jobs, run, wait_stats
 
 __all__ = ["POLICY_OF", "SESSION_HOURS", "Simulation", "simulate", "simulated_pools"]
 
@@ -48,6 +48,8 @@ POLICY_OF = {
 SESSION_HOURS = 2.0
 """Assumed length of an interactive (experimentation) session, in hours; the scenario gives
 concurrent users, not sessions, so arrivals are users / session length."""
+WARMUP_H = 24.0
+"""Hours at the start of a replay left out of the statistics, while the queues fill."""
 SERVICE_PRIORITY = 10
 INTERACTIVE_PRIORITY = 5
 
@@ -210,30 +212,21 @@ def simulate(
         table = _assign_pools(jobs, plan, seed)
         if "job_id" not in table.columns:
             table = table.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias("job_id"))
-    result = run(pools, table, SimOptions(warmup_h=24.0, horizon_h=days * 24.0))
-    predicted = plan.service_levels.filter(pl.col("metric") == "queue_wait_hours")
-    by_workload = (
-        result.jobs.filter((pl.col("submit_h") >= 24.0) & ~pl.col("service"))
-        .group_by("workload", "pool")
-        .agg(pl.col("wait_h").mean().alias("simulated_h"))
+    result = run(pools, table, SimOptions(warmup_h=WARMUP_H, horizon_h=days * 24.0))
+    waits = wait_stats(
+        result.jobs.filter((pl.col("submit_h") >= WARMUP_H) & ~pl.col("service")),
+        ["workload", "pool"],
     )
+    predicted = plan.service_levels.filter(pl.col("metric") == "queue_wait_hours")
     comparison = (
         predicted.select("workload", pl.col("predicted").alias("predicted_h"))
-        .join(by_workload, on="workload", how="left")
+        .join(
+            waits.select("workload", "pool", pl.col("mean_wait_h").alias("simulated_h")),
+            on="workload",
+            how="left",
+        )
         .with_columns(pl.lit("queue_wait_hours").alias("metric"))
         .select("workload", "pool", "metric", "predicted_h", "simulated_h")
-        .sort("workload", "pool")
-    )
-    waits = (
-        result.jobs.filter((pl.col("submit_h") >= 24.0) & ~pl.col("service"))
-        .group_by("workload", "pool")
-        .agg(
-            pl.len().alias("jobs"),
-            pl.col("wait_h").mean().alias("mean_wait_h"),
-            pl.col("wait_h").quantile(0.50, "linear").alias("p50_wait_h"),
-            pl.col("wait_h").quantile(0.95, "linear").alias("p95_wait_h"),
-            pl.col("wait_h").quantile(0.99, "linear").alias("p99_wait_h"),
-        )
         .sort("workload", "pool")
     )
     return Simulation(

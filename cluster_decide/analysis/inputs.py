@@ -21,7 +21,7 @@ from typing import Any
 
 from cluster_decide.constants import SKILLS, WORKLOAD_KINDS
 from cluster_decide.explain import SKILL_WORDS
-from cluster_decide.scenario import SLO_KEYS, Scenario, parse_scenario
+from cluster_decide.scenario import DEMAND_KEYS, SLO_KEYS, Scenario, parse_scenario
 
 __all__ = [
     "DEMAND_KEYS",
@@ -31,16 +31,6 @@ __all__ = [
     "input_label",
     "input_unit",
 ]
-
-DEMAND_KEYS = {
-    "distributed_training": "gpu_hours_per_month",
-    "fine_tuning": "gpu_hours_per_month",
-    "batch_inference": "gpu_hours_per_month",
-    "pipeline": "gpu_hours_per_month",
-    "experimentation": "concurrent_users",
-    "realtime_inference": "peak_requests_per_second",
-}
-"""The key that measures each workload kind's demand (as ``Scenario.scale_demand`` uses it)."""
 
 _KIND_WORDS = {
     "distributed_training": "distributed training",
