@@ -344,8 +344,6 @@ def split_bad(
     flags = frame.with_columns(
         pl.any_horizontal([c.fill_null(False) for c, _ in checks]).alias("_bad")
     )
-    if not flags["_bad"].any():  # the usual case: no copy of the rows at all
-        return frame, frame.clear().with_columns(pl.lit(None, dtype=pl.String).alias("reason"))
     # One chunk: polars 2.1 panics formatting messages over a many-chunk filter result.
     bad = (
         flags.filter(pl.col("_bad"))

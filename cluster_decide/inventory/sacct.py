@@ -648,13 +648,16 @@ def _parse(
     # this keeps a small share of the step rows.
     alloc_ids = jobs["job_id"].implode()
     open_ids = jobs.filter(pl.col("_gpus").is_null() | pl.col("_gtype").is_null())["job_id"]
-    elsewhere = is_step & ~pl.col("_alloc").is_in(alloc_ids)
+    frame = frame.with_columns((is_step & ~pl.col("_alloc").is_in(alloc_ids)).alias("_far"))
+    elsewhere = pl.col("_far")
     interactive_step = pl.col("_step") == "interactive"
     gpu_step = col("alloctres").str.contains("gres/gpu", literal=True)
     candidates = (
         frame.filter(elsewhere).drop("text").unique("_alloc", keep="first", maintain_order=True)
     )
-    steps = frame.select("line_no", "_alloc", "_step", col("alloctres").alias("alloctres")).filter(
+    steps = frame.select(
+        "line_no", "_alloc", "_step", "_far", col("alloctres").alias("alloctres")
+    ).filter(
         elsewhere
         | (is_step & (interactive_step | (gpu_step & pl.col("_alloc").is_in(open_ids.implode()))))
     )
