@@ -28,6 +28,23 @@ def test_solve_prints_a_readable_summary(capsys: pytest.CaptureFixture[str]) -> 
     assert "Traceback" not in out
 
 
+def test_readme_sample_matches_what_make_run_prints(capsys: pytest.CaptureFixture[str]) -> None:
+    """Every full line of the README's `make run` sample is a line the command prints."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    sample = readme.split("$ make run\n", 1)[1].split("```", 1)[0].splitlines()
+    assert main(["solve"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    # Lines wrapped for the page (the next one is indented) or cut with "..." are left out.
+    wrapped = {i for i, ln in enumerate(sample) if ln.startswith("  ")}
+    whole = [
+        ln
+        for i, ln in enumerate(sample)
+        if i not in wrapped and i + 1 not in wrapped and not ln.endswith("...")
+    ]
+    assert len(whole) >= 6
+    assert [ln for ln in whole if ln not in printed] == []
+
+
 def test_solve_json_is_the_plan(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["solve", "research-lab", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
