@@ -1,12 +1,14 @@
 """The command line: a thin shell over the library (``cluster-decide solve``, ``compare``, ...).
 
-Errors a user can fix (a bad scenario, a missing file) print the message and exit with status 2,
-never a traceback.
+Errors a user can fix (a bad scenario, a missing file, a refused flag) print the message and
+exit with status 2; no answer within the time limit exits 3; anything else is an internal error,
+exit 4, with the traceback written to a file, never to the terminal (:mod:`cluster_decide.guard`).
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -14,6 +16,7 @@ from pathlib import Path
 
 import polars as pl
 
+from cluster_decide import ranges
 from cluster_decide.analysis import (
     break_evens,
     compare,
@@ -24,8 +27,27 @@ from cluster_decide.analysis import (
     tornado,
     uncertainty,
 )
+from cluster_decide.atomic import (
+    OutputError,
+    all_or_nothing,
+    refuse_inputs_as_outputs,
+    write_atomic,
+)
 from cluster_decide.errors import ScenarioError
 from cluster_decide.explain import ARCHETYPE_WORDS, money
+from cluster_decide.guard import (
+    EXIT_BAD_INPUT,
+    EXIT_CODES_HELP,
+    EXIT_INTERNAL,
+    EXIT_TIME_LIMIT,
+    TimeLimitExceeded,
+    clean,
+    deadline,
+    flag,
+    report_internal_error,
+    text_flag,
+    time_zone,
+)
 from cluster_decide.model.solve import solve
 from cluster_decide.plan import Plan
 from cluster_decide.scenario import PRESETS, load_scenario
@@ -85,11 +107,12 @@ def _solve(args: argparse.Namespace) -> int:
     plan = solve(scn, time_limit_s=args.time_limit, workers=args.workers, seed=args.seed)
     if args.out:
         out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "plan.json").write_text(plan.to_json(), encoding="utf-8")
-        for name in ("placements", "pools", "staffing", "costs", "service_levels", "relaxations"):
-            getattr(plan, name).write_csv(out / f"{name}.csv")
-        (out / "explanations.txt").write_text("\n".join(plan.explanations) + "\n", encoding="utf-8")
+        frames = ("placements", "pools", "staffing", "costs", "service_levels", "relaxations")
+        with all_or_nothing():
+            write_atomic(out / "plan.json", plan.to_json())
+            for name in frames:
+                write_atomic(out / f"{name}.csv", getattr(plan, name).write_csv())
+            write_atomic(out / "explanations.txt", "\n".join(plan.explanations) + "\n")
     sys.stdout.write(plan.to_json() if args.json else summary(plan))
     if args.out and not args.json:
         sys.stdout.write(f"\nWrote plan.json and CSV files to {args.out}\n")
@@ -158,10 +181,10 @@ def _uncertainty(args: argparse.Namespace) -> int:
     )
     if args.out:
         out_dir = Path(args.out)
-        out_dir.mkdir(parents=True, exist_ok=True)
-        result.samples.write_csv(out_dir / "samples.csv")
-        result.costs.write_csv(out_dir / "archetype_costs.csv")
-        result.summary.write_csv(out_dir / "summary.csv")
+        with all_or_nothing():
+            write_atomic(out_dir / "samples.csv", result.samples.write_csv())
+            write_atomic(out_dir / "archetype_costs.csv", result.costs.write_csv())
+            write_atomic(out_dir / "summary.csv", result.summary.write_csv())
     if args.json:
         out = {
             "summary": json.loads(result.summary.write_json()),
@@ -199,14 +222,15 @@ def _export(args: argparse.Namespace) -> int:
     bundle = export.gather(plan, scn, alternatives, analyses, run_compare=False)
     stamp = datetime.now(timezone.utc).replace(tzinfo=None) if args.timestamp else None
     written = []
-    if args.pptx:
-        written.append(export.deck(bundle, args.pptx, template=args.template, timestamp=stamp))
-    if args.html or args.md:
-        written += export.report(bundle, args.html, args.md, timestamp=stamp)
-    if args.images:
-        written += export.images(bundle, args.images)
-    if args.data:
-        written += export.frames(bundle, args.data)
+    with all_or_nothing():  # a deck beside an old report, or a report without images: never
+        if args.pptx:
+            written.append(export.deck(bundle, args.pptx, template=args.template, timestamp=stamp))
+        if args.html or args.md:
+            written += export.report(bundle, args.html, args.md, timestamp=stamp)
+        if args.images:
+            written += export.images(bundle, args.images)
+        if args.data:
+            written += export.frames(bundle, args.data)
     if args.json:
         sys.stdout.write(
             json.dumps({"status": plan.status.value, "written": [str(w) for w in written]}) + "\n"
@@ -282,20 +306,14 @@ def _simulate(args: argparse.Namespace) -> int:
     if not plan.feasible:
         sys.stdout.write(summary(plan))
         return 1
-    jobs = None
-    if args.jobs:
-        path = Path(args.jobs)
-        jobs = pl.read_parquet(path) if path.suffix == ".parquet" else pl.read_csv(path)
+    jobs = _read_jobs(Path(args.jobs)) if args.jobs else None
     sim = simulate(plan, jobs=jobs, days=args.days, seed=args.seed)
     if args.chart:
         from cluster_decide import charts
 
         chart = charts.simulated_waits(sim.comparison)
         out = Path(args.chart)
-        if out.suffix == ".svg":
-            out.write_text(charts.to_svg(chart), encoding="utf-8")
-        else:
-            out.write_bytes(charts.to_png(chart))
+        write_atomic(out, charts.to_svg(chart) if out.suffix == ".svg" else charts.to_png(chart))
     if args.json:
         sys.stdout.write(
             json.dumps(
@@ -315,6 +333,55 @@ def _simulate(args: argparse.Namespace) -> int:
     return 0
 
 
+_JOB_COLUMNS = {"workload": "text", "submit_h": "number", "gpus": "integer", "duration_h": "number"}
+
+
+def _read_jobs(path: Path) -> pl.DataFrame:
+    """A ``simulate --jobs`` table, or a ValueError naming the file and what is wrong with it."""
+    if not path.is_file():
+        raise ValueError(f"{path}: no such jobs file (expected a CSV or Parquet job table)")
+    try:
+        if path.suffix == ".parquet":
+            jobs = pl.read_parquet(path)
+        else:
+            jobs = pl.read_csv(path, infer_schema_length=10_000)
+    except (pl.exceptions.PolarsError, OSError, ValueError) as exc:
+        kind = "Parquet" if path.suffix == ".parquet" else "CSV"
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ValueError(f"{path}: not a readable {kind} job table ({first[:160]})") from None
+    missing = [c for c in _JOB_COLUMNS if c not in jobs.columns]
+    if missing:
+        raise ValueError(
+            f"{path}: missing column{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
+            f"(a job table needs {', '.join(_JOB_COLUMNS)})"
+        )
+    checks = {
+        "submit_h": (pl.col("submit_h").cast(pl.Float64, strict=False), 0.0, None),
+        "duration_h": (pl.col("duration_h").cast(pl.Float64, strict=False), 0.0, None),
+        "gpus": (pl.col("gpus").cast(pl.Float64, strict=False), 1.0, 100_000.0),
+    }
+    for column, (expr, lo, hi) in checks.items():
+        values = jobs.select(expr.alias("v"))["v"]
+        bad = values.is_null() | values.is_nan() | (values < lo)
+        if hi is not None:
+            bad = bad | (values > hi)
+        if column == "gpus":
+            bad = bad | (values != values.floor())
+        if bad.any():
+            row = int(bad.arg_true()[0])
+            want = f"an integer {lo:,.0f}–{hi:,.0f}" if hi else f"a number of at least {lo:g}"
+            raise ValueError(
+                f"{path}: line {row + 2}: {column}: expected {want}, got "
+                f"{jobs[column][row]!r} ({int(bad.sum()):,} of {jobs.height:,} rows are bad)"
+            )
+    return jobs.with_columns(
+        pl.col("submit_h").cast(pl.Float64),
+        pl.col("duration_h").cast(pl.Float64),
+        pl.col("gpus").cast(pl.Int64),
+        pl.col("workload").cast(pl.String),
+    )
+
+
 def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "scenario",
@@ -325,13 +392,28 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the stable JSON form")
     p.add_argument(
         "--time-limit",
-        type=float,
+        type=flag(ranges.TIME_LIMIT_S),
         default=10.0,
         metavar="S",
-        help="solver time limit in seconds (default 10)",
+        help="solver time limit in seconds, for each solve (default 10)",
     )
-    p.add_argument("--workers", type=int, default=2, help="CP-SAT worker threads (default 2)")
-    p.add_argument("--seed", type=int, default=0, help="CP-SAT random seed (default 0)")
+    p.add_argument(
+        "--workers", type=flag(ranges.WORKERS), default=2, help="CP-SAT worker threads (default 2)"
+    )
+    p.add_argument(
+        "--seed", type=flag(ranges.SEED), default=0, help="CP-SAT random seed (default 0)"
+    )
+    _add_max_time(p)
+
+
+def _add_max_time(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--max-time",
+        type=flag(ranges.MAX_TIME_S),
+        default=None,
+        metavar="S",
+        help="stop the whole command after S seconds of wall time, exit 3 (default: no limit)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -339,8 +421,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="cluster-decide",
         description="Decide how to run a GPU estate: Slurm, Kubernetes, or a shared pool of both.",
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser = functools.partial(  # type: ignore[method-assign]
+        sub.add_parser, epilog=EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p_solve = sub.add_parser("solve", help="recommend an architecture for a scenario")
     _add_common(p_solve)
     p_solve.add_argument("--out", metavar="DIR", help="also write plan.json and CSV frames to DIR")
@@ -349,34 +436,45 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(p_compare)
     p_compare.add_argument(
         "--alternatives",
-        type=int,
+        type=flag(ranges.ALTERNATIVES),
         default=0,
         metavar="N",
         help="also find N near-optimal alternatives (most different plans within the slack)",
     )
     p_compare.add_argument(
-        "--slack", type=float, default=0.05, help="cost slack of alternatives (default 0.05)"
+        "--slack",
+        type=flag(ranges.SLACK),
+        default=0.05,
+        help="cost slack of alternatives (default 0.05)",
     )
     p_compare.set_defaults(func=_compare)
     p_sens = sub.add_parser(
         "sensitivity", help="tornado of cost and archetype, value of levers, break-even points"
     )
     _add_common(p_sens)
-    p_sens.add_argument("--pct", type=float, default=20.0, help="tornado range ±PCT (default 20)")
+    p_sens.add_argument(
+        "--pct", type=flag(ranges.PCT), default=20.0, help="tornado range ±PCT (default 20)"
+    )
     p_sens.add_argument(
         "--inputs", help="comma-separated inputs (demand:<kind>, fte:<skill>, gpu_price, ...)"
     )
     p_sens.add_argument(
         "--break-even", action="store_true", help="also bisect for break-even points (slower)"
     )
-    p_sens.add_argument("--jobs", type=int, default=None, help="solver processes (default 2)")
+    p_sens.add_argument(
+        "--jobs", type=flag(ranges.JOBS), default=None, help="solver processes (default 2)"
+    )
     p_sens.set_defaults(func=_sensitivity)
     p_unc = sub.add_parser(
         "uncertainty", help="sample demand, prices and staff; how often each archetype wins"
     )
     _add_common(p_unc)
-    p_unc.add_argument("--samples", type=int, default=200, help="number of samples (default 200)")
-    p_unc.add_argument("--jobs", type=int, default=None, help="solver processes (default 2)")
+    p_unc.add_argument(
+        "--samples", type=flag(ranges.SAMPLES), default=200, help="number of samples (default 200)"
+    )
+    p_unc.add_argument(
+        "--jobs", type=flag(ranges.JOBS), default=None, help="solver processes (default 2)"
+    )
     p_unc.add_argument(
         "--track", help="comma-separated archetypes to cost in every sample (default: best two)"
     )
@@ -414,7 +512,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--format", default=None, help="override format detection (sacct, sacct_json, swf, ...)"
     )
     p_ingest.add_argument(
-        "--tz", default=None, help="time zone of naive times, e.g. America/Chicago (default UTC)"
+        "--tz",
+        type=time_zone,
+        default=None,
+        help="time zone of naive times, e.g. America/Chicago (default UTC)",
     )
     p_ingest.add_argument("--rules", metavar="FILE", help="classification rules TOML")
     p_ingest.add_argument(
@@ -422,24 +523,30 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_ingest.add_argument(
         "--window-days",
-        type=float,
+        type=flag(ranges.WINDOW_DAYS),
         metavar="DAYS",
         help="days the logs cover, for traces without timestamps (default: measured)",
     )
     p_ingest.add_argument(
         "--gpus-per-proc",
-        type=float,
+        type=flag(ranges.GPUS_PER_PROC),
         metavar="X",
         help="count each SWF processor as X GPUs (an HPC log records no GPUs)",
     )
     p_ingest.add_argument(
-        "--name", default="Inventory-derived scenario", help="the written scenario's name"
+        "--name",
+        type=text_flag,
+        default="Inventory-derived scenario",
+        help="the written scenario's name",
     )
     p_ingest.add_argument("--out", required=True, metavar="FILE", help="scenario TOML to write")
+    _add_max_time(p_ingest)
     p_ingest.set_defaults(func=_ingest)
     p_sim = sub.add_parser("simulate", help="replay jobs on the recommended plan's pools")
     _add_common(p_sim)
-    p_sim.add_argument("--days", type=float, default=28, help="days to simulate (default 28)")
+    p_sim.add_argument(
+        "--days", type=flag(ranges.SIM_DAYS), default=28, help="days to simulate (default 28)"
+    )
     p_sim.add_argument(
         "--jobs", metavar="FILE", help="CSV/Parquet jobs: workload, submit_h, gpus, duration_h"
     )
@@ -451,18 +558,82 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; returns the exit status (0 ok, 1 infeasible, 2 bad input)."""
+    """Run the CLI and return its exit status; never raises, never prints a traceback.
+
+    0 answered, 1 infeasible, 2 bad input, 3 no answer within the time limit, 4 internal error.
+    """
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse: --help (0) or a refused flag (2, message printed)
+        return exc.code if isinstance(exc.code, int) else EXIT_BAD_INPUT
     func: Callable[[argparse.Namespace], int] = args.func
     try:
-        return func(args)
-    except ScenarioError as exc:
-        sys.stderr.write(f"error: {exc}\n")
-        return 2
-    except (OSError, ValueError) as exc:
-        sys.stderr.write(f"error: {exc}\n")
-        return 2
+        refuse_inputs_as_outputs(_inputs(args), _outputs(args))
+        _check_template(args)
+        with deadline(args.max_time, progress=sys.stderr.isatty()):
+            return func(args)
+    except TimeLimitExceeded as exc:
+        sys.stderr.write(f"error: {exc}; nothing was written\n")
+        return EXIT_TIME_LIMIT
+    except (ScenarioError, OutputError) as exc:
+        sys.stderr.write(clean(f"error: {exc}\n"))
+        return EXIT_BAD_INPUT
+    except OSError as exc:
+        where = f"{exc.filename}: " if exc.filename else ""
+        sys.stderr.write(clean(f"error: {where}{exc.strerror or exc}\n"))
+        return EXIT_BAD_INPUT
+    except ValueError as exc:
+        sys.stderr.write(clean(f"error: {exc}\n"))
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted; nothing was written\n")
+        return 130
+    except Exception as exc:  # the promise: no traceback on the terminal, ever
+        sys.stderr.write(report_internal_error(exc, argv) + "\n")
+        return EXIT_INTERNAL
+
+
+def _inputs(args: argparse.Namespace) -> list[str]:
+    """Every file the command reads (so none is also written)."""
+    found = [getattr(args, "scenario", None), getattr(args, "template", None)]
+    found += [getattr(args, "rules", None), getattr(args, "column_map", None)]
+    found += list(getattr(args, "files", None) or [])
+    if args.command == "simulate":
+        found.append(args.jobs)
+    return [str(p) for p in found if p and Path(str(p)).exists()]
+
+
+def _outputs(args: argparse.Namespace) -> list[str]:
+    """Every file the command writes (folders expand to the files written into them)."""
+    files = [getattr(args, k, None) for k in ("pptx", "html", "md", "chart")]
+    if args.command == "ingest":
+        files.append(args.out)
+    folders = [getattr(args, "images", None), getattr(args, "data", None)]
+    if args.command in ("solve", "uncertainty"):
+        folders.append(args.out)
+    for folder in filter(None, folders):
+        files.append(folder)
+        if Path(folder).is_dir():
+            files += [str(p) for p in Path(folder).iterdir()]
+    return [str(f) for f in files if f]
+
+
+def _check_template(args: argparse.Namespace) -> None:
+    """Refuse an ``export --template`` that is not a PowerPoint file before any solving."""
+    template = getattr(args, "template", None)
+    if not template:
+        return
+    import zipfile
+
+    path = Path(template)
+    if not path.is_file():
+        raise ValueError(f"{template}: no such template file (expected a .pptx or .potx)")
+    if not zipfile.is_zipfile(path):
+        raise ValueError(f"{template}: not a PowerPoint file (expected a .pptx or .potx, a zip)")
+    with zipfile.ZipFile(path) as z:
+        if "ppt/presentation.xml" not in z.namelist():
+            raise ValueError(f"{template}: a zip, but not a PowerPoint file (no presentation)")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Any
 
 from pydantic import GetCoreSchemaHandler
 from pydantic_core import CoreSchema, PydanticCustomError, core_schema
@@ -112,9 +112,7 @@ class Range:
 FTE = Range(
     0, 1_000, "FTE", "ten times the largest GPU operations teams (hyperscalers run hundreds)"
 )
-HIRES = Range(
-    0, 1_000, "FTE", "as many hires as the largest team could hold", integer=True
-)
+HIRES = Range(0, 1_000, "FTE", "as many hires as the largest team could hold", integer=True)
 SALARY = Range(
     100,
     10_000_000,
@@ -156,21 +154,15 @@ GPU_HOURS_MONTH = Range(
     "GPU-hours per month",
     "1.4 million GPUs busy all month; a 100,000-GPU estate is 73 million",
 )
-JOB_HOURS = Range(
-    0.01, 10_000, "hours", "a 36-second job to one running more than a year"
-)
-WAIT_HOURS = Range(
-    0.001, 10_000, "hours", "a 4-second wait to more than a year"
-)
+JOB_HOURS = Range(0.01, 10_000, "hours", "a 36-second job to one running more than a year")
+WAIT_HOURS = Range(0.001, 10_000, "hours", "a 4-second wait to more than a year")
 SCV = Range(
     0, 100, "", "0 is fixed-length, 1 exponential; heavy-tailed job traces measure up to ~50"
 )
 USERS = Range(
     1, 1_000_000, "users", "every engineer of the largest companies at once", integer=True
 )
-GPUS_PER_USER = Range(
-    1, 1_024, "GPUs", "a user may hold a few nodes for debugging", integer=True
-)
+GPUS_PER_USER = Range(1, 1_024, "GPUs", "a user may hold a few nodes for debugging", integer=True)
 REQUESTS_PER_SECOND = Range(
     0.0001,
     1e8,
@@ -180,9 +172,7 @@ REQUESTS_PER_SECOND = Range(
 GPU_SECONDS = Range(
     0.000001, 3_600, "GPU-seconds", "a microsecond kernel to an hour-long generation"
 )
-LATENCY_MS = Range(
-    0.1, 3_600_000, "ms", "a 0.1 ms lookup to an hour"
-)
+LATENCY_MS = Range(0.1, 3_600_000, "ms", "a 0.1 ms lookup to an hour")
 CONCURRENCY = Range(
     1, 4_096, "requests per GPU", "continuous batching holds hundreds per GPU", integer=True
 )
@@ -192,12 +182,14 @@ CONCURRENCY = Range(
 MEMORY_GB = Range(1, 100_000, "GB", "B200 has 192 GB; room for whole-rack memory pools")
 TDP_W = Range(1, 100_000, "W", "an L4 draws 72 W, a B200 1,000 W")
 GPUS_PER_NODE = Range(
-    1, 1_024, "GPUs per node", "8 in an HGX server, 72 in an NVL72 rack, 576 announced", integer=True
+    1,
+    1_024,
+    "GPUs per node",
+    "8 in an HGX server, 72 in an NVL72 rack, 576 announced",
+    integer=True,
 )
 NODE_KW = Range(0.01, 10_000, "kW", "an NVL72 rack draws ~120 kW")
-GPU_HOUR_USD = Range(
-    0.001, 10_000, "USD per GPU-hour", "catalog prices run from $0.48 to $14"
-)
+GPU_HOUR_USD = Range(0.001, 10_000, "USD per GPU-hour", "catalog prices run from $0.48 to $14")
 CAPEX_USD = Range(1, 1e9, "USD per node", "an NVL72 rack costs ~$3 million")
 SPEED = Range(0.001, 1_000, "x H100", "an L4 is 0.09, a B200 2.4")
 LAG_MINUTES = Range(0, 100_000, "minutes", "from instant to a quarter's lead time")
@@ -205,3 +197,30 @@ POWER_USD_KWH = Range(0, 10, "USD per kWh", "industrial power costs $0.05–0.40
 PUE = Range(1, 5, "", "hyperscale 1.1, industry average 1.56, an old machine room 3")
 FACILITY_USD_KW = Range(0, 100_000, "USD per kW-month", "colocation is $150–250 per kW-month")
 PROFILE_WEIGHT = Range(0, 1e12, "", "weights are relative; only their ratios matter")
+
+# -- command-line flags ------------------------------------------------------------------
+
+TIME_LIMIT_S = Range(
+    0, 86_400, "seconds", "a solve is cut at this time; a day is the longest sensible", lo_open=True
+)
+MAX_TIME_S = Range(0, 604_800, "seconds", "a whole command, up to a week of analysis", lo_open=True)
+WORKERS = Range(
+    1, 256, "threads", "CP-SAT's useful worker count is the number of cores", integer=True
+)
+SEED = Range(0, 2_147_483_647, "", "CP-SAT takes a 32-bit random seed", integer=True)
+SAMPLES = Range(1, 100_000, "samples", "each sample is a solve; 200 is the default", integer=True)
+JOBS = Range(1, 256, "processes", "one solver process per core", integer=True)
+ALTERNATIVES = Range(0, 20, "plans", "each alternative is a further solve", integer=True)
+SLACK = Range(0, 1, "", "a fraction of the optimal cost: 0.05 is 5%")
+PCT = Range(0, 90, "%", "a tornado below -100% would make demand negative", lo_open=True)
+SIM_DAYS = Range(
+    1,
+    3_650,
+    "days",
+    "the first day is warm-up; ten years is far past a plan's horizon",
+    lo_open=True,
+)
+WINDOW_DAYS = Range(0.04, 36_500, "days", "an hour of logs to a century")
+GPUS_PER_PROC = Range(
+    0, 64, "GPUs", "a processor of an HPC log holds at most a few GPUs", lo_open=True
+)

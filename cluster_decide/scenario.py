@@ -29,6 +29,8 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from cluster_decide import ranges
+from cluster_decide.atomic import write_atomic
 from cluster_decide.catalog import GPU_ATTRIBUTES, Catalog, data_dir, load_catalog
 from cluster_decide.constants import (
     HOURS_PER_WEEK,
@@ -38,7 +40,6 @@ from cluster_decide.constants import (
 )
 from cluster_decide.errors import Problem, ScenarioError, did_you_mean
 from cluster_decide.ranges import Range
-from cluster_decide import ranges
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -1069,8 +1070,4 @@ def read_scenario_toml(raw: bytes, source: str) -> dict[str, Any]:
 
 def save_scenario(scenario: Scenario, path: str | Path) -> Path:
     """Write ``scenario`` as TOML (atomically) and return the path."""
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(scenario.to_toml(), encoding="utf-8")
-    tmp.replace(path)
-    return path
+    return write_atomic(path, scenario.to_toml())

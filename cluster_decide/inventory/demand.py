@@ -587,7 +587,6 @@ def scenario_document(
 
 def write_scenario(path: str | Path, workloads: Sequence[Mapping[str, Any]], **kwargs: Any) -> Path:
     """Write `scenario_document(workloads, **kwargs)` as TOML to `path`; returns the path."""
-    out = Path(path)
-    doc = scenario_document(workloads, **kwargs)
-    out.write_text(tomli_w.dumps(doc), encoding="utf-8")
-    return out
+    from cluster_decide.atomic import write_atomic
+
+    return write_atomic(path, tomli_w.dumps(scenario_document(workloads, **kwargs)))
