@@ -42,6 +42,7 @@ from cluster_decide.guard import (
     EXIT_TIME_LIMIT,
     TimeLimitExceeded,
     clean,
+    clean_stdout,
     deadline,
     flag,
     report_internal_error,
@@ -571,7 +572,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         refuse_inputs_as_outputs(_inputs(args), _outputs(args))
         _check_template(args)
-        with deadline(args.max_time, progress=sys.stderr.isatty()):
+        with deadline(args.max_time, progress=sys.stderr.isatty()), clean_stdout():
             return func(args)
     except TimeLimitExceeded as exc:
         sys.stderr.write(f"error: {exc}; nothing was written\n")

@@ -31,6 +31,7 @@ __all__ = [
     "EXIT_TIME_LIMIT",
     "TimeLimitExceeded",
     "clean",
+    "clean_stdout",
     "deadline",
     "flag",
     "report_internal_error",
@@ -69,6 +70,34 @@ def clean(text: str) -> str:
         c if c in "\n\t" or not (ord(c) < 32 or 127 <= ord(c) < 160) else f"\\x{ord(c):02x}"
         for c in text
     )
+
+
+class _CleanWriter:
+    """A text stream that shows control characters as escapes (see :func:`clean`)."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        return int(self._stream.write(clean(text)))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+@contextmanager
+def clean_stdout() -> Iterator[None]:
+    """Within the block, nothing written to ``sys.stdout`` reaches the terminal as a control code.
+
+    Reports quote names from job logs and scenario files; one holding an escape sequence must
+    not be able to recolour, clear or retitle the user's terminal.
+    """
+    original = sys.stdout
+    sys.stdout = _CleanWriter(original)
+    try:
+        yield
+    finally:
+        sys.stdout = original
 
 
 def flag(rng: Range) -> Callable[[str], float]:

@@ -50,6 +50,8 @@ SESSION_HOURS = 2.0
 concurrent users, not sessions, so arrivals are users / session length."""
 WARMUP_H = 24.0
 """Hours at the start of a replay left out of the statistics, while the queues fill."""
+MAX_JOBS = 5_000_000
+"""The most jobs one replay draws (about 1 GB of memory with the simulator's state)."""
 SERVICE_PRIORITY = 10
 INTERACTIVE_PRIORITY = 5
 
@@ -110,6 +112,7 @@ def scenario_jobs(plan: Plan, data: ModelData, days: float, seed: int) -> pl.Dat
     classes: list[JobClass] = []
     weights: dict[str, np.ndarray] = {}
     service_rows: list[dict[str, object]] = []
+    expected = 0.0
     for row in plan.placements.iter_rows(named=True):
         w = workloads[row["workload"]]
         p, g = row["pool"], row["gpu_type"]
@@ -149,6 +152,8 @@ def scenario_jobs(plan: Plan, data: ModelData, days: float, seed: int) -> pl.Dat
             )
         elif isinstance(w, RealtimeWorkload):
             replicas = realtime_replicas(data, (w.name, p, g), share)
+            expected += float(np.sum(replicas)) * hours / 168.0
+            _check_size(expected, days)
             for t in range(int(hours)):
                 service_rows.extend(
                     {
@@ -162,11 +167,23 @@ def scenario_jobs(plan: Plan, data: ModelData, days: float, seed: int) -> pl.Dat
                     }
                     for _ in range(replicas[t % 168])
                 )
+    _check_size(expected + sum(k.rate_per_h for k in classes) * hours, days)
     jobs = _thin(generate_jobs(classes, hours, seed), weights, seed).drop("job_id")
     if service_rows:
         jobs = pl.concat([jobs, pl.DataFrame(service_rows, schema=jobs.schema)])
     jobs = jobs.sort(["submit_h", "workload"], maintain_order=True)
     return jobs.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias("job_id"))
+
+
+def _check_size(expected_jobs: float, days: float) -> None:
+    """Refuse, before drawing them, a replay of more than :data:`MAX_JOBS` jobs."""
+    if expected_jobs > MAX_JOBS:
+        fits = max(1.0, days * MAX_JOBS / expected_jobs)
+        raise ValueError(
+            f"simulating {days:g} days would draw about {expected_jobs:,.0f} jobs, more than the "
+            f"limit of {MAX_JOBS:,} (about 1 GB of memory); simulate at most {fits:.1f} days "
+            f"(--days {fits:.1f})"
+        )
 
 
 def _assign_pools(jobs: pl.DataFrame, plan: Plan, seed: int) -> pl.DataFrame:
