@@ -21,7 +21,9 @@ from pydantic import GetCoreSchemaHandler
 from pydantic_core import CoreSchema, PydanticCustomError, core_schema
 
 __all__ = [
+    "CLI_FLAGS",
     "Range",
+    "markdown_table",
     "show_number",
 ]
 
@@ -146,7 +148,7 @@ NODES = Range(
 # -- workloads ---------------------------------------------------------------------------
 
 GPUS_PER_JOB = Range(
-    1, 100_000, "GPUs", "the largest training runs use tens of thousands of GPUs", integer=True
+    1, 100_000, "GPUs", "Llama 3 405B trained on 16,384 H100s; room for runs six times larger", integer=True
 )
 GPU_HOURS_MONTH = Range(
     0.001,
@@ -155,9 +157,9 @@ GPU_HOURS_MONTH = Range(
     "1.4 million GPUs busy all month; a 100,000-GPU estate is 73 million",
 )
 JOB_HOURS = Range(0.01, 10_000, "hours", "a 36-second job to one running more than a year")
-WAIT_HOURS = Range(0.001, 10_000, "hours", "a 4-second wait to more than a year")
+WAIT_HOURS = Range(0.001, 10_000, "hours", "4 seconds to more than a year")
 SCV = Range(
-    0, 100, "", "0 is fixed-length, 1 exponential; heavy-tailed job traces measure up to ~50"
+    0, 100, "", "0 is perfectly regular, 1 random (exponential); heavy-tailed traces reach tens"
 )
 USERS = Range(
     1, 1_000_000, "users", "every engineer of the largest companies at once", integer=True
@@ -191,7 +193,7 @@ GPUS_PER_NODE = Range(
 NODE_KW = Range(0.01, 10_000, "kW", "an NVL72 rack draws ~120 kW")
 GPU_HOUR_USD = Range(0.001, 10_000, "USD per GPU-hour", "catalog prices run from $0.48 to $14")
 CAPEX_USD = Range(1, 1e9, "USD per node", "an NVL72 rack costs ~$3 million")
-SPEED = Range(0.001, 1_000, "x H100", "an L4 is 0.09, a B200 2.4")
+SPEED = Range(0.001, 1_000, "x H100", "an L4 is 0.09–0.12, a B200 2.3–2.4")
 LAG_MINUTES = Range(0, 100_000, "minutes", "from instant to a quarter's lead time")
 POWER_USD_KWH = Range(0, 10, "USD per kWh", "industrial power costs $0.05–0.40")
 PUE = Range(1, 5, "", "hyperscale 1.1, industry average 1.56, an old machine room 3")
@@ -224,3 +226,28 @@ WINDOW_DAYS = Range(0.04, 36_500, "days", "an hour of logs to a century")
 GPUS_PER_PROC = Range(
     0, 64, "GPUs", "a processor of an HPC log holds at most a few GPUs", lo_open=True
 )
+
+CLI_FLAGS = {
+    "--time-limit": TIME_LIMIT_S,
+    "--max-time": MAX_TIME_S,
+    "--workers": WORKERS,
+    "--seed": SEED,
+    "--samples": SAMPLES,
+    "--jobs (sensitivity, uncertainty)": JOBS,
+    "--alternatives": ALTERNATIVES,
+    "--slack": SLACK,
+    "--pct": PCT,
+    "--days": SIM_DAYS,
+    "--window-days": WINDOW_DAYS,
+    "--gpus-per-proc": GPUS_PER_PROC,
+}
+"""The command-line flags that take a number, with their ranges (for the reference)."""
+
+
+def markdown_table(rows: list[tuple[str, Range]], head: str = "key") -> str:
+    """The rows as the Markdown table ``docs/scenario.md`` holds (a test keeps them equal)."""
+    lines = [f"| {head} | accepted | unit | why these bounds |", "|---|---|---|---|"]
+    for key, rng in rows:
+        kind = "integer " if rng.integer else ""
+        lines.append(f"| `{key}` | {kind}{rng.text()} | {rng.unit} | {rng.why} |")
+    return "\n".join(lines)
