@@ -587,6 +587,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:
         sys.stderr.write(clean(f"error: {exc}\n"))
         return EXIT_BAD_INPUT
+    except RecursionError:  # json and tomllib recurse once per level of nesting
+        files = [p for p in _inputs(args) if Path(p).suffix in (".toml", ".json")]
+        sys.stderr.write(
+            clean(
+                f"error: {', '.join(files) or 'an input'}: lists or tables nested too deeply to "
+                "read (more than about 1,000 levels); nothing was written\n"
+            )
+        )
+        return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         sys.stderr.write("interrupted; nothing was written\n")
         return 130

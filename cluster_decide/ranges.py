@@ -148,7 +148,11 @@ NODES = Range(
 # -- workloads ---------------------------------------------------------------------------
 
 GPUS_PER_JOB = Range(
-    1, 100_000, "GPUs", "Llama 3 405B trained on 16,384 H100s; room for runs six times larger", integer=True
+    1,
+    100_000,
+    "GPUs",
+    "Llama 3 405B trained on 16,384 H100s; room for runs six times larger",
+    integer=True,
 )
 GPU_HOURS_MONTH = Range(
     0.001,
