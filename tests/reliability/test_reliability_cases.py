@@ -135,6 +135,8 @@ CASES = list(_cases())
 def test_the_suite_holds_at_least_150_hostile_cases() -> None:
     assert len(CASES) >= 150
     assert len({c.id for c in CASES}) == len(CASES)
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert f"checks this with {len(CASES)} hostile cases" in readme  # the figure it quotes
 
 
 # -- building the inputs ------------------------------------------------------------------
