@@ -51,7 +51,7 @@ from cluster_decide.guard import (
 )
 from cluster_decide.model.solve import solve
 from cluster_decide.plan import Plan
-from cluster_decide.scenario import PRESETS, load_scenario
+from cluster_decide.scenario import PRESETS, load_scenario, parse_scenario
 
 __all__ = ["main", "summary"]
 
@@ -248,7 +248,7 @@ def _ingest(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from cluster_decide.inventory import InventoryError
-    from cluster_decide.inventory.demand import write_scenario
+    from cluster_decide.inventory.demand import scenario_document, write_scenario
     from cluster_decide.inventory.ingest import RowProgress, ingest, load_column_map
 
     try:
@@ -286,6 +286,11 @@ def _ingest(args: argparse.Namespace) -> int:
             "have a start time)\n"
         )
         return 2
+    # The derived scenario is checked like any other before it is written: a log whose counts
+    # derive an implausible demand is refused here, not saved to fail later.
+    parse_scenario(
+        scenario_document(done.demand.workloads, name=args.name), source=Path(args.out).name
+    )
     path = write_scenario(args.out, done.demand.workloads, name=args.name)
     sys.stdout.write(
         f"Wrote {n} workload{'s' if n > 1 else ''} to {path}; team, procurement and "

@@ -204,3 +204,41 @@ def test_a_replay_too_large_is_refused_before_drawing_jobs() -> None:
     _check_size(MAX_JOBS, 28)
     with pytest.raises(ValueError, match=r"limit of 5,000,000 .* at most 14.0 days"):
         _check_size(MAX_JOBS * 2, 28)
+
+
+def test_the_deadline_stops_python_work_and_restores_the_alarm() -> None:
+    import signal
+    import time
+
+    before = signal.getsignal(signal.SIGALRM)
+    start = time.monotonic()
+    with pytest.raises(guard.TimeLimitExceeded, match=r"--max-time 0\.2 s"), guard.deadline(0.2):
+        while time.monotonic() - start < 10:
+            sum(range(1000))
+    assert time.monotonic() - start < 2
+    assert signal.getsignal(signal.SIGALRM) == before
+    with guard.deadline(None):
+        pass
+
+
+def test_an_ingested_demand_out_of_range_is_refused_before_writing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A log whose counts derive 4 billion GPU-hours a month is not saved as a scenario."""
+    from cluster_decide import cli
+    from cluster_decide.inventory import demand
+
+    real = demand.scenario_document
+
+    def inflated(workloads: Any, **kwargs: Any) -> dict[str, Any]:
+        doc = real(workloads, **kwargs)
+        doc["workloads"][0]["gpu_hours_per_month"] = 4.2e9
+        return doc
+
+    monkeypatch.setattr(demand, "scenario_document", inflated)
+    sample = ROOT / "data" / "samples" / "research-lab-14d.sacct.txt"
+    out = tmp_path / "derived.toml"
+    assert cli.main(["ingest", str(sample), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "derived.toml: workloads[0].gpu_hours_per_month: expected a number" in err
+    assert not out.exists()
