@@ -41,6 +41,7 @@ from cluster_decide.guard import (
     EXIT_INTERNAL,
     EXIT_TIME_LIMIT,
     TimeLimitExceeded,
+    check_template,
     clean,
     clean_stdout,
     deadline,
@@ -301,7 +302,7 @@ def _ingest(args: argparse.Namespace) -> int:
 
 def _simulate(args: argparse.Namespace) -> int:
     """Replay jobs on the recommended plan and set simulated waits beside predicted ones."""
-    from cluster_decide.simulate import simulate
+    from cluster_decide.simulate import read_jobs, simulate
 
     plan = solve(
         load_scenario(args.scenario),
@@ -312,7 +313,7 @@ def _simulate(args: argparse.Namespace) -> int:
     if not plan.feasible:
         sys.stdout.write(summary(plan))
         return 1
-    jobs = _read_jobs(Path(args.jobs)) if args.jobs else None
+    jobs = read_jobs(Path(args.jobs)) if args.jobs else None
     sim = simulate(plan, jobs=jobs, days=args.days, seed=args.seed)
     if args.chart:
         from cluster_decide import charts
@@ -337,55 +338,6 @@ def _simulate(args: argparse.Namespace) -> int:
         f"Pools\n{_table(sim.pools)}\n"
     )
     return 0
-
-
-_JOB_COLUMNS = {"workload": "text", "submit_h": "number", "gpus": "integer", "duration_h": "number"}
-
-
-def _read_jobs(path: Path) -> pl.DataFrame:
-    """A ``simulate --jobs`` table, or a ValueError naming the file and what is wrong with it."""
-    if not path.is_file():
-        raise ValueError(f"{path}: no such jobs file (expected a CSV or Parquet job table)")
-    try:
-        if path.suffix == ".parquet":
-            jobs = pl.read_parquet(path)
-        else:
-            jobs = pl.read_csv(path, infer_schema_length=10_000)
-    except (pl.exceptions.PolarsError, OSError, ValueError) as exc:
-        kind = "Parquet" if path.suffix == ".parquet" else "CSV"
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ValueError(f"{path}: not a readable {kind} job table ({first[:160]})") from None
-    missing = [c for c in _JOB_COLUMNS if c not in jobs.columns]
-    if missing:
-        raise ValueError(
-            f"{path}: missing column{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
-            f"(a job table needs {', '.join(_JOB_COLUMNS)})"
-        )
-    checks = {
-        "submit_h": (pl.col("submit_h").cast(pl.Float64, strict=False), 0.0, None),
-        "duration_h": (pl.col("duration_h").cast(pl.Float64, strict=False), 0.0, None),
-        "gpus": (pl.col("gpus").cast(pl.Float64, strict=False), 1.0, 100_000.0),
-    }
-    for column, (expr, lo, hi) in checks.items():
-        values = jobs.select(expr.alias("v"))["v"]
-        bad = values.is_null() | values.is_nan() | (values < lo)
-        if hi is not None:
-            bad = bad | (values > hi)
-        if column == "gpus":
-            bad = bad | (values != values.floor())
-        if bad.any():
-            row = int(bad.arg_true()[0])
-            want = f"an integer {lo:,.0f}–{hi:,.0f}" if hi else f"a number of at least {lo:g}"
-            raise ValueError(
-                f"{path}: line {row + 2}: {column}: expected {want}, got "
-                f"{jobs[column][row]!r} ({int(bad.sum()):,} of {jobs.height:,} rows are bad)"
-            )
-    return jobs.with_columns(
-        pl.col("submit_h").cast(pl.Float64),
-        pl.col("duration_h").cast(pl.Float64),
-        pl.col("gpus").cast(pl.Int64),
-        pl.col("workload").cast(pl.String),
-    )
 
 
 def _add_common(p: argparse.ArgumentParser) -> None:
@@ -576,7 +528,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     func: Callable[[argparse.Namespace], int] = args.func
     try:
         refuse_inputs_as_outputs(_inputs(args), _outputs(args))
-        _check_template(args)
+        if getattr(args, "template", None):
+            check_template(Path(args.template))
         with deadline(args.max_time, progress=sys.stderr.isatty()), clean_stdout():
             return func(args)
     except TimeLimitExceeded as exc:
@@ -632,23 +585,6 @@ def _outputs(args: argparse.Namespace) -> list[str]:
         if Path(folder).is_dir():
             files += [str(p) for p in Path(folder).iterdir()]
     return [str(f) for f in files if f]
-
-
-def _check_template(args: argparse.Namespace) -> None:
-    """Refuse an ``export --template`` that is not a PowerPoint file before any solving."""
-    template = getattr(args, "template", None)
-    if not template:
-        return
-    import zipfile
-
-    path = Path(template)
-    if not path.is_file():
-        raise ValueError(f"{template}: no such template file (expected a .pptx or .potx)")
-    if not zipfile.is_zipfile(path):
-        raise ValueError(f"{template}: not a PowerPoint file (expected a .pptx or .potx, a zip)")
-    with zipfile.ZipFile(path) as z:
-        if "ppt/presentation.xml" not in z.namelist():
-            raise ValueError(f"{template}: a zip, but not a PowerPoint file (no presentation)")
 
 
 if __name__ == "__main__":  # pragma: no cover

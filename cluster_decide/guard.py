@@ -18,6 +18,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from cluster_decide.ranges import Range
@@ -30,11 +31,13 @@ __all__ = [
     "EXIT_INTERNAL",
     "EXIT_TIME_LIMIT",
     "TimeLimitExceeded",
+    "check_template",
     "clean",
     "clean_stdout",
     "deadline",
     "flag",
     "report_internal_error",
+    "text_flag",
     "time_zone",
 ]
 
@@ -223,3 +226,17 @@ def report_internal_error(exc: BaseException, argv: Sequence[str] | None = None)
         f"error: internal error ({summary}); this is a bug in cluster-decide, not in your "
         f"input; {where}"
     )
+
+
+def check_template(path: Path) -> None:
+    """Refuse an ``export --template`` that is not a PowerPoint file, before any solving."""
+    import zipfile
+
+    template = str(path)
+    if not path.is_file():
+        raise ValueError(f"{template}: no such template file (expected a .pptx or .potx)")
+    if not zipfile.is_zipfile(path):
+        raise ValueError(f"{template}: not a PowerPoint file (expected a .pptx or .potx, a zip)")
+    with zipfile.ZipFile(path) as z:
+        if "ppt/presentation.xml" not in z.namelist():
+            raise ValueError(f"{template}: a zip, but not a PowerPoint file (no presentation)")

@@ -97,6 +97,8 @@ ArchetypeChoice = Literal[
     "any", "slurm_only", "kubernetes_only", "kubernetes_batch", "hybrid_separate", "hybrid_shared"
 ]
 
+# The open-ended number types below remain for fractions and for keys without a plausible range
+# yet; a new number key should get a Range of its own (cluster_decide/ranges.py).
 PosInt = Annotated[int, Field(strict=True, gt=0)]
 NonNegInt = Annotated[int, Field(strict=True, ge=0)]
 PosFloat = Annotated[float, Field(strict=True, gt=0, allow_inf_nan=False)]
