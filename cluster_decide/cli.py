@@ -39,6 +39,7 @@ from cluster_decide.guard import (
     EXIT_BAD_INPUT,
     EXIT_CODES_HELP,
     EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
     EXIT_TIME_LIMIT,
     TimeLimitExceeded,
     check_template,
@@ -533,7 +534,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         with deadline(args.max_time, progress=sys.stderr.isatty()), clean_stdout():
             return func(args)
     except TimeLimitExceeded as exc:
-        sys.stderr.write(f"error: {exc}; nothing was written\n")
+        sys.stderr.write(f"error: {exc} (stopped; no file was left half-written)\n")
         return EXIT_TIME_LIMIT
     except (ScenarioError, OutputError) as exc:
         sys.stderr.write(clean(f"error: {exc}\n"))
@@ -550,13 +551,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(
             clean(
                 f"error: {', '.join(files) or 'an input'}: lists or tables nested too deeply to "
-                "read (more than about 1,000 levels); nothing was written\n"
+                "read (more than about 1,000 levels)\n"
             )
         )
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
-        sys.stderr.write("interrupted; nothing was written\n")
-        return 130
+        sys.stderr.write("interrupted (no file was left half-written)\n")
+        return EXIT_INTERRUPTED
     except Exception as exc:  # the promise: no traceback on the terminal, ever
         sys.stderr.write(report_internal_error(exc, argv) + "\n")
         return EXIT_INTERNAL

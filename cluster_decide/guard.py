@@ -29,6 +29,7 @@ __all__ = [
     "EXIT_CODES_HELP",
     "EXIT_INFEASIBLE",
     "EXIT_INTERNAL",
+    "EXIT_INTERRUPTED",
     "EXIT_TIME_LIMIT",
     "TimeLimitExceeded",
     "check_template",
@@ -46,12 +47,14 @@ EXIT_INFEASIBLE = 1
 EXIT_BAD_INPUT = 2
 EXIT_TIME_LIMIT = 3
 EXIT_INTERNAL = 4
+EXIT_INTERRUPTED = 130
 EXIT_CODES_HELP = """exit codes:
   0  answered (an optimal or feasible plan; the analysis ran)
   1  infeasible: no plan meets the scenario; the output lists the changes that would fix it
   2  bad input: a scenario, file or flag was refused; the message names it and what was expected
   3  no answer within the time limit (--time-limit per solve, --max-time for the whole command)
   4  internal error: a one-line message names the file holding the details
+  130  interrupted (Ctrl-C)
 """
 
 

@@ -242,3 +242,24 @@ def test_an_ingested_demand_out_of_range_is_refused_before_writing(
     err = capsys.readouterr().err
     assert "derived.toml: workloads[0].gpu_hours_per_month: expected a number" in err
     assert not out.exists()
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["solve", "--help"], ["ingest", "--help"]])
+def test_exit_codes_are_documented_in_help_and_readme(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    from cluster_decide import cli
+
+    assert cli.main(argv) == 0
+    out = capsys.readouterr().out
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for code, words in [
+        (0, "answered"),
+        (1, "infeasible"),
+        (2, "bad input"),
+        (3, "no answer within the time limit"),
+        (4, "internal error"),
+        (130, "interrupted"),
+    ]:
+        assert f"  {code}  {words}" in out
+        assert f"| {code} | {words}" in readme
