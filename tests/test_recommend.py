@@ -1,0 +1,184 @@
+"""cd.recommend: the margin over the runner-up, what flips it, the verdict and its sentence.
+
+Estates written for the purpose: one whose runner-up is within a few percent (close), one where
+every other architecture is infeasible (clear) and one where the runner-up is far dearer
+(clear). Every claim is checked against independent forced solves.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import polars as pl
+import pytest
+from builders import service, small_scenario, training
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from test_bruteforce import instance
+
+import cluster_decide as cd
+from cluster_decide import analysis as an
+from cluster_decide.analysis.recommend import (
+    CLEAR_FLIP,
+    CLEAR_MARGIN,
+    PILOT_STEP_COLUMNS,
+)
+from cluster_decide.constants import ARCHETYPES
+
+GANG_AND_TOPOLOGY = ["gang_scheduling", "topology_aware"]
+
+
+@pytest.fixture(scope="module")
+def close_estate() -> cd.Scenario:
+    """Pre-training beside a small service: one Kubernetes cluster with a batch add-on, or a
+    Slurm cluster for the training beside Kubernetes for the service. An architect expects the
+    two within a few percent: the second Slurm team's base costs about what Kubernetes loses in
+    packing large gangs."""
+    return small_scenario([training(gpu_hours_per_month=60000.0), service()])
+
+
+@pytest.fixture(scope="module")
+def only_slurm_estate() -> cd.Scenario:
+    """Topology-bound training and an HPC team with no Kubernetes staff and no hiring: only
+    Slurm can be run at all."""
+    return small_scenario(
+        [training(gpu_hours_per_month=20000.0, requires=GANG_AND_TOPOLOGY)],
+        team={"hpc": {"fte": 3.0}, "kubernetes": {"fte": 0.0}},
+    )
+
+
+@pytest.fixture(scope="module")
+def training_estate() -> cd.Scenario:
+    """Training only, with both teams: Kubernetes is possible but packs gangs worse and needs a
+    batch add-on, so Slurm should win by a wide margin."""
+    return small_scenario(
+        [
+            training(
+                gpu_hours_per_month=20000.0,
+                requires=GANG_AND_TOPOLOGY,
+                prefers=["fair_share", "accounting"],
+            )
+        ]
+    )
+
+
+@pytest.fixture(scope="module")
+def close_rec(close_estate: cd.Scenario) -> an.Recommendation:
+    return cd.recommend(close_estate)
+
+
+def _forced(scn: cd.Scenario, archetype: str) -> an.Outcome:
+    return an.quick_solve(scn.force_archetype(archetype))
+
+
+def test_close_estate_is_close_with_its_runner_up_and_flipping_input(
+    close_estate: cd.Scenario, close_rec: an.Recommendation
+) -> None:
+    rec = close_rec
+    assert rec.archetype == "kubernetes_batch"
+    assert rec.verdict == "close"
+    assert rec.runner_up == "hybrid_separate"
+    assert 0 < rec.margin_pct < CLEAR_MARGIN
+    assert rec.margin_usd == pytest.approx(
+        _forced(close_estate, "hybrid_separate").total_monthly_usd - rec.plan.total_monthly_usd,
+        abs=0.01,
+    )
+    nearest = rec.flips.row(0, named=True)
+    assert nearest["found"] and nearest["input"] == "demand:distributed_training"
+    assert abs(nearest["change_pct"]) <= CLEAR_FLIP
+    # The flip is bracketed by two real solves, 1 percentage point apart at most.
+    name = nearest["input"]
+    at_changed = an.quick_solve(an.apply_inputs(close_estate, {name: nearest["changed_value"]}))
+    at_same = an.quick_solve(an.apply_inputs(close_estate, {name: nearest["same_value"]}))
+    assert at_changed.archetype == nearest["flips_to"] != rec.archetype
+    assert at_same.archetype == rec.archetype
+    assert abs(nearest["changed_value"] - nearest["same_value"]) <= 0.01 + 1e-9
+    assert rec.sentence.startswith("Close call: Kubernetes with a batch add-on beats separate")
+    assert "distributed training demand flips it" in rec.sentence
+    assert f"${rec.margin_usd / 1e3:.0f}k a month" in rec.sentence
+
+
+def test_close_call_names_the_measurement_and_leads_the_pilot(
+    close_rec: an.Recommendation,
+) -> None:
+    assert "measure distributed training demand" in close_rec.settle
+    assert "pilot's first step, before the multi-node training test" in close_rec.settle
+    step = close_rec.pilot_step
+    assert list(step.columns) == list(PILOT_STEP_COLUMNS)
+    assert step.height == 1 and step["workload"][0] == "train"
+
+
+def test_only_feasible_architecture_is_clear_and_says_so(only_slurm_estate: cd.Scenario) -> None:
+    rec = cd.recommend(only_slurm_estate)
+    assert rec.archetype == "slurm_only"
+    assert rec.verdict == "clear"
+    assert rec.runner_up is None and math.isnan(rec.margin_usd) and math.isnan(rec.margin_pct)
+    assert "only architecture that can meet the requirements" in rec.sentence
+    others = rec.runner_ups.filter(pl.col("archetype") != "slurm_only")
+    assert others.height == 4 and others["status"].to_list() == ["infeasible"] * 4
+    assert rec.settle == "" and rec.pilot_step.height == 0
+    for a in others["archetype"]:
+        assert not _forced(only_slurm_estate, a).feasible
+
+
+def test_far_dearer_alternatives_are_clear(training_estate: cd.Scenario) -> None:
+    rec = cd.recommend(training_estate)
+    assert rec.archetype == "slurm_only"
+    assert rec.verdict == "clear"
+    assert rec.margin_pct >= CLEAR_MARGIN
+    near = rec.flips.filter(
+        pl.col("found")
+        & pl.col("flips_to").is_not_null()
+        & (pl.col("change_pct").abs() <= CLEAR_FLIP)
+    )
+    assert near.height == 0
+    assert rec.sentence.startswith(f"Clear: Slurm only beats {'Kubernetes with a batch add-on'}")
+    # Every input was searched to at least the clear threshold before the verdict was given.
+    assert rec.flips["searched_pct"].min() >= CLEAR_FLIP  # type: ignore[operator]
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000))
+def test_margin_is_the_forced_runner_up_cost_minus_the_plan_cost(seed: int) -> None:
+    scn = instance(seed)
+    rec = cd.recommend(scn, inputs=())  # no flip search: the margin is the property
+    assume(rec.plan.status is cd.Status.OPTIMAL)
+    forced = {a: _forced(scn, a) for a in ARCHETYPES if a != rec.archetype}
+    feasible = {a: o.total_monthly_usd for a, o in forced.items() if o.feasible}
+    if not feasible:
+        assert rec.runner_up is None and rec.verdict == "clear"
+        return
+    runner_up = min(feasible, key=lambda a: (feasible[a], a))
+    assert rec.runner_up_monthly_usd == pytest.approx(feasible[runner_up], abs=0.01)
+    assert rec.margin_usd == pytest.approx(
+        feasible[runner_up] - rec.plan.total_monthly_usd, abs=0.01
+    )
+    assert rec.margin_usd >= -0.01  # the plan is the optimum: nothing forced is cheaper
+    assert rec.margin_pct == pytest.approx(rec.margin_usd / rec.plan.total_monthly_usd)
+
+
+def test_infeasible_plan_has_no_verdict_to_give() -> None:
+    scn = small_scenario([training()], policy={"budget_usd_per_month": 1000.0})
+    rec = cd.recommend(scn)
+    assert rec.plan.status is cd.Status.INFEASIBLE
+    assert rec.verdict == "none"
+    assert rec.sentence.startswith("No recommendation: no plan meets the requirements")
+    assert rec.runner_ups.height == 0 and rec.flips.height == 0
+
+
+def test_unproven_plan_is_never_clear(training_estate: cd.Scenario) -> None:
+    plan = cd.solve(training_estate)
+    unproven = dataclasses.replace(plan, status=cd.Status.FEASIBLE)
+    rec = cd.recommend(training_estate, plan=unproven, inputs=())
+    assert rec.verdict == "close"
+    assert "margin is indicative" in rec.sentence
+
+
+def test_recommendation_json_carries_the_verdict(close_rec: an.Recommendation) -> None:
+    data = close_rec.to_dict()
+    assert data["verdict"] == "close" and data["sentence"] == close_rec.sentence
+    assert data["runner_up"] == "hybrid_separate"
+    assert data["flips"][0]["input"] == "demand:distributed_training"
+    assert set(close_rec.flips.columns) == set(an.FLIPS_SCHEMA)
+    assert dict(close_rec.runner_ups.schema) == an.RUNNER_UPS_SCHEMA
