@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from concurrent.futures import ThreadPoolExecutor
 
 import polars as pl
 import pytest
@@ -182,3 +183,84 @@ def test_recommendation_json_carries_the_verdict(close_rec: an.Recommendation) -
     assert data["flips"][0]["input"] == "demand:distributed_training"
     assert set(close_rec.flips.columns) == set(an.FLIPS_SCHEMA)
     assert dict(close_rec.runner_ups.schema) == an.RUNNER_UPS_SCHEMA
+
+
+def test_sampled_recommendation_is_the_same_on_a_thread_pool(close_estate: cd.Scenario) -> None:
+    serial = cd.recommend(close_estate, samples=10, seed=1)
+    with ThreadPoolExecutor(2) as pool:
+        threaded = cd.recommend(close_estate, samples=10, seed=1, executor=pool)
+    assert threaded.robust.equals(serial.robust)
+    assert threaded.flips.equals(serial.flips)
+    assert threaded.sentence == serial.sentence
+    assert serial.sweep is not None and threaded.sweep is not None
+    assert threaded.sweep.costs.equals(serial.sweep.costs)
+
+
+def test_win_rates_and_regrets_are_those_of_the_samples(close_estate: cd.Scenario) -> None:
+    rec = cd.recommend(close_estate, samples=12, seed=1)
+    sweep = rec.sweep
+    assert sweep is not None and rec.samples == 12
+    assert set(rec.robust["archetype"]) == {"kubernetes_batch", "hybrid_separate"}
+    for r in rec.robust.iter_rows(named=True):
+        won = float((sweep.samples["archetype"] == r["archetype"]).mean())  # type: ignore[arg-type]
+        assert r["win_rate"] == pytest.approx(won)
+        assert -0.01 <= r["expected_regret_usd"] <= r["worst_regret_usd"] + 0.01
+    # Two samples re-solved independently: each archetype's regret is its forced cost above
+    # the sample's optimum.
+    inputs = [c for c in sweep.samples.columns if ":" in c or c in ("gpu_price", "hiring")]
+    for i in (0, 7):
+        row = sweep.samples.row(i, named=True)
+        sample = an.apply_inputs(close_estate, {k: row[k] for k in inputs})
+        best = an.quick_solve(sample)
+        assert best.archetype == row["archetype"]
+        for c in sweep.costs.filter(pl.col("sample") == i).iter_rows(named=True):
+            forced = _forced(sample, c["archetype"]).total_monthly_usd
+            assert c["regret_usd"] == pytest.approx(forced - best.total_monthly_usd, abs=0.01)
+    worst = rec.robust.sort("worst_regret_usd").row(0, named=True)
+    assert rec.robust_choice == worst["archetype"] == "hybrid_separate"
+    # The point optimum wins a quarter of the futures: fragile, and the sentence says who is safer.
+    assert rec.verdict == "fragile"
+    assert rec.sentence.startswith("Fragile: Kubernetes with a batch add-on is cheapest")
+    assert "separate Slurm and Kubernetes clusters are the safer commitment" in rec.sentence
+
+
+def test_ranges_follow_the_catalog_confidence_of_what_the_scenario_buys() -> None:
+    cloud = small_scenario([training(gpu_types=["H100"]), service(gpu_types=["L40S"])])
+    frame = an.input_ranges(cloud)
+    price = frame.filter(pl.col("input") == "gpu_price").row(0, named=True)
+    # Reserved hourly prices are derived from on-demand with a discount band: low confidence.
+    assert price["confidence"] == "low"
+    assert price["p5_multiplier"] == pytest.approx(0.82)
+    quoted = cloud.update(
+        {"gpus": {g: {"usd_per_gpu_hour_reserved": 3.0} for g in ("H100", "L40S")}}
+    )
+    assert an.input_ranges(quoted).filter(pl.col("input") == "gpu_price")["confidence"][0] == (
+        "medium"
+    )
+    demand = dict(frame.select("input", "p95_multiplier").iter_rows())
+    # Not one flat range: real-time traffic is less predictable than a training roadmap.
+    assert demand["demand:realtime_inference"] > demand["demand:distributed_training"]
+    assert set(an.catalog_distributions(cloud)) == set(frame["input"])
+
+
+@pytest.mark.optional
+def test_sampled_recommendation_on_a_local_dask_cluster(close_estate: cd.Scenario) -> None:
+    distributed = pytest.importorskip(
+        "dask.distributed",
+        reason="dask.distributed is not installed (pip install 'dask[distributed]')",
+    )
+    with ThreadPoolExecutor(2) as pool:
+        threaded = cd.recommend(close_estate, samples=8, seed=2, executor=pool)
+    cluster = distributed.LocalCluster(
+        n_workers=1,
+        threads_per_worker=2,
+        processes=False,
+        protocol="tcp",
+        host="127.0.0.1",
+        dashboard_address=None,
+    )
+    with cluster, distributed.Client(cluster.scheduler_address) as client:
+        remote = cd.recommend(close_estate, samples=8, seed=2, executor=client.get_executor())
+    assert remote.robust.equals(threaded.robust)
+    assert remote.flips.equals(threaded.flips)
+    assert remote.sentence == threaded.sentence

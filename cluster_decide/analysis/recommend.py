@@ -151,9 +151,13 @@ def _name(archetype: str | None) -> str:
     return ARCHETYPE_SHORT.get(archetype or "", str(archetype))
 
 
-def _beats(archetype: str | None) -> str:
+def _verb(archetype: str | None, singular: str, plural: str) -> str:
     """The verb agreeing with the archetype's words (separate clusters *beat*)."""
-    return "beat" if archetype == "hybrid_separate" else "beats"
+    return plural if archetype == "hybrid_separate" else singular
+
+
+def _beats(archetype: str | None) -> str:
+    return _verb(archetype, "beats", "beat")
 
 
 def _pct(x: float) -> str:
@@ -439,13 +443,12 @@ def _sentence(
         margin = f"by {_pct(margin_pct)} ({money(margin_usd)} a month)"
         if verdict == "fragile":
             wins = dict(robust.select("archetype", "win_rate").iter_rows())
-            top = max(wins, key=lambda k: (wins[k], k == a)) if wins else a
+            top = max(wins, key=lambda k: (wins[k], k != a, k)) if wins else a
             text = (
-                f"Fragile: {_name(a)} {'are' if a == 'hybrid_separate' else 'is'} cheapest at "
-                f"today's figures {margin} over {_name(runner_up)}, but "
-                f"{_name(top) if top != a else 'it'} wins only {wins.get(top, 0):.0%} of "
-                f"{samples} sampled futures"
-                + (f" ({_name(a)}: {wins.get(a, 0):.0%})" if top != a else "")
+                f"Fragile: {_name(a)} {_verb(a, 'is', 'are')} cheapest at today's figures, "
+                f"{margin} over {_name(runner_up)}, but {_verb(a, 'wins', 'win')} only "
+                f"{wins.get(a, 0):.0%} of {samples} sampled futures"
+                + (f" against {wins.get(top, 0):.0%} for {_name(top)}" if top != a else "")
                 + f"; {flip}."
             )
         elif verdict == "clear":
@@ -466,20 +469,15 @@ def _sentence(
     if robust_choice is not None and robust_choice != a:
         r = {row["archetype"]: row for row in robust.iter_rows(named=True)}
         mine, safe = r.get(a), r[robust_choice]
-        worst = (
-            money(mine["worst_regret_usd"])
-            if mine is not None and math.isfinite(mine["worst_regret_usd"])
-            else "more"
-        )
+        if mine is None or not math.isfinite(mine["worst_regret_usd"]):
+            risk = f"cannot be built in {1 - mine['p_feasible']:.0%} of them" if mine else ""
+        else:
+            risk = f"can be {money(mine['worst_regret_usd'])} above it"
         text += (
-            f" Over {samples} sampled futures, {_name(robust_choice)} is the safer commitment: "
-            f"at worst it costs {money(safe['worst_regret_usd'])} a month more than the best "
-            f"plan, against {worst} for {_name(a)}"
-            + (
-                f", and it wins {safe['win_rate']:.0%} of them."
-                if mine is not None and safe["win_rate"] > mine["win_rate"]
-                else "."
-            )
+            f" Over {samples} sampled futures, {_name(robust_choice)} "
+            f"{_verb(robust_choice, 'is', 'are')} the safer commitment: never more than "
+            f"{money(safe['worst_regret_usd'])} a month above the best plan, while {_name(a)} "
+            f"{risk}."
         )
     return text
 
