@@ -8,8 +8,10 @@ every other architecture is infeasible (clear) and one where the runner-up is fa
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import polars as pl
 import pytest
@@ -25,6 +27,7 @@ from cluster_decide.analysis.recommend import (
     CLEAR_MARGIN,
     PILOT_STEP_COLUMNS,
 )
+from cluster_decide.cli import main
 from cluster_decide.constants import ARCHETYPES
 
 GANG_AND_TOPOLOGY = ["gang_scheduling", "topology_aware"]
@@ -264,3 +267,53 @@ def test_sampled_recommendation_on_a_local_dask_cluster(close_estate: cd.Scenari
     assert remote.robust.equals(threaded.robust)
     assert remote.flips.equals(threaded.flips)
     assert remote.sentence == threaded.sentence
+
+
+def test_cli_prints_the_verdict_under_the_architecture(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["solve", "research-lab"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    at = next(i for i, ln in enumerate(lines) if ln.startswith("Architecture:"))
+    assert lines[at + 1].startswith("Verdict:      Clear: Slurm only is the only architecture")
+    assert main(["solve", "research-lab", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["archetype"] == "slurm_only" and data["verdict"]["verdict"] == "clear"
+    assert main(["solve", "research-lab", "--json", "--no-verdict"]) == 0
+    assert "verdict" not in json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.optional
+def test_cli_sweeps_on_a_dask_scheduler(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], close_estate: cd.Scenario
+) -> None:
+    distributed = pytest.importorskip(
+        "dask.distributed",
+        reason="dask.distributed is not installed (pip install 'dask[distributed]')",
+    )
+    path = tmp_path / "close.toml"
+    cd.save_scenario(close_estate, path)
+    sweep = ["uncertainty", str(path), "--samples", "4", "--seed", "5", "--json"]
+    verdict = ["solve", str(path), "--samples", "6", "--seed", "5", "--json"]
+
+    def run(argv: list[str]) -> dict[str, object]:
+        assert main(argv) == 0
+        return json.loads(capsys.readouterr().out)  # type: ignore[no-any-return]
+
+    local_sweep, local_verdict = run([*sweep, "--jobs", "1"]), run([*verdict, "--jobs", "1"])
+    cluster = distributed.LocalCluster(
+        n_workers=1,
+        threads_per_worker=2,
+        processes=False,
+        protocol="tcp",
+        host="127.0.0.1",
+        dashboard_address=None,
+    )
+    with cluster:
+        address = cluster.scheduler_address
+        assert address.startswith("tcp://127.0.0.1:")
+        remote_sweep = run([*sweep, "--dask", address])
+        remote_verdict = run([*verdict, "--dask", address])
+    assert remote_sweep == local_sweep
+    assert remote_verdict == local_verdict
+    assert local_verdict["verdict"]["robust"]  # type: ignore[index]
