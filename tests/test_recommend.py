@@ -111,6 +111,10 @@ def test_close_call_names_the_measurement_and_leads_the_pilot(
     step = close_rec.pilot_step
     assert list(step.columns) == list(PILOT_STEP_COLUMNS)
     assert step.height == 1 and step["workload"][0] == "train"
+    # The thresholds in the unit the measurement gives: GPU-hours a month, today and at the flip.
+    flip = close_rec.flips.row(0, named=True)
+    assert "60,000 GPU-hours a month today" in step["measure"][0]
+    assert f"{60000 * flip['changed_value']:,.0f} GPU-hours a month" in step["measure"][0]
 
 
 def test_only_feasible_architecture_is_clear_and_says_so(only_slurm_estate: cd.Scenario) -> None:
@@ -317,3 +321,19 @@ def test_cli_sweeps_on_a_dask_scheduler(
     assert remote_sweep == local_sweep
     assert remote_verdict == local_verdict
     assert local_verdict["verdict"]["robust"]  # type: ignore[index]
+
+
+def test_close_margin_no_input_flips_points_the_pilot_at_running_costs() -> None:
+    """A bigger service alone: Kubernetes with or without a batch add-on differ only by the
+    add-on's upkeep, so the margin is thin but no demand, staff or price change flips it."""
+    rec = cd.recommend(small_scenario([service(peak_requests_per_second=400.0)]))
+    assert (rec.archetype, rec.runner_up, rec.verdict) == (
+        "kubernetes_only",
+        "kubernetes_batch",
+        "close",
+    )
+    assert not rec.flips["found"].any()
+    assert rec.flips["searched_pct"].min() == max(an.LEVELS)
+    assert "though no single change of up to 50%" in rec.sentence
+    assert "GPU node replacement test" in rec.settle
+    assert rec.pilot_step["test"].to_list() == ["Settle the decision"]

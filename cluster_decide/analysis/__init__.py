@@ -23,7 +23,7 @@ from cluster_decide.analysis.alternatives import (
 )
 from cluster_decide.analysis.compare import COMPARE_SCHEMA, capability_gaps, compare
 from cluster_decide.analysis.core import Outcome, quick_solve, run_all
-from cluster_decide.analysis.flips import FLIPS_SCHEMA, Flip, flip_inputs, nearest_flips
+from cluster_decide.analysis.flips import FLIPS_SCHEMA, LEVELS, Flip, flip_inputs, nearest_flips
 from cluster_decide.analysis.inputs import apply_inputs, base_value, default_inputs, input_label
 from cluster_decide.analysis.levers import LEVER_SCHEMA, lever_scenarios, lever_values
 from cluster_decide.analysis.pareto import PARETO_SCHEMA, RISK_MEASURES, pareto_front
@@ -60,6 +60,7 @@ __all__ = [
     "COMPARE_SCHEMA",
     "COSTS_SCHEMA",
     "FLIPS_SCHEMA",
+    "LEVELS",
     "LEVER_SCHEMA",
     "PARETO_SCHEMA",
     "RANGES_SCHEMA",

@@ -39,7 +39,7 @@ from cluster_decide.analysis.uncertainty import UncertaintyResult, uncertainty
 from cluster_decide.explain import ARCHETYPE_SHORT, money
 from cluster_decide.model.solve import solve
 from cluster_decide.plan import Plan
-from cluster_decide.scenario import Scenario
+from cluster_decide.scenario import DEMAND_KEYS, Scenario
 
 __all__ = [
     "CLEAR_FLIP",
@@ -320,7 +320,30 @@ def _robust(sweep: UncertaintyResult, tracked: Sequence[str]) -> pl.DataFrame:
     return frame.sort(["win_rate", "archetype"], descending=[True, False])
 
 
-def _settle(scn: Scenario, plan: Plan, flip: Flip) -> tuple[str, pl.DataFrame]:
+_DEMAND_UNITS: Final = {
+    "gpu_hours_per_month": "GPU-hours a month",
+    "concurrent_users": "concurrent users",
+    "peak_requests_per_second": "requests a second at peak",
+}
+
+
+def _quantity(scn: Scenario, name: str, value: float) -> str:
+    """An input's value in the unit a measurement gives (``145,300 GPU-hours a month``)."""
+    head, _, arg = name.partition(":")
+    if head == "demand":
+        key = DEMAND_KEYS[arg]
+        total = sum(float(getattr(w, key)) for w in scn.workloads if w.kind == arg)
+        return f"{total * value:,.0f} {_DEMAND_UNITS.get(key, key)}"
+    if head == "fte":
+        return f"{value:.2f} FTE"
+    if head == "budget":
+        return f"{money(value)} a month"
+    return f"{value:.2f}× the catalog's GPU prices"
+
+
+def _settle(
+    scn: Scenario, plan: Plan, flip: Flip, flips: Sequence[Flip]
+) -> tuple[str, pl.DataFrame]:
     """The measurement of the input nearest to flipping, as a sentence and a pilot step."""
     head, _, arg = flip.input.partition(":")
     key = arg if head == "demand" else head
@@ -340,13 +363,25 @@ def _settle(scn: Scenario, plan: Plan, flip: Flip) -> tuple[str, pl.DataFrame]:
     label = input_label(flip.input)
     to = _name(flip.flips_to)
     tie = (
-        f"make it the pilot's first step, before the {test.lower()} test"
+        f"make it the pilot's first step, before the "
+        f"{test if test[:3].isupper() else test[:1].lower() + test[1:]} test"
         if test
         else "make it the pilot's first step"
     )
     sentence = (
         f"Before committing, measure {label}: {_HOW[key]}. It is the input nearest to changing "
         f"the answer ({flip.change_words} makes {to} the better choice), so {tie}."
+    )
+    base = flip.base_value
+    scale = 1.0 if head in ("fte", "budget", "gpu_price") else 1.0 / base
+    points = [
+        f"{_quantity(scn, f.input, f.changed_value * scale)} ({f.change_pct:+.0%})"
+        for f in flips
+        if f.input == flip.input and f.architecture_flip
+    ]
+    measure = (
+        f"{_cap(label)}: {_quantity(scn, flip.input, base * scale)} today; {to} becomes the "
+        f"better choice at {' or '.join(points)}."
     )
     step = pl.DataFrame(
         [
@@ -355,10 +390,41 @@ def _settle(scn: Scenario, plan: Plan, flip: Flip) -> tuple[str, pl.DataFrame]:
                 "workload": workload,
                 "where": where,
                 "run": f"Measure {_HOW[key]}.",
-                "measure": f"{_cap(label)} against the break-even: {flip.change_words} "
-                f"makes {to} the better choice.",
+                "measure": measure,
                 "why": "The recommendation is a close call and this is the input nearest to "
                 "flipping it; the pilot's other tests assume the architecture is settled.",
+            }
+        ],
+        schema=dict.fromkeys(PILOT_STEP_COLUMNS, pl.String),
+    )
+    return sentence, step
+
+
+def _settle_without_flip(plan: Plan, searched: float) -> tuple[str, pl.DataFrame]:
+    """What settles a close margin no single input flips, and its pilot step.
+
+    Such a margin rests on the catalog's cost of running each platform, which the pilot's node
+    replacement test measures.
+    """
+    where = ", ".join(plan.pools["pool"].unique(maintain_order=True).to_list()) or "–"
+    sentence = (
+        f"No single input flips it within ±{searched:.0%}: the margin rests on the catalog's "
+        "estimates of what each platform takes to run (staff per cluster, per node and per "
+        "add-on, assumption-grade figures), so make the pilot's GPU node replacement test, "
+        "which measures hands-on hours, its first step."
+    )
+    step = pl.DataFrame(
+        [
+            {
+                "test": "Settle the decision",
+                "workload": "–",
+                "where": where,
+                "run": "Drain, replace and re-admit one GPU node in each pool; log every "
+                "hands-on hour, and the upkeep of any batch add-on, for a month.",
+                "measure": "Hands-on hours per node and per cluster against the catalog's "
+                "staffing estimates, which decide the margin.",
+                "why": "The recommendation is a close call that no single input flips; the "
+                "running costs behind it are the least certain figures.",
             }
         ],
         schema=dict.fromkeys(PILOT_STEP_COLUMNS, pl.String),
@@ -594,8 +660,10 @@ def recommend(
         samples,
     )
     settle, step = "", empty_step
-    if verdict != "clear" and nearest is not None:
-        settle, step = _settle(scn, plan, nearest)
+    if verdict != "clear" and nearest is not None and abs(nearest.change_pct) <= CLEAR_FLIP:
+        settle, step = _settle(scn, plan, nearest, flips)
+    elif verdict != "clear" and runner_up is not None:
+        settle, step = _settle_without_flip(plan, CLEAR_FLIP if nearest else searched)
     return Recommendation(
         plan,
         verdict,
