@@ -539,11 +539,15 @@ def _sentence(
             risk = f"cannot be built in {1 - mine['p_feasible']:.0%} of them" if mine else ""
         else:
             risk = f"can be {money(mine['worst_regret_usd'])} above it"
+        bound = (
+            f"never more than {money(safe['worst_regret_usd'])} a month above the best plan"
+            if safe["worst_regret_usd"] >= 0.5
+            else "the cheapest plan in every one of them"
+        )
         text += (
             f" Over {samples} sampled futures, {_name(robust_choice)} "
-            f"{_verb(robust_choice, 'is', 'are')} the safer commitment: never more than "
-            f"{money(safe['worst_regret_usd'])} a month above the best plan, while {_name(a)} "
-            f"{risk}."
+            f"{_verb(robust_choice, 'is', 'are')} the safer commitment: {bound}, while "
+            f"{_name(a)} {risk}."
         )
     return text
 
