@@ -337,3 +337,23 @@ def test_close_margin_no_input_flips_points_the_pilot_at_running_costs() -> None
     assert "though no single change of up to 50%" in rec.sentence
     assert "GPU node replacement test" in rec.settle
     assert rec.pilot_step["test"].to_list() == ["Settle the decision"]
+
+
+def test_a_binding_budget_is_searched_and_infeasibility_is_not_a_flip(
+    training_estate: cd.Scenario,
+) -> None:
+    plan = cd.solve(training_estate)
+    scn = training_estate.set_budget(plan.cash_monthly_usd * 1.01)
+    rec = cd.recommend(scn, inputs=["budget"])
+    rows = {r["direction"]: r for r in rec.flips.iter_rows(named=True)}
+    # The plan spends less than the budget, so raising it cannot matter and is not solved.
+    assert set(rows) == {"down"}
+    down = rows["down"]
+    assert down["found"] and down["flips_to"] is None
+    assert "leaves no feasible plan" in down["sentence"]
+    assert not an.quick_solve(an.apply_inputs(scn, {"budget": down["changed_value"]})).feasible
+    same = an.quick_solve(an.apply_inputs(scn, {"budget": down["same_value"]}))
+    assert same.archetype == "slurm_only"
+    assert down["same_value"] >= plan.cash_monthly_usd - 0.01
+    # Running out of money is not another architecture winning: the verdict stays clear.
+    assert rec.verdict == "clear"
