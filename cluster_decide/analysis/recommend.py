@@ -164,9 +164,12 @@ def _pct(x: float) -> str:
     return f"{abs(x):.1%}" if abs(x) < 0.1 else f"{abs(x):.0%}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Recommendation:
-    """The plan with its margin, what flips it, a verdict and one sentence to repeat."""
+    """The plan with its margin, what flips it, a verdict and one sentence to repeat.
+
+    Compared by identity (its frames have no single truth value); compare ``to_dict()``.
+    """
 
     plan: Plan
     verdict: str
