@@ -357,3 +357,12 @@ def test_a_binding_budget_is_searched_and_infeasibility_is_not_a_flip(
     assert down["same_value"] >= plan.cash_monthly_usd - 0.01
     # Running out of money is not another architecture winning: the verdict stays clear.
     assert rec.verdict == "clear"
+
+
+def test_sampled_close_call_says_how_often_it_wins() -> None:
+    """A margin the samples never overturn stays a close call (the rule is the margin), but the
+    sentence adds how often it wins."""
+    rec = cd.recommend(small_scenario([service(peak_requests_per_second=400.0)]), samples=6)
+    assert rec.verdict == "close" and rec.robust_choice == "kubernetes_only"
+    assert rec.robust.filter(pl.col("archetype") == "kubernetes_only")["win_rate"][0] == 1.0
+    assert rec.sentence.endswith("Kubernetes only wins 100% of 6 sampled futures.")

@@ -530,6 +530,12 @@ def _sentence(
             lead = "Close call" if rec_plan.status.value == "optimal" else "Close call (unproven)"
             joint = "; " if nearest is not None else ", though "
             text = f"{lead}: {_name(a)} {_beats(a)} {_name(runner_up)} {margin}{joint}{flip}."
+    if samples and verdict != "fragile" and robust.height:
+        wins = dict(robust.select("archetype", "win_rate").iter_rows())
+        text += (
+            f" {_cap(_name(a))} {_verb(a, 'wins', 'win')} {wins.get(a, 0.0):.0%} of {samples} "
+            "sampled futures."
+        )
     if rec_plan.status.value != "optimal":
         text += (
             " The solver stopped before proving this plan the cheapest, so the margin is "
