@@ -18,6 +18,7 @@ import polars as pl
 
 from cluster_decide.analysis import (
     break_evens,
+    catalog_distributions,
     compare,
     default_distributions,
     describe_inputs,
@@ -217,11 +218,13 @@ def _sensitivity(args: argparse.Namespace) -> int:
 def _uncertainty(args: argparse.Namespace) -> int:
     scn = load_scenario(args.scenario)
     tracked = args.track.split(",") if args.track else None
+    dists = catalog_distributions(scn) if args.ranges == "catalog" else default_distributions(scn)
     with _executor(args, pool=False) as executor:
         result = uncertainty(
             scn,
             args.samples,
             args.seed,
+            distributions=dists,
             archetypes=tracked,
             executor=executor,
             max_workers=args.jobs,
@@ -242,7 +245,7 @@ def _uncertainty(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps(out, indent=2) + "\n")
         return 0
     sys.stdout.write(f"Scenario: {scn.name}\n{args.samples} samples, seed {args.seed}\n")
-    lines = describe_inputs(default_distributions(scn))
+    lines = describe_inputs(dists)
     sys.stdout.write(
         "Multipliers on the base values:\n" + "".join(f"  {x}\n" for x in lines) + "\n"
     )
@@ -474,6 +477,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--track", help="comma-separated archetypes to cost in every sample (default: best two)"
     )
     p_unc.add_argument("--out", metavar="DIR", help="also write samples and summary CSVs to DIR")
+    p_unc.add_argument(
+        "--ranges",
+        choices=("catalog", "flat"),
+        default="catalog",
+        help="input ranges: from the catalog's confidence (default, as the verdict uses) or the "
+        "flat defaults (GPU prices ±20%%, demand σ 0.25/0.35)",
+    )
     _add_dask(p_unc)
     p_unc.set_defaults(func=_uncertainty)
     p_export = sub.add_parser(

@@ -366,3 +366,12 @@ def test_sampled_close_call_says_how_often_it_wins() -> None:
     assert rec.verdict == "close" and rec.robust_choice == "kubernetes_only"
     assert rec.robust.filter(pl.col("archetype") == "kubernetes_only")["win_rate"][0] == 1.0
     assert rec.sentence.endswith("Kubernetes only wins 100% of 6 sampled futures.")
+
+
+def test_uncertainty_command_samples_the_catalog_ranges(capsys: pytest.CaptureFixture[str]) -> None:
+    # research-lab buys on premises, where most node prices are assumptions: ±35%.
+    assert main(["uncertainty", "research-lab", "--samples", "2", "--jobs", "1"]) == 0
+    assert "GPU prices: uniform(loc=0.65, scale=0.7)" in capsys.readouterr().out
+    argv = ["uncertainty", "research-lab", "--samples", "2", "--jobs", "1", "--ranges", "flat"]
+    assert main(argv) == 0
+    assert "GPU prices: uniform(loc=0.8, scale=0.4)" in capsys.readouterr().out

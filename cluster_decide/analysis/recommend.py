@@ -34,7 +34,7 @@ import polars as pl
 from cluster_decide.analysis.compare import compare
 from cluster_decide.analysis.flips import LEVELS, Flip, flips_frame, nearest_flips
 from cluster_decide.analysis.inputs import input_label
-from cluster_decide.analysis.ranges import catalog_distributions, input_ranges
+from cluster_decide.analysis.ranges import RANGES_SCHEMA, catalog_distributions, input_ranges
 from cluster_decide.analysis.uncertainty import UncertaintyResult, uncertainty
 from cluster_decide.explain import ARCHETYPE_SHORT, money
 from cluster_decide.model.solve import solve
@@ -636,7 +636,8 @@ def recommend(
     )
     nearest = next((f for f in flips if f.architecture_flip), None)
     searched = max((f.searched_pct for f in flips), default=0.0)
-    robust, robust_choice, sweep, ranges = empty_robust, None, None, pl.DataFrame()
+    robust, robust_choice, sweep = empty_robust, None, None
+    ranges = pl.DataFrame(schema=RANGES_SCHEMA)
     win_rate = math.nan
     if samples:
         tracked = [
