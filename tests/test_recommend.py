@@ -274,7 +274,7 @@ def test_sampled_recommendation_on_a_local_dask_cluster(close_estate: cd.Scenari
 
 
 def test_cli_prints_the_verdict_under_the_architecture(
-    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["solve", "research-lab"]) == 0
     lines = capsys.readouterr().out.splitlines()
@@ -285,6 +285,10 @@ def test_cli_prints_the_verdict_under_the_architecture(
     assert data["archetype"] == "slurm_only" and data["verdict"]["verdict"] == "clear"
     assert main(["solve", "research-lab", "--json", "--no-verdict"]) == 0
     assert "verdict" not in json.loads(capsys.readouterr().out)
+    assert main(["solve", "research-lab", "--out", str(tmp_path)]) == 0
+    written = json.loads((tmp_path / "verdict.json").read_text(encoding="utf-8"))
+    assert written == data["verdict"]
+    assert pl.read_csv(tmp_path / "runner_ups.csv")["archetype"][0] == "slurm_only"
 
 
 @pytest.mark.optional
