@@ -181,6 +181,14 @@ def test_unproven_plan_is_never_clear(training_estate: cd.Scenario) -> None:
     rec = cd.recommend(training_estate, plan=unproven, inputs=())
     assert rec.verdict == "close"
     assert "margin is indicative" in rec.sentence
+    # A time-limited plan dearer than a forced rival says so instead of claiming to beat it.
+    dear = dataclasses.replace(unproven, total_monthly_usd=rec.runner_up_monthly_usd + 1000.0)
+    worse = cd.recommend(training_estate, plan=dear, inputs=())
+    assert worse.verdict == "close" and worse.margin_usd == pytest.approx(-1000.0)
+    assert worse.sentence.startswith(
+        "Close call (unproven): Kubernetes with a batch add-on solved on its own costs $1.0k a "
+        "month"
+    )
 
 
 def test_recommendation_json_carries_the_verdict(close_rec: an.Recommendation) -> None:

@@ -520,6 +520,12 @@ def _sentence(
                 + (f" against {wins.get(top, 0):.0%} for {_name(top)}" if top != a else "")
                 + f"; {flip}."
             )
+        elif margin_usd < 0:
+            text = (
+                f"Close call (unproven): {_name(runner_up)} solved on its own costs "
+                f"{money(-margin_usd)} a month ({_pct(margin_pct)}) less than this plan's "
+                f"{_name(a)}; {flip}."
+            )
         elif verdict == "clear":
             text = f"Clear: {_name(a)} {_beats(a)} {_name(runner_up)} {margin}, and " + (
                 f"it takes {_flip_words(nearest, flips)} to flip it to {_name(nearest.flips_to)}."
