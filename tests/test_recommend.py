@@ -209,6 +209,8 @@ def test_sampled_recommendation_is_the_same_on_a_thread_pool(close_estate: cd.Sc
     assert threaded.sentence == serial.sentence
     assert serial.sweep is not None and threaded.sweep is not None
     assert threaded.sweep.costs.equals(serial.sweep.costs)
+    pooled = cd.recommend(close_estate, samples=10, seed=1, max_workers=2)  # its own processes
+    assert pooled.to_dict() == serial.to_dict()
 
 
 def test_win_rates_and_regrets_are_those_of_the_samples(close_estate: cd.Scenario) -> None:

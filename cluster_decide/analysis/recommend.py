@@ -24,8 +24,10 @@ architecture at all); ``fragile`` is a point optimum that wins fewer than
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Sequence
-from concurrent.futures import Executor
+from concurrent.futures import Executor, ProcessPoolExecutor
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -567,6 +569,48 @@ def _sentence(
     return text
 
 
+def _feasible(runner_ups: pl.DataFrame) -> list[str]:
+    """The archetypes that can be built at the base figures (the plan's first)."""
+    return list(runner_ups.filter(pl.col("total_monthly_usd").is_not_nan())["archetype"])
+
+
+def _searches(
+    scn: Scenario,
+    plan: Plan,
+    runner_ups: pl.DataFrame,
+    samples: int,
+    seed: int,
+    inputs: Sequence[str] | None,
+    levels: Sequence[float],
+    executor: Executor | None,
+    progress: bool = False,
+) -> tuple[list[Flip], UncertaintyResult | None]:
+    """The flip search and, with samples, the sweep, on ``executor`` (None: in this process)."""
+    flips = nearest_flips(
+        scn,
+        plan.archetype,
+        plan.cash_monthly_usd,
+        inputs,
+        levels,
+        seed=seed,
+        executor=executor,
+        max_workers=1,
+    )
+    if not samples:
+        return flips, None
+    sweep = uncertainty(
+        scn,
+        samples,
+        seed,
+        distributions=catalog_distributions(scn),
+        archetypes=_feasible(runner_ups),
+        executor=executor,
+        max_workers=1,
+        progress=progress,
+    )
+    return flips, sweep
+
+
 def recommend(
     scn: Scenario,
     *,
@@ -590,7 +634,8 @@ def recommend(
     (:func:`~cluster_decide.analysis.ranges.catalog_distributions`, seeded by ``seed``) and solved
     freely and with each feasible archetype forced, on ``executor`` (any
     ``concurrent.futures.Executor``: a thread pool, a process pool, Dask's
-    ``client.get_executor()``) or a local pool of ``max_workers`` (1: in this process). Every
+    ``client.get_executor()``) or one local process pool of ``max_workers`` (None: 2 or the CPU
+    count if lower; 1, the default: in this process) that the flip search shares. Every
     analysis solve is deterministic, so the numbers do not depend on the executor.
     """
     if samples < 0:
@@ -630,36 +675,20 @@ def recommend(
     runner_cost = float(others["total_monthly_usd"][0]) if others.height else math.nan
     margin_usd = runner_cost - plan.total_monthly_usd
     margin_pct = margin_usd / plan.total_monthly_usd if plan.total_monthly_usd else math.nan
-    flips = nearest_flips(
-        scn,
-        plan.archetype,
-        plan.cash_monthly_usd,
-        inputs,
-        levels,
-        seed=seed,
-        executor=executor,
-        max_workers=max_workers,
-    )
+    local = max_workers if max_workers is not None else min(2, os.cpu_count() or 1)
+    with ExitStack() as stack:
+        if executor is None and local > 1:  # one local pool for the flips and the samples
+            executor = stack.enter_context(ProcessPoolExecutor(local))
+        flips, sweep = _searches(
+            scn, plan, runner_ups, samples, seed, inputs, levels, executor, progress
+        )
     nearest = next((f for f in flips if f.architecture_flip), None)
     searched = max((f.searched_pct for f in flips), default=0.0)
-    robust, robust_choice, sweep = empty_robust, None, None
+    robust, robust_choice = empty_robust, None
     ranges = pl.DataFrame(schema=RANGES_SCHEMA)
     win_rate = math.nan
-    if samples:
-        tracked = [
-            a for a in runner_ups.filter(pl.col("total_monthly_usd").is_not_nan())["archetype"]
-        ]
-        sweep = uncertainty(
-            scn,
-            samples,
-            seed,
-            distributions=catalog_distributions(scn),
-            archetypes=tracked,
-            executor=executor,
-            max_workers=max_workers,
-            progress=progress,
-        )
-        robust = _robust(sweep, tracked)
+    if sweep is not None:
+        robust = _robust(sweep, _feasible(runner_ups))
         robust_choice = robust.filter(pl.col("least_worst_regret"))["archetype"][0]
         win_rate = float(dict(robust.select("archetype", "win_rate").iter_rows())[plan.archetype])
         ranges = input_ranges(scn)
