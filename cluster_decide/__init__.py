@@ -7,11 +7,12 @@ The public API (a contract: extended, never renamed)::
     plan = cd.solve(scn, time_limit_s=10)
     cd.evaluate(scn, plan)              # cost and feasibility, independent of the solver
     cd.compare(scn)                     # one row per archetype
+    cd.recommend(scn)                   # the plan, its margin, what flips it, a verdict
     cd.simulate(plan)                   # replay jobs on the plan's pools
     cd.export.deck(plan, "review.pptx") # slides, reports, images (needs the workbook extras)
 """
 
-from cluster_decide.analysis import compare
+from cluster_decide.analysis import Recommendation, compare, recommend
 from cluster_decide.errors import ScenarioError
 from cluster_decide.evaluate import Evaluation, evaluate
 from cluster_decide.model.solve import solve
@@ -23,6 +24,7 @@ __all__ = [
     "PRESETS",
     "Evaluation",
     "Plan",
+    "Recommendation",
     "Scenario",
     "ScenarioError",
     "Simulation",
@@ -31,6 +33,7 @@ __all__ = [
     "evaluate",
     "load_scenario",
     "parse_scenario",
+    "recommend",
     "save_scenario",
     "simulate",
     "solve",

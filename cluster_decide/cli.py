@@ -11,7 +11,9 @@ import argparse
 import functools
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Executor, ProcessPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 
 import polars as pl
@@ -19,11 +21,13 @@ import polars as pl
 from cluster_decide import ranges
 from cluster_decide.analysis import (
     break_evens,
+    catalog_distributions,
     compare,
     default_distributions,
     describe_inputs,
     lever_values,
     near_optimal,
+    recommend,
     tornado,
     uncertainty,
 )
@@ -73,14 +77,19 @@ def _table(frame: pl.DataFrame) -> str:
         return str(frame)
 
 
-def summary(plan: Plan) -> str:
-    """The plan as a readable report: headline, pools, placements, staffing, costs, reasons."""
+def summary(plan: Plan, verdict: str = "") -> str:
+    """The plan as a readable report: headline, verdict, pools, placements, staffing, costs, reasons.
+
+    ``verdict`` is the recommendation's sentence (:func:`cluster_decide.recommend`), printed
+    under the architecture when given.
+    """
     lines = [f"Scenario: {plan.scenario}", f"Status:   {plan.status.value}"]
     if not plan.feasible:
         lines += ["", *plan.explanations]
         return "\n".join(lines) + "\n"
     lines += [
         f"Architecture: {ARCHETYPE_WORDS[plan.archetype or '']} ({plan.archetype})",
+        *([f"Verdict:      {verdict}"] if verdict else []),
         f"Monthly cost: {money(plan.total_monthly_usd)} ({money(plan.cash_monthly_usd)} cash)",
         "",
         "Pools",
@@ -105,9 +114,52 @@ def summary(plan: Plan) -> str:
     return "\n".join(lines) + "\n"
 
 
+@contextmanager
+def _executor(args: argparse.Namespace, pool: bool) -> Iterator[Executor | None]:
+    """The executor sweeps run on.
+
+    A Dask cluster (``--dask ADDRESS``); else a local process pool of ``--jobs`` processes when
+    ``pool`` (1 solves in this process); else none.
+    """
+    address = getattr(args, "dask", None)
+    if address:
+        try:
+            from distributed import Client
+        except ImportError as exc:
+            raise ValueError(
+                "--dask needs dask.distributed: pip install 'cluster-decide[distributed]'"
+            ) from exc
+        try:
+            client = Client(address, timeout="20s")
+        except OSError as exc:
+            raise ValueError(f"--dask {address}: no Dask scheduler answers there ({exc})") from exc
+        with client:
+            yield client.get_executor()
+        return
+    jobs = getattr(args, "jobs", None) or 2
+    if not pool or jobs <= 1:
+        yield None
+        return
+    with ProcessPoolExecutor(jobs) as local:
+        yield local
+
+
 def _solve(args: argparse.Namespace) -> int:
     scn = load_scenario(args.scenario)
     plan = solve(scn, time_limit_s=args.time_limit, workers=args.workers, seed=args.seed)
+    rec = None
+    if not args.no_verdict:
+        with _executor(args, pool=args.samples > 0) as executor:
+            rec = recommend(
+                scn,
+                plan=plan,
+                samples=args.samples,
+                seed=args.seed,
+                time_limit_s=args.time_limit,
+                workers=args.workers,
+                executor=executor,
+                progress=args.samples > 0,
+            )
     if args.out:
         out = Path(args.out)
         frames = ("placements", "pools", "staffing", "costs", "service_levels", "relaxations")
@@ -116,7 +168,20 @@ def _solve(args: argparse.Namespace) -> int:
             for name in frames:
                 write_atomic(out / f"{name}.csv", getattr(plan, name).write_csv())
             write_atomic(out / "explanations.txt", "\n".join(plan.explanations) + "\n")
-    sys.stdout.write(plan.to_json() if args.json else summary(plan))
+            if rec is not None:
+                write_atomic(
+                    out / "verdict.json",
+                    json.dumps(rec.to_dict(), sort_keys=True, indent=2, ensure_ascii=False) + "\n",
+                )
+                write_atomic(out / "runner_ups.csv", rec.runner_ups.write_csv())
+                write_atomic(out / "flips.csv", rec.flips.write_csv())
+    if args.json:
+        data = plan.to_dict()
+        if rec is not None:
+            data["verdict"] = rec.to_dict()
+        sys.stdout.write(json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write(summary(plan, rec.sentence if rec is not None else ""))
     if args.out and not args.json:
         sys.stdout.write(f"\nWrote plan.json and CSV files to {args.out}\n")
     return 0 if plan.feasible else 1
@@ -179,9 +244,18 @@ def _sensitivity(args: argparse.Namespace) -> int:
 def _uncertainty(args: argparse.Namespace) -> int:
     scn = load_scenario(args.scenario)
     tracked = args.track.split(",") if args.track else None
-    result = uncertainty(
-        scn, args.samples, args.seed, archetypes=tracked, max_workers=args.jobs, progress=True
-    )
+    dists = catalog_distributions(scn) if args.ranges == "catalog" else default_distributions(scn)
+    with _executor(args, pool=False) as executor:
+        result = uncertainty(
+            scn,
+            args.samples,
+            args.seed,
+            distributions=dists,
+            archetypes=tracked,
+            executor=executor,
+            max_workers=args.jobs,
+            progress=True,
+        )
     if args.out:
         out_dir = Path(args.out)
         with all_or_nothing():
@@ -197,7 +271,7 @@ def _uncertainty(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps(out, indent=2) + "\n")
         return 0
     sys.stdout.write(f"Scenario: {scn.name}\n{args.samples} samples, seed {args.seed}\n")
-    lines = describe_inputs(default_distributions(scn))
+    lines = describe_inputs(dists)
     sys.stdout.write(
         "Multipliers on the base values:\n" + "".join(f"  {x}\n" for x in lines) + "\n"
     )
@@ -375,6 +449,14 @@ def _add_max_time(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_dask(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--dask",
+        metavar="ADDRESS",
+        help="run the sampled solves on a running Dask scheduler, e.g. tcp://host:8786",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with one sub-command per capability."""
     parser = argparse.ArgumentParser(
@@ -390,6 +472,22 @@ def build_parser() -> argparse.ArgumentParser:
     p_solve = sub.add_parser("solve", help="recommend an architecture for a scenario")
     _add_common(p_solve)
     p_solve.add_argument("--out", metavar="DIR", help="also write plan.json and CSV frames to DIR")
+    p_solve.add_argument(
+        "--no-verdict",
+        action="store_true",
+        help="skip the verdict (the runner-up and flip solves, a few seconds)",
+    )
+    p_solve.add_argument(
+        "--samples",
+        type=flag(ranges.VERDICT_SAMPLES),
+        default=0,
+        metavar="N",
+        help="also sample N futures from the catalog's ranges: win rates, regret (default 0)",
+    )
+    p_solve.add_argument(
+        "--jobs", type=flag(ranges.JOBS), default=None, help="solver processes (default 2)"
+    )
+    _add_dask(p_solve)
     p_solve.set_defaults(func=_solve)
     p_compare = sub.add_parser("compare", help="solve once per archetype and compare costs")
     _add_common(p_compare)
@@ -438,6 +536,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--track", help="comma-separated archetypes to cost in every sample (default: best two)"
     )
     p_unc.add_argument("--out", metavar="DIR", help="also write samples and summary CSVs to DIR")
+    p_unc.add_argument(
+        "--ranges",
+        choices=("catalog", "flat"),
+        default="catalog",
+        help="input ranges: from the catalog's confidence (default, as the verdict uses) or the "
+        "flat defaults (GPU prices ±20%%, demand σ 0.25/0.35)",
+    )
+    _add_dask(p_unc)
     p_unc.set_defaults(func=_uncertainty)
     p_export = sub.add_parser(
         "export", help="write a slide deck, an HTML/Markdown report, chart images, plan data"

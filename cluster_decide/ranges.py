@@ -215,6 +215,9 @@ WORKERS = Range(
 )
 SEED = Range(0, 2_147_483_647, "", "CP-SAT takes a 32-bit random seed", integer=True)
 SAMPLES = Range(1, 100_000, "samples", "each sample is a solve; 200 is the default", integer=True)
+VERDICT_SAMPLES = Range(
+    0, 100_000, "samples", "0 skips the sampled futures; each sample is a solve", integer=True
+)
 JOBS = Range(1, 256, "processes", "one solver process per core", integer=True)
 ALTERNATIVES = Range(0, 20, "plans", "each alternative is a further solve", integer=True)
 SLACK = Range(0, 1, "", "a fraction of the optimal cost: 0.05 is 5%")
@@ -236,7 +239,8 @@ CLI_FLAGS = {
     "--max-time": MAX_TIME_S,
     "--workers": WORKERS,
     "--seed": SEED,
-    "--samples": SAMPLES,
+    "--samples (uncertainty)": SAMPLES,
+    "--samples (solve)": VERDICT_SAMPLES,
     "--jobs (sensitivity, uncertainty)": JOBS,
     "--alternatives": ALTERNATIVES,
     "--slack": SLACK,
