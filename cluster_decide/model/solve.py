@@ -19,7 +19,14 @@ from cluster_decide.explain import explain
 from cluster_decide.model.build import Model, build_model, tie_break_scale
 from cluster_decide.model.data import ModelData, prepare
 from cluster_decide.model.warmstart import add_hints, lp_relaxation, rounded_plan
-from cluster_decide.plan import RELAXATION_SCHEMA, SERVICE_LEVEL_SCHEMA, Plan, Status, build_frames
+from cluster_decide.plan import (
+    RELAXATION_SCHEMA,
+    SERVICE_LEVEL_SCHEMA,
+    Plan,
+    Status,
+    build_frames,
+    investment,
+)
 from cluster_decide.scenario import Scenario
 from cluster_decide.service import service_levels
 
@@ -51,9 +58,11 @@ def read_decisions(m: Model, solver: cp_model.CpSolver) -> Decisions:
     """Shares and node counts from a solved model, keyed by the data's names."""
     shares = {k: int(solver.value(s)) for k, s in m.share.items()}
     nodes = {k: int(solver.value(n)) for k, n in m.nodes.items()}
+    spot = {k: int(solver.value(s)) for k, s in m.spot.items()}
     return Decisions(
         shares={k: v for k, v in sorted(shares.items()) if v},
         nodes={k: v for k, v in sorted(nodes.items()) if v},
+        spot={k: v for k, v in sorted(spot.items()) if v},
     )
 
 
@@ -182,6 +191,7 @@ def solve(
         start_from = Decisions(
             {k: v for k, v in dec.shares.items() if k in data.combos},
             {k: v for k, v in dec.nodes.items() if k in known},
+            {k: v for k, v in dec.spot.items() if k in data.spot_cents},
         )
     result = (
         None if data.unplaceable else solve_data(data, time_limit_s, workers, seed, hint=start_from)
@@ -210,6 +220,7 @@ def plan_from(
     """Turn decisions into a Plan, costed by the independent evaluator."""
     ev = evaluate_decisions(data, dec)
     frames = build_frames(data, dec, ev)
+    upfront_usd, cash = investment(data, dec, ev)
     gap = (
         0.0
         if status is Status.OPTIMAL or not objective_cents
@@ -229,6 +240,8 @@ def plan_from(
         explanations=explain(data, dec, ev, ev.archetype),
         gap=gap,
         wall_time_s=wall_time_s,
+        upfront_usd=upfront_usd,
+        cash_flow=cash,
         inputs=data.scenario,
     )
 
