@@ -169,14 +169,14 @@ def _move_pool(d: ModelData, dec: Decisions, src: str, dst: str) -> Decisions | 
     shares: dict[tuple[str, str, str], int] = defaultdict(int)
     spot: dict[tuple[str, str, str], int] = defaultdict(int)
     for (w, p, g), s in dec.shares.items():
-        key = (w, p, g)
+        key: tuple[str, str, str] | None = (w, p, g)
         if p == src:
             options = [(w, dst, g)] + [
                 (w, dst, other) for other in d.scenario.workload(w).gpu_types if other != g
             ]
             key = next((k for k in options if k in d.combos and not d.combos[k].blocked), None)
-            if key is None:
-                return None
+        if key is None:
+            return None
         shares[key] += s
         if dec.spot.get((w, p, g), 0) and key in d.spot_cents:
             spot[key] += dec.spot[(w, p, g)]
