@@ -21,7 +21,11 @@ def preset_plans() -> dict[str, cd.Plan]:
 def test_presets_give_the_seeds_answers(preset_plans: dict[str, cd.Plan]) -> None:
     assert preset_plans["research-lab"].archetype == "slurm_only"
     assert "slurm" not in set(preset_plans["inference-platform"].pools["platform"])
-    assert preset_plans["enterprise-mixed"].archetype in ("hybrid_separate", "hybrid_shared")
+    # With market prices (3-year GPU-cloud commitments, spot for checkpointed work) fine-tuning
+    # and evaluation move to spot, the baseline is the pre-training gang's 32 nodes on either
+    # platform, and one Kubernetes-with-batch-add-on platform saves the Slurm team's effort:
+    # the seed's hybrid answer is now the runner-up, about 3% dearer (README, "Presets").
+    assert preset_plans["enterprise-mixed"].archetype == "kubernetes_batch"
     for plan in preset_plans.values():
         assert plan.status == "optimal"
 
