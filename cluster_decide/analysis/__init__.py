@@ -9,6 +9,8 @@ Every analysis re-solves the model; none reads solver internals. The modules:
 - ``uncertainty``: sampled inputs solved in parallel: who wins how often, cost and regret.
 - ``pareto``: cost against capability gaps or SLO margin, by the epsilon-constraint method.
 - ``showback``: the plan's monthly cost allocated to workloads and teams.
+- ``procurement``: buy versus rent over time, and the discount-rate, horizon and spot-share
+  break-evens.
 - ``inputs`` and ``core``: the named inputs every analysis varies, and the fast solve they share.
 """
 
@@ -23,6 +25,13 @@ from cluster_decide.analysis.core import Outcome, quick_solve, run_all
 from cluster_decide.analysis.inputs import apply_inputs, base_value, default_inputs, input_label
 from cluster_decide.analysis.levers import LEVER_SCHEMA, lever_scenarios, lever_values
 from cluster_decide.analysis.pareto import PARETO_SCHEMA, RISK_MEASURES, pareto_front
+from cluster_decide.analysis.procurement import (
+    BUY_VS_RENT_SCHEMA,
+    PROCUREMENT_BREAK_EVEN_SCHEMA,
+    BuyVsRent,
+    buy_vs_rent,
+    procurement_break_evens,
+)
 from cluster_decide.analysis.sensitivity import (
     BREAK_EVEN_SCHEMA,
     TORNADO_SCHEMA,
@@ -45,15 +54,18 @@ from cluster_decide.analysis.uncertainty import (
 __all__ = [
     "ALTERNATIVES_SCHEMA",
     "BREAK_EVEN_SCHEMA",
+    "BUY_VS_RENT_SCHEMA",
     "COMPARE_SCHEMA",
     "COSTS_SCHEMA",
     "LEVER_SCHEMA",
     "PARETO_SCHEMA",
+    "PROCUREMENT_BREAK_EVEN_SCHEMA",
     "RISK_MEASURES",
     "SHOWBACK_SCHEMA",
     "SUMMARY_SCHEMA",
     "TORNADO_SCHEMA",
     "BreakEven",
+    "BuyVsRent",
     "Outcome",
     "UncertaintyResult",
     "alternative_plans",
@@ -61,6 +73,7 @@ __all__ = [
     "base_value",
     "break_even",
     "break_evens",
+    "buy_vs_rent",
     "capability_gaps",
     "compare",
     "default_distributions",
@@ -73,6 +86,7 @@ __all__ = [
     "lever_values",
     "near_optimal",
     "pareto_front",
+    "procurement_break_evens",
     "quick_solve",
     "run_all",
     "showback",
