@@ -69,6 +69,7 @@ class Model:
     node_ub: dict[tuple[str, str], int] = field(default_factory=dict)
     burst: dict[tuple[str, str, int], cp_model.IntVar] = field(default_factory=dict)
     burst_weight: dict[tuple[str, str, int], int] = field(default_factory=dict)
+    burst_ub: dict[tuple[str, str, int], int] = field(default_factory=dict)
     hires: dict[str, cp_model.IntVar] = field(default_factory=dict)
     spot: dict[tuple[str, str, str], Any] = field(default_factory=dict)
     """Percent of a workload's share here that runs on spot (0 where spot is not open)."""
@@ -239,6 +240,7 @@ def add_capacity(m: Model) -> None:
                     b = m.cp.new_int_var(0, total_peak, f"burst[{p.name},{g},t={t}]")
                     m.burst[(p.name, g, t)] = b
                     m.burst_weight[(p.name, g, t)] = weight
+                    m.burst_ub[(p.name, g, t)] = total_peak
                     supply = supply + UNITS_PER_BURST * b
                 m.cp.add(placed <= supply).with_name(f"capacity[{p.name},{g},t={t}]")
                 m._count("capacity")
@@ -388,6 +390,12 @@ def add_burst_cap(m: Model) -> None:
             )
             by_gpu[g].append((p.name, first[np.ravel(inverse)]))
     for g, parts in by_gpu.items():
+        most = sum(
+            max((m.burst_ub[k] for k in m.burst if k[0] == p and k[1] == g), default=0)
+            for p, _b in parts
+        )
+        if most <= d.burst_cap_units[g]:
+            continue  # the pools cannot rent more than the cap even at their peaks
         rows = {tuple(int(bucket[t]) for _p, bucket in parts) for t in range(HOURS_PER_WEEK)}
         for row in sorted(rows):
             terms = [
