@@ -357,13 +357,14 @@ def resolve_markets(scn: Scenario, gpus: Sequence[str]) -> dict[str, Market]:
     proc = scn.procurement
     catalog = scn.catalog
     costs = catalog.costs
-    scale = proc.gpu_price_scale
     commit = COMMITMENT_MONTHS[proc.commitment_term]
     discount = proc.discount_rate if proc.discount_rate is not None else costs.discount_rate
     residual_override = scn.costs.residual_value_fraction
     markets = {}
+    by_type = proc.gpu_price_scale_by_type or {}
     for name in gpus:
         gpu = catalog.gpus[name]
+        scale = proc.gpu_price_scale * by_type.get(name, 1.0)
         offers = [
             Offer(
                 o.gpu,

@@ -164,6 +164,7 @@ class Procurement(_Section):
         None
     )
     burst_cap_gpus: dict[str, NonNegInt] | None = None
+    gpu_price_scale_by_type: dict[str, PosFloat] | None = None
 
     @model_validator(mode="after")
     def _commitment_fits_horizon(self) -> Procurement:
@@ -797,11 +798,20 @@ def _check_against_catalog(scn: Scenario, catalog: Catalog) -> list[Problem]:
                 )
                 continue
         known_gpus.add(name)
-    for name in scn.procurement.burst_cap_gpus or {}:
+    by_type = {
+        **(scn.procurement.burst_cap_gpus or {}),
+        **(scn.procurement.gpu_price_scale_by_type or {}),
+    }
+    for name in by_type:
         if name not in known_gpus:
+            key = (
+                "burst_cap_gpus"
+                if name in (scn.procurement.burst_cap_gpus or {})
+                else "gpu_price_scale_by_type"
+            )
             problems.append(
                 Problem(
-                    f"procurement.burst_cap_gpus.{name}",
+                    f"procurement.{key}.{name}",
                     f"unknown GPU type '{name}'",
                     did_you_mean(name, sorted(known_gpus))
                     or f"known: {', '.join(sorted(known_gpus))}",

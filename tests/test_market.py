@@ -240,3 +240,14 @@ def test_discount_rate_raises_the_cost_of_owning() -> None:
     high = cd.solve(scn.update({"procurement": {"discount_rate": 0.15}}))
     assert low.cash_monthly_usd < high.cash_monthly_usd
     assert low.upfront_usd == high.upfront_usd
+
+
+def test_a_cheaper_gpu_lever_scales_its_market_not_replaces_it() -> None:
+    scn = cd.load_scenario()
+    cheaper = scn.update({"procurement": {"gpu_price_scale_by_type": {"H100": 0.9}}})
+    base, low = resolve_markets(scn, ["H100"])["H100"], resolve_markets(cheaper, ["H100"])["H100"]
+    assert base.baseline is not None and low.baseline is not None
+    assert low.baseline.usd_per_gpu_hour == pytest.approx(0.9 * base.baseline.usd_per_gpu_hour)
+    assert cd.solve(cheaper).total_monthly_usd < cd.solve(scn).total_monthly_usd
+    with pytest.raises(ScenarioError, match="gpu_price_scale_by_type.H1000"):
+        scn.update({"procurement": {"gpu_price_scale_by_type": {"H1000": 0.9}}})
