@@ -231,6 +231,18 @@ def procurement_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> li
                 f"({offer.provider}) {TERM_WORDS[offer.term]} at ${offer.usd_per_gpu_hour:.2f} per "
                 "GPU-hour."
             )
+    rented = sorted({g for (_p, g), b in ev.burst.items() if b.any()})
+    for g in rented:
+        market = data.markets.get(g)
+        if market is None or market.burst is None:
+            continue
+        offer = market.burst
+        cap = market.burst_cap_gpus
+        out.append(
+            f"Peaks of {g} are rented on demand from {PROVIDER_WORDS[offer.provider_class]} "
+            f"({offer.provider}) at ${offer.usd_per_gpu_hour:.2f} per GPU-hour"
+            + (f", never more than {cap} GPUs in an hour." if cap is not None else ".")
+        )
     if upfront:
         out.append(
             f"Up front: {money(upfront)} for owned hardware, beside {money(ev.cash_cents / 100)} "

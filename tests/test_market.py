@@ -249,5 +249,5 @@ def test_a_cheaper_gpu_lever_scales_its_market_not_replaces_it() -> None:
     assert base.baseline is not None and low.baseline is not None
     assert low.baseline.usd_per_gpu_hour == pytest.approx(0.9 * base.baseline.usd_per_gpu_hour)
     assert cd.solve(cheaper).total_monthly_usd < cd.solve(scn).total_monthly_usd
-    with pytest.raises(ScenarioError, match="gpu_price_scale_by_type.H1000"):
+    with pytest.raises(ScenarioError, match=r"gpu_price_scale_by_type\.H1000"):
         scn.update({"procurement": {"gpu_price_scale_by_type": {"H1000": 0.9}}})
