@@ -32,11 +32,11 @@ def lp_relaxation(model: cp_model.CpModel) -> tuple[float, list[float]] | None:
 
     Every integer variable becomes continuous within its domain; every linear constraint is
     kept as it is. (The model has no other kinds of constraint but an empty clause for an
-    impossible archetype, which makes it infeasible anyway.) GLOP's default primal simplex
-    sometimes ends ABNORMAL on these rows (seen with the spot-cap rows of the default
-    scenario); the dual simplex then solves the same LP.
+    impossible archetype, which makes it infeasible anyway.) GLOP's dual simplex first: its
+    default primal simplex ended ABNORMAL on the spot-cap rows of the default scenario; the
+    primal one remains the fallback.
     """
-    for params in ("", "use_dual_simplex:true"):
+    for params in ("use_dual_simplex:true", ""):
         solved = _glop(model.proto, params)
         if solved is not None:
             return solved
@@ -149,19 +149,29 @@ def _consolidated(d: ModelData, dec: Decisions) -> Decisions:
     allowed, else the class's first allowed one) and keeping the cheapest feasible result
     starts CP-SAT much nearer the optimum when one platform wins.
     """
-    best, best_cost = dec, _cost_or_inf(d, dec)
     pools = sorted({p for (_w, p, _g) in dec.shares})
-    for src in pools:
-        for dst in pools:
-            if src == dst:
-                continue
-            moved = _move_pool(d, dec, src, dst)
-            if moved is None:
-                continue
-            cost = _cost_or_inf(d, moved)
+    candidates = [dec] + [
+        moved
+        for src in pools
+        for dst in pools
+        if src != dst and (moved := _move_pool(d, dec, src, dst)) is not None
+    ]
+    best, best_cost = dec, math.inf
+    for candidate in candidates:
+        for option in (candidate, _all_spot(d, candidate)):
+            cost = _cost_or_inf(d, option)
             if cost < best_cost:
-                best, best_cost = moved, cost
+                best, best_cost = option, cost
     return best
+
+
+def _all_spot(d: ModelData, dec: Decisions) -> Decisions:
+    """``dec`` with every placement that may use spot on spot, cut back to each pool's cap."""
+    spot = {k: s for k, s in dec.shares.items() if k in d.spot_cents}
+    if not spot:
+        return dec
+    shares = dict(dec.shares)
+    return _sized(d, shares, _within_spot_cap(d, shares, spot))
 
 
 def _move_pool(d: ModelData, dec: Decisions, src: str, dst: str) -> Decisions | None:
