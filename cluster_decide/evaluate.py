@@ -18,7 +18,13 @@ import numpy as np
 import polars as pl
 
 from cluster_decide.constants import HOURS_PER_WEEK, SKILLS
-from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, ModelData, prepare
+from cluster_decide.model.data import (
+    DEMAND_UNITS_PER_GPU,
+    MILLI,
+    ModelData,
+    prepare,
+    spot_cap_weight,
+)
 
 if TYPE_CHECKING:
     from cluster_decide.plan import Plan
@@ -326,7 +332,7 @@ def _spot_violations(data: ModelData, dec: Decisions) -> list[str]:
             combo = data.combos.get((w, pp, gg))
             if pp != p or gg != g or combo is None:
                 continue
-            hours = int(combo.demand.sum())
+            hours = spot_cap_weight(combo)
             sp = dec.spot.get((w, pp, gg), 0)
             on_spot += hours * sp
             base += hours * (s - sp)

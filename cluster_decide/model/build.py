@@ -15,7 +15,7 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from cluster_decide.constants import HOURS_PER_WEEK, SKILLS
-from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, ModelData
+from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, ModelData, spot_cap_weight
 
 __all__ = [
     "FAMILIES",
@@ -344,7 +344,7 @@ def add_spot(m: Model) -> None:
 
     spot[w,p,g] ≤ share[w,p,g] (percent), and per pool and GPU type
     (100 − cap)·Σ_w spot[w,p,g]·hours[w,p,g] ≤ cap·Σ_w (share − spot)[w,p,g]·hours[w,p,g],
-    with hours the class's weekly need there (tenths of a GPU-hour) and cap in percent.
+    with h the class's average need there (``spot_cap_weight``) and cap in percent.
     Combinations that may not use spot (real-time services, non-restartable gangs, pools that
     cannot replace a reclaimed node, GPU types without a spot offer) have no spot variable.
     """
@@ -357,7 +357,7 @@ def add_spot(m: Model) -> None:
         m._count("spot")
     cap = d.spot_cap_pct
     for (p, g), keys in by_pg.items():
-        hours = {k: int(d.combos[k].demand.sum()) for k in keys}
+        hours = {k: spot_cap_weight(d.combos[k]) for k in keys}
         others = [
             c
             for c in d.allowed()
@@ -365,7 +365,7 @@ def add_spot(m: Model) -> None:
         ]
         on_spot = sum(hours[k] * m.spot[k] for k in keys)
         baseline = sum(hours[k] * (m.share[k] - m.spot[k]) for k in keys) + sum(
-            int(c.demand.sum()) * m.share[(c.workload, p, g)] for c in others
+            spot_cap_weight(c) * m.share[(c.workload, p, g)] for c in others
         )
         cp.add((100 - cap) * on_spot <= cap * baseline).with_name(f"spot[{p},{g},cap]")
         m._count("spot")

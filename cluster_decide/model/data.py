@@ -53,6 +53,7 @@ __all__ = [
     "gpu_demand",
     "job_stretch",
     "prepare",
+    "spot_cap_weight",
 ]
 
 DEMAND_UNITS_PER_GPU = 10
@@ -454,6 +455,15 @@ def prepare(scn: Scenario) -> ModelData:
             if m.burst_cap_gpus is not None
         },
     )
+
+
+def spot_cap_weight(combo: Combo) -> int:
+    """A placement's weight in its pool's spot cap: its average need, in tenths of a GPU.
+
+    Weekly GPU-hours would do as well, but their large coefficients left GLOP's LP relaxation
+    of a 200-class estate ABNORMAL; the solver and the evaluator both use this one figure.
+    """
+    return max(1, -(-int(combo.demand.sum()) // HOURS_PER_WEEK))
 
 
 def _max_spot_share(scn: Scenario) -> float:

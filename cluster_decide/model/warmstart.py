@@ -20,7 +20,7 @@ from ortools.sat.python import cp_model
 from cluster_decide.constants import SKILLS
 from cluster_decide.evaluate import Decisions, evaluate_decisions
 from cluster_decide.model.build import SPOT_STEPS, Model
-from cluster_decide.model.data import ModelData
+from cluster_decide.model.data import ModelData, spot_cap_weight
 
 __all__ = ["add_hints", "lp_relaxation", "rounded_plan"]
 
@@ -231,7 +231,7 @@ def _within_spot_cap(
     out = dict(spot)
     for p, g in sorted({(k[1], k[2]) for k in spot}):
         keys = sorted((k for k in out if k[1] == p and k[2] == g), key=lambda k: -out[k])
-        hours = {k: int(data.combos[k].demand.sum()) for k in shares if k[1] == p and k[2] == g}
+        hours = {k: spot_cap_weight(data.combos[k]) for k in shares if k[1] == p and k[2] == g}
         total = sum(hours[k] * shares[k] for k in hours)
         for k in keys:
             on_spot = sum(hours[j] * out.get(j, 0) for j in hours)
