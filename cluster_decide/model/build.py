@@ -148,6 +148,8 @@ def _variables(m: Model) -> None:
     for skill in SKILLS:
         m.hires[skill] = cp.new_int_var(0, d.max_hires, f"hires[{skill}]")
     for key in d.spot_cents:
+        if d.combos[key].blocked:  # a restricted model blocks combinations after the fact
+            continue
         label = ",".join(key)
         on = cp.new_bool_var(f"spot_on[{label}]")
         m.spot_on[key] = on

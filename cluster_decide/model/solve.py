@@ -54,6 +54,12 @@ def _solver(time_limit_s: float, workers: int, seed: int) -> cp_model.CpSolver:
     return solver
 
 
+def _cost(data: ModelData, dec: Decisions) -> float:
+    """Total monthly cost of ``dec`` by the evaluator (infinite when infeasible)."""
+    ev = evaluate_decisions(data, dec)
+    return float(ev.total_cents) if ev.feasible else math.inf
+
+
 def read_decisions(m: Model, solver: cp_model.CpSolver) -> Decisions:
     """Shares and node counts from a solved model, keyed by the data's names."""
     shares = {k: int(solver.value(s)) for k, s in m.share.items()}
@@ -93,7 +99,13 @@ def restricted(data: ModelData, m: Model, lp_values: list[float], top: int = 2) 
         else replace(c, blocked="outside the restricted search", blocked_family="policy")
         for k, c in data.combos.items()
     }
-    return replace(data, combos=combos)
+    # Spot likewise only where the LP uses it: most spot variables of a large estate stay at 0.
+    spot = {
+        k: cents
+        for k, cents in data.spot_cents.items()
+        if k in keep and k in m.spot_on and lp_values[m.spot_on[k].index] > 1e-6
+    }
+    return replace(data, combos=combos, spot_cents=spot)
 
 
 def solve_data(
@@ -130,7 +142,10 @@ def solve_data(
                 narrow = solve_data(
                     restricted(data, m, relaxed[1]), share, workers, seed, hint=start_from
                 )
-                start_from = narrow.decisions or start_from
+                if narrow.decisions is not None and _cost(data, narrow.decisions) <= _cost(
+                    data, start_from
+                ):
+                    start_from = narrow.decisions
             add_hints(m, start_from)
     if relax:
         # Fewest extra FTE first (a thousandth of an FTE outweighs any cost); a budget slack
