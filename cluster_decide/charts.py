@@ -10,7 +10,9 @@ for a projector and a 1280×800 screen.
 from __future__ import annotations
 
 import html
+import json
 import math
+from collections.abc import Mapping
 from typing import Any, Final
 
 import altair as alt
@@ -772,17 +774,29 @@ def compare_archetypes(frame: pl.DataFrame, width: int = WIDTH) -> Any:
 # -- rendering --------------------------------------------------------------------------------
 
 
-def _spec(chart: Any) -> dict[str, Any]:
+def _spec(chart: Any, colours: Mapping[str, str] | None = None) -> dict[str, Any]:
     # Our charts are built from typed Altair objects, so the schema check is skipped for speed.
     spec: dict[str, Any] = chart.to_dict(validate=False)
+    if colours:
+        # A company template's accent replaces the house blue (exports match their theme).
+        text = json.dumps(spec)
+        for old, new in colours.items():
+            text = text.replace(f'"{old}"', f'"{new}"')
+        spec = json.loads(text)
     return spec
 
 
-def to_svg(chart: Any) -> str:
-    """The chart as SVG text, rendered offline by vl-convert (embeds in any HTML)."""
-    return str(vlc.vegalite_to_svg(_spec(chart), vl_version=_VL_VERSION))
+def to_svg(chart: Any, colours: Mapping[str, str] | None = None) -> str:
+    """The chart as SVG text, rendered offline by vl-convert (embeds in any HTML).
+
+    ``colours`` maps palette colours to replacements (a template's theme accent).
+    """
+    return str(vlc.vegalite_to_svg(_spec(chart, colours), vl_version=_VL_VERSION))
 
 
-def to_png(chart: Any, scale: float = 2) -> bytes:
-    """The chart as PNG bytes at ``scale`` × its pixel size (2 suits slides and projectors)."""
-    return bytes(vlc.vegalite_to_png(_spec(chart), vl_version=_VL_VERSION, scale=scale))
+def to_png(chart: Any, scale: float = 2, colours: Mapping[str, str] | None = None) -> bytes:
+    """The chart as PNG bytes at ``scale`` × its pixel size (2 suits slides and projectors).
+
+    ``colours`` maps palette colours to replacements (a template's theme accent).
+    """
+    return bytes(vlc.vegalite_to_png(_spec(chart, colours), vl_version=_VL_VERSION, scale=scale))
