@@ -224,23 +224,30 @@ class Geometry:
         placeholders = {ph.placeholder_format.type: ph for ph in layout.placeholders}
         title_ph = next((placeholders[t] for t in _TITLE if t in placeholders), None)
         margin = 0.5 * width / 13.333
-        if title_ph is not None and title_ph.width:
+        title = (margin, 0.3, width - 2 * margin, 0.95)
+        if title_ph is not None and title_ph.width and title_ph.height:
             tx, ty, tw, th = box(title_ph)
-            margin = max(0.25, min(tx, width - tx - tw))
-            title = (tx, ty, tw, max(0.6, min(th, 1.3)))
-        else:
-            title = (margin, 0.3, width - 2 * margin, 0.95)
+            # Kept on the slide whatever the template says (a box past the edge is clipped).
+            tx = min(max(tx, 0.25), width / 3)
+            tw = min(tw, width - tx - 0.25)
+            if tw > width / 3 and 0 <= ty < height / 3:
+                margin = max(0.25, min(tx, width - tx - tw))
+                title = (tx, ty, tw, max(0.6, min(th, 1.3)))
         footer_top = height - 0.45
         has_footer = _FOOTER in placeholders or _SLIDE_NUMBER in placeholders
         for t in (_FOOTER, _SLIDE_NUMBER, 16):
             if t in placeholders and placeholders[t].top:
                 footer_top = min(footer_top, placeholders[t].top / EMU_PER_IN)
-        for shape in [*prs.slide_master.shapes, *layout.shapes]:
-            if shape.is_placeholder or shape.top is None or shape.height is None:
-                continue
-            top = shape.top / EMU_PER_IN
-            if top > height * 0.75:
-                footer_top = min(footer_top, top)
+        drawn = [
+            shape.top / EMU_PER_IN
+            for shape in [*prs.slide_master.shapes, *layout.shapes]
+            if not shape.is_placeholder
+            and shape.top is not None
+            and shape.top / EMU_PER_IN > height * 0.75
+        ]
+        if drawn:
+            # The master prints its own line at the bottom: our footer goes just above it.
+            footer_top = min(footer_top, min(drawn) - (0 if has_footer else 0.32))
         body_top = title[1] + title[3] + 0.15
         return cls(
             width,

@@ -44,7 +44,7 @@ _WIDE: Final = (Inches(13.333), Inches(7.5))
 _PROPERTY_CHARS: Final = 255
 """The longest a document property may be (the OOXML core-properties limit)."""
 _CELL_PAD_X: Final = 0.1
-_CELL_PAD_Y: Final = 0.07
+_CELL_PAD_Y: Final = 0.05
 _SMALLEST_TABLE_PT: Final = 10.0
 
 
@@ -354,7 +354,8 @@ class _Writer:
                 cell.vertical_anchor = MSO_ANCHOR.MIDDLE
                 frame = cell.text_frame
                 frame.word_wrap = True
-                frame.text = value
+                # An empty cell would take the default 18 pt line and stretch its row.
+                frame.text = value or "–"
                 para = frame.paragraphs[0]
                 para.alignment = PP_ALIGN.RIGHT if table.numeric[j] else PP_ALIGN.LEFT
                 for run in para.runs:
@@ -540,7 +541,20 @@ def _section(w: _Writer, sec: Section, images: _Images) -> None:
                 _bullets(w, slide, sec.bullets, side)
             w.notes(slide, sec.notes)
             return
-    if has_chart and table is None and not sec.bullets:
+    if has_chart and table is not None:
+        # Too narrow to sit side by side (a 4:3 slide): the chart above, the table below.
+        pt, pages = w.layout_table(table, geo.inner, height * 0.5, 13)
+        widths = w.widths(table, geo.inner, pt)
+        table_h = sum(w.row_heights(table, widths, pt)) if widths else height
+        png = images.get(sec.chart, geo.inner * 0.8)
+        if len(pages) == 1 and pt >= 11 and height - table_h - 0.2 >= 2.0 and png is not None:
+            slide, top = w.slide(sec.title, sec.lead)
+            chart_h = geo.body_bottom - top - table_h - 0.2
+            w.picture(slide, png, (geo.margin, top, geo.inner, chart_h))
+            w.table(slide, table, (geo.margin, top + chart_h + 0.2, geo.inner, table_h), pt)
+            w.notes(slide, sec.notes)
+            return
+    if has_chart and (table is None or not sec.bullets):
         png = images.get(sec.chart, geo.inner)
         if png is not None:
             slide, top = w.slide(sec.title, sec.lead)
