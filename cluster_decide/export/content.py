@@ -751,6 +751,24 @@ def _risks(b: Bundle) -> Section:
     )
 
 
+def _input_words(key: str, names: Names) -> str:
+    """An analysed input's key in words: ``demand:fine_tuning`` → "Fine-tuning demand"."""
+    head, _, tail = key.partition(":")
+    if head == "demand":
+        words = f"{_KIND_WORDS.get(tail, names.workload(tail))} demand"
+    elif head == "gpu_price":
+        words = f"{tail} GPU prices" if tail else "GPU prices"
+    elif head == "staff_cost":
+        words = f"loaded cost of {skill(tail)} staff"
+    elif head == "fte":
+        words = f"{skill(tail)} staff"
+    elif head == "slo":
+        words = f"{names.workload(tail)} service target"
+    else:
+        words = names.plain(display(key))
+    return _cap(words)
+
+
 def _how_sure(b: Bundle) -> Section | None:
     rec = b.recommendation
     if rec is None:
@@ -778,8 +796,12 @@ def _how_sure(b: Bundle) -> Section | None:
                     cells.append(_arch(v) if v else "–")
                 elif isinstance(v, float):
                     cells.append(f"{v:,.2f}")
+                elif c == "input" and isinstance(v, str):
+                    cells.append(_input_words(v, names))
+                elif isinstance(v, str):
+                    cells.append(names.plain(display(v)))
                 else:
-                    cells.append(names.plain(display(str(v))) if v is not None else "–")
+                    cells.append("–" if v is None else str(v))
             rows.append(tuple(cells))
         table = Table(
             tuple(headers.get(c, _cap(c.replace("_", " "))) for c in frame.columns),
