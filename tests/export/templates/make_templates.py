@@ -27,7 +27,7 @@ from pptx.util import Emu, Inches, Pt
 HERE = Path(__file__).parent
 
 
-def _theme(prs: Presentation, font: str, heading: str, accent: str, ink: str) -> None:
+def _theme(prs: Any, font: str, heading: str, accent: str, ink: str) -> None:
     part = next(
         r.target_part for r in prs.slide_master.part.rels.values() if r.reltype.endswith("/theme")
     )
@@ -44,12 +44,12 @@ def _theme(prs: Presentation, font: str, heading: str, accent: str, ink: str) ->
     part._blob = xml.encode("utf-8")
 
 
-def _scratch(prs: Presentation) -> Any:
+def _scratch(prs: Any) -> Any:
     """A blank slide to draw shapes on before they move to the master."""
     return prs.slides.add_slide(prs.slide_layouts[6])
 
 
-def _to_master(prs: Presentation, scratch: Any) -> None:
+def _to_master(prs: Any, scratch: Any) -> None:
     """Move the scratch slide's shapes onto the master and drop the slide."""
     tree = prs.slide_master.shapes._spTree
     for shape in list(scratch.shapes):
@@ -60,7 +60,7 @@ def _to_master(prs: Presentation, scratch: Any) -> None:
         ids.remove(sld)
 
 
-def _master_text(prs: Presentation, text: str, box: tuple[float, float, float, float]) -> None:
+def _master_text(prs: Any, text: str, box: tuple[float, float, float, float]) -> None:
     scratch = _scratch(prs)
     shape = scratch.shapes.add_textbox(*(Inches(v) for v in box))
     shape.text_frame.text = text
@@ -70,7 +70,7 @@ def _master_text(prs: Presentation, text: str, box: tuple[float, float, float, f
     _to_master(prs, scratch)
 
 
-def _scale_layouts(prs: Presentation, sx: float) -> None:
+def _scale_layouts(prs: Any, sx: float) -> None:
     """Stretch the master's and layouts' placeholders horizontally (4:3 → 16:9)."""
     for owner in [prs.slide_master, *prs.slide_layouts]:
         for ph in owner.placeholders:
@@ -78,7 +78,7 @@ def _scale_layouts(prs: Presentation, sx: float) -> None:
                 ph.left, ph.width = Emu(int(ph.left * sx)), Emu(int(ph.width * sx))
 
 
-def _save(prs: Presentation, name: str) -> None:
+def _save(prs: Any, name: str) -> None:
     raw = io.BytesIO()
     prs.save(raw)
     out = io.BytesIO()
