@@ -541,6 +541,13 @@ def _recommendation(b: Bundle) -> Section:
         else:
             line += "."
         reasons.append(line)
+    said = " ".join(reasons)
+    for w in plan.placements.sort(["gpus", "workload"], descending=[True, False])["workload"]:
+        for sentence in _sentences(_workload_reason(plan, w)):
+            plain = names.plain(sentence)
+            if len(reasons) < 3 and "ruled out" in sentence and plain not in said:
+                reasons.append(plain)
+                said += " " + plain
     binds = [names.plain(s) for s in plan.explanations if "binds" in s]
     arch = _arch(plan.archetype)
     return Section(
@@ -696,6 +703,7 @@ def _risks(b: Bundle) -> Section:
     plan = b.plan
     names = _names(b)
     bullets: list[str] = []
+    tight = ""
     flips = _break_even_rows(b)
     for r in flips.head(3).iter_rows(named=True):
         bullets.append(_flip_sentence(r, names))
@@ -713,11 +721,33 @@ def _risks(b: Bundle) -> Section:
         if sl.height:
             r = sl.sort(["ratio", "workload"], descending=[True, False]).row(0, named=True)
             words, unit = _METRIC_WORDS.get(r["metric"], (r["metric"].replace("_", " "), ""))
+            tight = (
+                f"{names.workload(r['workload'])} {words}, at {level(r['predicted'])} of "
+                f"{level(r['target'])} {unit}".rstrip()
+            )
             bullets.append(
                 f"Tightest service level: {names.workload(r['workload'])} {words} at "
                 f"{level(r['predicted'])} of {level(r['target'])} {unit}".rstrip()
                 + " predicted; demand above plan eats this headroom first."
             )
+    if near is None and b.alternatives is not None and plan.feasible:
+        failing = b.alternatives.filter(
+            (pl.col("status") == "infeasible") & (pl.col("archetype") != plan.archetype)
+        )
+        for r in failing.head(2).iter_rows(named=True):
+            bullets.append(
+                f"{_arch(r['archetype'])} cannot meet every requirement: "
+                + _uncap(
+                    re.split(r";|\. Fix:", names.plain(str(r["note"] or "")).removeprefix("Why: "))[
+                        0
+                    ]
+                ).rstrip(".")
+                + "."
+            )
+    if b.analyses and not flips.height and any(is_break_evens(f) for f in b.analyses.values()):
+        bullets.append(
+            "No input searched, from a quarter to four times today's value, changes the answer."
+        )
     for h_skill, n in _hires(plan):
         bullets.append(
             f"Hiring: the plan needs {'one' if n == 1 else n} new {skill(h_skill)} "
@@ -733,6 +763,8 @@ def _risks(b: Bundle) -> Section:
         )
     elif near is not None:
         title = f"The answer holds unless costs shift by {usd(near[1])} a month"
+    elif tight:
+        title = f"The tightest spot is {tight}"
     else:
         title = "Risks and what would change the answer"
     notes = _talk(
@@ -1212,8 +1244,10 @@ def _analyses(b: Bundle) -> list[Section]:
         key = f"analysis-{re.sub(r'[^a-z0-9]+', '-', name.lower()).strip('-')}"
         if is_levers(frame):
             out.append(_levers_section(key, name, frame, names))
-        elif is_break_evens(frame):
+        elif is_break_evens(frame) and frame["found"].any():
             out.append(_break_evens_section(key, name, frame, names))
+        elif is_break_evens(frame):
+            continue  # nothing flips: the risks slide says so in one line
         elif frame.height:
             out.append(
                 Section(

@@ -46,6 +46,8 @@ _PROPERTY_CHARS: Final = 255
 _CELL_PAD_X: Final = 0.1
 _CELL_PAD_Y: Final = 0.05
 _SMALLEST_TABLE_PT: Final = 10.0
+_CHART_PX_PER_IN: Final = 62
+"""Chart pixels per inch of slide: a chart's 15 px labels then print at about 17 pt."""
 
 
 def _rgb(hex_colour: str) -> RGBColor:
@@ -364,6 +366,11 @@ class _Writer:
         return shape
 
 
+def _natural_height(png: bytes) -> float:
+    """The height in inches at which a chart's text prints at its designed size."""
+    return int.from_bytes(png[20:24], "big") / 2 / _CHART_PX_PER_IN
+
+
 class _Images:
     """Chart PNGs rendered on first use, at the pixel width of the box they fill."""
 
@@ -376,7 +383,7 @@ class _Images:
         """The chart's PNG for a box ``width_in`` wide (its text then prints at about 14 pt)."""
         if name is None:
             return None
-        px = max(480, int(width_in * 62))
+        px = max(480, int(width_in * _CHART_PX_PER_IN))
         if (name, px) not in self.cache:
             done = render(self.bundle, width=px, svg=False, names=(name,), accent=self.accent)
             self.cache[(name, px)] = done[name].png if name in done else None
@@ -547,7 +554,13 @@ def _section(w: _Writer, sec: Section, images: _Images) -> None:
         widths = w.widths(table, geo.inner, pt)
         table_h = sum(w.row_heights(table, widths, pt)) if widths else height
         png = images.get(sec.chart, geo.inner * 0.8)
-        if len(pages) == 1 and pt >= 11 and height - table_h - 0.2 >= 2.0 and png is not None:
+        room = height - table_h - 0.2
+        if (
+            len(pages) == 1
+            and pt >= 11
+            and png is not None
+            and room >= max(2.0, 0.75 * _natural_height(png))
+        ):
             slide, top = w.slide(sec.title, sec.lead)
             chart_h = geo.body_bottom - top - table_h - 0.2
             w.picture(slide, png, (geo.margin, top, geo.inner, chart_h))
