@@ -255,7 +255,9 @@ def _architecture_layout(
             heads.append(
                 {"x": x0, "x2": x0 + block_w, "y": y0, "y2": y0 + head_h, "platform": platform}
             )
-            label = f"{pool} — {PLATFORM_LABELS.get(platform, platform)}"
+            words = PLATFORM_LABELS.get(platform, platform)
+            # A pool already named for its platform (an export's display name) says it once.
+            label = pool if words.lower() in pool.lower() else f"{pool} — {words}"
             texts.append(
                 {
                     "x": x0 + pad,

@@ -63,12 +63,8 @@ _SPELLING: Final = {
     "dev": "development",
     "k8s": "Kubernetes",
 }
-_POOL_NOUN: Final = {
-    "slurm": "Slurm cluster",
-    "kubernetes": "Kubernetes cluster",
-    "kubernetes_batch": "Kubernetes cluster with batch add-on",
-    "shared": "shared cluster (Slurm on Kubernetes)",
-}
+_POOL_NOUN: Final = {k: f"{label} cluster" for k, label in PLATFORM_LABELS.items()}
+"""A pool's display name: its platform's label and "cluster" (numbered when there are more)."""
 _ARCH_KEYS: Final = re.compile(r"\b(" + "|".join(sorted(ARCHETYPE_LABELS, key=len)[::-1]) + r")\b")
 _INTERNAL: Final = (
     ("forced archetype", "required architecture"),

@@ -158,7 +158,7 @@ def test_pilot_plan_uses_the_scenarios_workloads_and_pools(deck_path: Path) -> N
     ]
     assert work["Multi-node training"][1].startswith("LLM pre-training on the Slurm cluster")
     assert work["Inference endpoint"][1].startswith(
-        "Code assistant on the Kubernetes cluster with batch add-on"
+        "Code assistant on the Kubernetes + batch add-on cluster"
     )
     assert "p99 latency against 2,000 ms" in work["Inference endpoint"][3]
     ops = [r[0] for t in _tables(slides[ORDER[9]]) for r in t[1:]]
