@@ -669,6 +669,17 @@ def _alternatives(b: Bundle) -> Section | None:
         arch, delta, share = near
         title = f"The runner-up, {_arch(arch)}, costs {pct(share, 1)} more"
         lead = f"{usd(delta)} more a month than the recommendation."
+    elif not b.plan.feasible and frame.filter(pl.col("status") != "infeasible").height:
+        best = (
+            frame.filter(pl.col("status") != "infeasible")
+            .sort("total_monthly_usd")
+            .row(0, named=True)
+        )
+        title = (
+            f"{_arch(best['archetype'])} meets every requirement, at "
+            f"{usd(best['total_monthly_usd'])} a month"
+        )
+        lead = ""
     else:
         title = "No other architecture meets every requirement"
         lead = ""
@@ -1476,7 +1487,7 @@ def sections(bundle: Bundle) -> list[Section]:
         story += [_decision(bundle), _placements(bundle), *_analyses(bundle)]
         story.append(_assumptions(bundle))
     else:
-        story += [_alternatives(bundle), _risks(bundle), _how_sure(bundle), _decision(bundle)]
+        story += [_alternatives(bundle), _how_sure(bundle), _decision(bundle)]
         story += _analyses(bundle)
     present = [s for s in story if s is not None]
     glossary = _glossary(present)
