@@ -770,7 +770,7 @@ def compare_archetypes(frame: pl.DataFrame, width: int = WIDTH) -> Any:
         x=x, y=y, text="label:N"
     )
     chart = alt.layer(bars, labels).properties(width=width - 330, height=40 * len(rows))
-    return finish(chart, title, "Each solved with that architecture forced")
+    return finish(chart, title, "Each solved with that architecture required")
 
 
 # -- rendering --------------------------------------------------------------------------------
