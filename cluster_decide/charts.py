@@ -257,7 +257,7 @@ def _architecture_layout(
             )
             words = PLATFORM_LABELS.get(platform, platform)
             # A pool already named for its platform (an export's display name) says it once.
-            label = pool if words.lower() in pool.lower() else f"{pool} — {words}"
+            label = pool if pool.startswith(f"{words} cluster") else f"{pool} — {words}"
             texts.append(
                 {
                     "x": x0 + pad,
