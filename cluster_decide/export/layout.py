@@ -247,7 +247,7 @@ class Geometry:
         ]
         if drawn:
             # The master prints its own line at the bottom: our footer goes just above it.
-            footer_top = min(footer_top, min(drawn) - (0 if has_footer else 0.32))
+            footer_top = min(footer_top, min(drawn) - (0 if has_footer else 0.36))
         body_top = title[1] + title[3] + 0.15
         return cls(
             width,

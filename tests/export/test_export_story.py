@@ -9,11 +9,13 @@ import re
 from dataclasses import dataclass
 
 import polars as pl
+import pytest
 from pptx import Presentation
+from pptx.enum.shapes import MSO_SHAPE_TYPE
 
 import cluster_decide as cd
 from cluster_decide.explain import money
-from cluster_decide.export import Bundle, build_deck, report_html, sections
+from cluster_decide.export import Bundle, build_deck, gather, report_html, sections
 from cluster_decide.export.words import NOTE_WORDS, Names
 
 
@@ -139,3 +141,30 @@ def test_the_glossary_glosses_the_jargon_the_deck_uses(bundle: Bundle) -> None:
     assert glossary.table is not None
     terms = [r[0] for r in glossary.table.rows]
     assert {"gang scheduling", "p99", "FTE"} <= set(terms)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("preset", cd.PRESETS)
+def test_no_slide_is_empty_or_one_line_in_any_preset(preset: str) -> None:
+    """Below the title and above the footer, every slide has a chart, a table or at least two
+    statements (the research lab once had a one-line risks slide and an empty break-even one)."""
+    scn = cd.load_scenario(preset)
+    prs = Presentation(io.BytesIO(build_deck(gather(cd.solve(scn), scn))))
+    height = int(prs.slide_height or 0)
+    for slide in list(prs.slides)[1:]:
+        title = slide.shapes.title.text_frame.text if slide.shapes.title is not None else ""
+        body = [
+            s
+            for s in slide.shapes
+            if not s.is_placeholder
+            and (s.shape_type == MSO_SHAPE_TYPE.PICTURE or s.has_table or s.has_text_frame)
+        ]
+        visual = [s for s in body if s.shape_type == MSO_SHAPE_TYPE.PICTURE or s.has_table]
+        statements = [
+            p.text
+            for s in body
+            if s.has_text_frame and s.top < height * 0.9
+            for p in s.text_frame.paragraphs
+            if p.text.strip()
+        ]
+        assert visual or len(statements) >= 2, f"{preset}: '{title}' says too little"

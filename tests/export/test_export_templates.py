@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from pptx import Presentation
+from pptx.util import Inches
 
 from cluster_decide.export import Bundle, deck
 
@@ -158,3 +159,32 @@ def test_no_text_prints_over_other_text(rendered: tuple[Path, Path]) -> None:
                     continue
                 smaller = min((ax1 - ax0) * (ay1 - ay0), (bx1 - bx0) * (by1 - by0))
                 assert dx * dy < 0.3 * smaller, f"{path.stem} page {n}: '{a}' prints over '{b}'"
+
+
+def test_the_templates_footer_placeholders_carry_the_footer(bundle: Bundle, tmp_path: Path) -> None:
+    """The serif template has footer and slide-number placeholders: the deck fills them (and
+    draws no footer of its own); the corporate one has none: the deck draws its footer above
+    the line the master prints at the bottom."""
+    serif = Presentation(
+        str(deck(bundle, tmp_path / "s.pptx", template=TEMPLATES / "serif-4x3.pptx"))
+    )
+    for n, slide in enumerate(list(serif.slides)[1:], start=2):
+        kinds = {ph.placeholder_format.type: ph.text_frame.text for ph in slide.placeholders}
+        assert kinds.get(15) == bundle.plan.scenario  # FOOTER
+        assert kinds.get(13) == f"{n} / {len(serif.slides)}"  # SLIDE_NUMBER
+        assert not any(
+            s.has_text_frame and s.text_frame.text == bundle.plan.scenario and not s.is_placeholder
+            for s in slide.shapes
+        )
+    corporate = deck(bundle, tmp_path / "c.pptx", template=TEMPLATES / "corporate-16x9.pptx")
+    prs = Presentation(str(corporate))
+    master_line = min(
+        s.top for s in prs.slide_master.shapes if not s.is_placeholder and s.top > Inches(6)
+    )
+    for slide in list(prs.slides)[1:]:
+        footer = [
+            s
+            for s in slide.shapes
+            if s.has_text_frame and s.text_frame.text == bundle.plan.scenario
+        ]
+        assert footer and footer[0].top + footer[0].height <= master_line
