@@ -112,7 +112,7 @@ class Section:
     the appendix use. ``chart`` names an entry of
     :func:`cluster_decide.export.figures.chart_set`; ``chart_in_deck`` is False where the deck
     shows the table alone. ``rows`` are labelled statements (the executive summary, the
-    decision); ``metrics`` headline figures (label, value); ``notes`` the talking points, read
+    decision); ``notes`` the talking points, read
     from the speaker notes (at most :data:`~cluster_decide.export.words.NOTE_WORDS` words).
     ``appendix`` sections follow the story, for the reader who wants the detail.
     """
@@ -124,7 +124,6 @@ class Section:
     chart_in_deck: bool = True
     table: Table | None = None
     bullets: tuple[str, ...] = ()
-    metrics: tuple[tuple[str, str], ...] = ()
     notes: tuple[str, ...] = ()
     rows: tuple[tuple[str, str], ...] = ()
     topic: str = ""

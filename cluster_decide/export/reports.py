@@ -34,10 +34,6 @@ h1 {{ font-size: 30px; margin: 8px 0 4px; }}
 h2 {{ font-size: 22px; margin: 40px 0 6px; padding-left: 10px;
       border-left: 6px solid {PALETTE["blue"]}; }}
 p.lead {{ font-size: 18px; margin: 6px 0 14px; }}
-p.headline {{ font-size: 22px; font-weight: 600; margin: 12px 0 16px; }}
-.metrics {{ display: flex; gap: 14px; flex-wrap: wrap; margin: 0 0 12px; }}
-.metric {{ background: {PALETTE["light"]}; padding: 10px 16px; min-width: 150px; }}
-.metric b {{ display: block; font-size: 26px; }}
 dl.rows {{ display: grid; grid-template-columns: max-content 1fr; gap: 10px 18px; font-size: 18px; }}
 dl.rows dt {{ font-weight: 600; color: {PALETTE["blue"]}; }}
 dl.rows dd {{ margin: 0; }}
@@ -103,18 +99,7 @@ def _html_section(sec: Section, charts: Mapping[str, Rendered]) -> str:
             + "".join(f"<dt>{_e(label)}</dt><dd>{_e(text)}</dd>" for label, text in sec.rows)
             + "</dl>"
         )
-    if sec.key == "summary" and sec.lead:
-        parts.append(f'<p class="headline">{_e(sec.lead)}</p>')
-        if sec.metrics:
-            parts.append(
-                '<div class="metrics">'
-                + "".join(
-                    f'<div class="metric"><b>{_e(v)}</b>{_e(label)}</div>'
-                    for label, v in sec.metrics
-                )
-                + "</div>"
-            )
-    elif sec.lead:
+    if sec.lead:
         parts.append(f'<p class="lead">{_e(sec.lead)}</p>')
     if sec.chart and sec.chart in charts:
         parts.append(
@@ -188,8 +173,6 @@ def markdown_report(
             lines += [f"- **{label}:** {text}" for label, text in sec.rows] + [""]
         if sec.lead:
             lines += [sec.lead, ""]
-        if sec.metrics:
-            lines += [f"- **{v}** {label}" for label, v in sec.metrics] + [""]
         if sec.chart and image_folder is not None and sec.chart in charts:
             lines += [f"![{CHART_TITLES[sec.chart]}]({image_folder}/{sec.chart}.png)", ""]
         if sec.table is not None and sec.table.rows:
