@@ -23,7 +23,6 @@ from cluster_decide.model.data import (
     MILLI,
     ModelData,
     prepare,
-    spot_cap_weight,
 )
 
 if TYPE_CHECKING:
@@ -307,7 +306,7 @@ def evaluate_decisions(data: ModelData, dec: Decisions) -> Evaluation:
 
 
 def _spot_violations(data: ModelData, dec: Decisions) -> list[str]:
-    """Spot only where it is open, never above the share placed, and within each pool's cap."""
+    """Spot only where it is open, never above the share placed, and within the cap per class."""
     v = []
     for (w, p, g), pct in dec.spot.items():
         if pct <= 0:
@@ -324,23 +323,11 @@ def _spot_violations(data: ModelData, dec: Decisions) -> list[str]:
         wl = next((x for x in data.workloads if x.name == w), None)
         if wl is not None and not wl.is_divisible and pct != dec.shares.get((w, p, g), 0):
             v.append(f"spot[{w},{p},{g}]: an indivisible workload runs all on spot or none")
-    cap = data.spot_cap_pct
-    pairs = {(p, g) for (_w, p, g), pct in dec.spot.items() if pct > 0}
-    for p, g in sorted(pairs):
-        on_spot = base = 0
-        for (w, pp, gg), s in dec.shares.items():
-            combo = data.combos.get((w, pp, gg))
-            if pp != p or gg != g or combo is None:
-                continue
-            hours = spot_cap_weight(combo)
-            sp = dec.spot.get((w, pp, gg), 0)
-            on_spot += hours * sp
-            base += hours * (s - sp)
-        if (100 - cap) * on_spot > cap * base:
-            share = on_spot / (on_spot + base) if on_spot + base else 0.0
+        placed = dec.shares.get((w, p, g), 0)
+        if 100 * pct > data.spot_cap_pct * placed:
             v.append(
-                f"spot[{p},{g},cap]: {share:.0%} of the pool's GPU-hours on spot, more than the "
-                f"{cap}% it may rely on"
+                f"spot[{w},{p},{g},cap]: {pct / max(placed, 1):.0%} of {w} here on spot, more "
+                f"than the {data.spot_cap_pct}% a class may rely on"
             )
     return v
 

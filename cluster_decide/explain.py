@@ -289,6 +289,6 @@ def _spot_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[str
         f"month, about {money(max(saved, 0.0))} less than the same GPU-hours on the pools' own "
         f"terms. The risk: a spot node can be reclaimed at two minutes' notice (about {risk:g} "
         "times a node a month), costing the work since the last checkpoint and a restart, and "
-        f"spot capacity can run out; no pool relies on spot for more than "
+        f"spot capacity can run out; no workload relies on spot for more than "
         f"{data.spot_cap_pct}% of its GPU-hours, and real-time services never use it."
     ]

@@ -148,7 +148,7 @@ def test_family_spot() -> None:
     key = next(iter(dec.shares))
     greedy = Decisions(dec.shares, dec.nodes, {key: dec.shares[key]})
     assert any(
-        v.startswith("spot[k8s,H100,cap]")
+        v.startswith(f"spot[{key[0]},k8s,H100,cap]")
         for v in evaluate_decisions(prepare(scn), greedy).violations
     )
 

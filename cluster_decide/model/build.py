@@ -15,7 +15,7 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from cluster_decide.constants import HOURS_PER_WEEK, SKILLS
-from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, ModelData, spot_cap_weight
+from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, ModelData
 
 __all__ = [
     "FAMILIES",
@@ -342,34 +342,22 @@ def add_policy(m: Model) -> None:
 
 
 def add_spot(m: Model) -> None:
-    """Spot carries only interruptible work placed here, and a pool relies on it only so far.
+    """Spot carries only interruptible work placed here, and each class relies on it only so far.
 
-    spot[w,p,g] ≤ share[w,p,g] (percent), and per pool and GPU type
-    (100 − cap)·Σ_w spot[w,p,g]·hours[w,p,g] ≤ cap·Σ_w (share − spot)[w,p,g]·hours[w,p,g],
-    with h the class's average need there (``spot_cap_weight``) and cap in percent.
-    Combinations that may not use spot (real-time services, non-restartable gangs, pools that
-    cannot replace a reclaimed node, GPU types without a spot offer) have no spot variable.
+    spot[w,p,g] ≤ share[w,p,g] and 100·spot[w,p,g] ≤ cap·share[w,p,g] (percent), so no class
+    and hence no pool runs more than cap% of its GPU-hours on spot. The cap is per class, not per
+    pool: a pool-wide cap would let more guaranteed work in a pool buy more spot for its
+    neighbours, so more demand could cost less. An indivisible class runs all on spot or none,
+    so it uses spot only when the cap is 100%. Combinations that may not use spot (real-time
+    services, non-restartable gangs, pools that cannot replace a reclaimed node, GPU types
+    without a spot offer) have no spot variable.
     """
     d, cp = m.data, m.cp
-    by_pg: dict[tuple[str, str], list[tuple[str, str, str]]] = defaultdict(list)
     for key, s in m.spot.items():
-        cp.add(s <= m.share[key]).with_name(f"spot[{','.join(key)}]")
+        label = ",".join(key)
+        cp.add(s <= m.share[key]).with_name(f"spot[{label}]")
         cp.add(m.spot_on[key] <= m.place[key])
-        by_pg[(key[1], key[2])].append(key)
-        m._count("spot")
-    cap = d.spot_cap_pct
-    for (p, g), keys in by_pg.items():
-        hours = {k: spot_cap_weight(d.combos[k]) for k in keys}
-        others = [
-            c
-            for c in d.allowed()
-            if c.pool == p and c.gpu_type == g and (c.workload, p, g) not in m.spot
-        ]
-        on_spot = sum(hours[k] * m.spot[k] for k in keys)
-        baseline = sum(hours[k] * (m.share[k] - m.spot[k]) for k in keys) + sum(
-            spot_cap_weight(c) * m.share[(c.workload, p, g)] for c in others
-        )
-        cp.add((100 - cap) * on_spot <= cap * baseline).with_name(f"spot[{p},{g},cap]")
+        cp.add(100 * s <= d.spot_cap_pct * m.share[key]).with_name(f"spot[{label},cap]")
         m._count("spot")
 
 

@@ -53,7 +53,6 @@ __all__ = [
     "gpu_demand",
     "job_stretch",
     "prepare",
-    "spot_cap_weight",
 ]
 
 DEMAND_UNITS_PER_GPU = 10
@@ -129,7 +128,7 @@ class ModelData:
     spot_cents: Mapping[tuple[str, str, str], int] = field(default_factory=dict)
     """Cents per month per percent of a workload run on spot; only combinations that may."""
     spot_cap_pct: int = 0
-    """Most of a pool's (per GPU type) placed GPU-hours that may run on spot, in percent."""
+    """Most of a class's placed GPU-hours (per pool and GPU type) that may run on spot, in percent."""
     burst_cap_units: Mapping[str, int] = field(default_factory=dict)
     """On-demand burst cap per GPU type and hour, in tenths of a GPU, summed over pools."""
 
@@ -455,15 +454,6 @@ def prepare(scn: Scenario) -> ModelData:
             if m.burst_cap_gpus is not None
         },
     )
-
-
-def spot_cap_weight(combo: Combo) -> int:
-    """A placement's weight in its pool's spot cap: its average need, in tenths of a GPU.
-
-    Weekly GPU-hours would do as well, but their large coefficients left GLOP's LP relaxation
-    of a 200-class estate ABNORMAL; the solver and the evaluator both use this one figure.
-    """
-    return max(1, -(-int(combo.demand.sum()) // HOURS_PER_WEEK))
 
 
 def _max_spot_share(scn: Scenario) -> float:

@@ -20,7 +20,7 @@ from ortools.sat.python import cp_model
 from cluster_decide.constants import SKILLS
 from cluster_decide.evaluate import Decisions, evaluate_decisions
 from cluster_decide.model.build import SPOT_STEPS, Model
-from cluster_decide.model.data import ModelData, spot_cap_weight
+from cluster_decide.model.data import ModelData
 
 __all__ = ["add_hints", "lp_relaxation", "rounded_plan"]
 
@@ -225,27 +225,19 @@ def _within_spot_cap(
     shares: dict[tuple[str, str, str], int],
     spot: dict[tuple[str, str, str], int],
 ) -> dict[tuple[str, str, str], int]:
-    """Spot shares cut back (largest first) until each pool keeps within its spot cap."""
+    """Spot shares cut back to the cap per class (indivisible classes: all on spot or none)."""
     cap = data.spot_cap_pct
     divisible = {w.name: w.is_divisible for w in data.workloads}
-    out = dict(spot)
-    for p, g in sorted({(k[1], k[2]) for k in spot}):
-        keys = sorted((k for k in out if k[1] == p and k[2] == g), key=lambda k: -out[k])
-        hours = {k: spot_cap_weight(data.combos[k]) for k in shares if k[1] == p and k[2] == g}
-        total = sum(hours[k] * shares[k] for k in hours)
-        for k in keys:
-            on_spot = sum(hours[j] * out.get(j, 0) for j in hours)
-            excess = on_spot - cap * total / 100
-            if excess <= 0:
-                break
-            if not divisible[k[0]]:
-                out.pop(k)
-                continue
-            step = 100 // SPOT_STEPS
-            cut = min(out[k], step * math.ceil(excess / max(hours[k], 1) / step))
-            out[k] -= cut
-            if out[k] <= 0:
-                out.pop(k)
+    step = 100 // SPOT_STEPS
+    out = {}
+    for k, pct in spot.items():
+        limit = cap * shares.get(k, 0) // 100
+        if divisible[k[0]]:
+            pct = min(pct, step * (limit // step))
+        elif pct > limit:
+            pct = 0
+        if pct > 0:
+            out[k] = pct
     return out
 
 
