@@ -1,6 +1,6 @@
 """The fixed vocabulary of cluster_decide: platform kinds, workload kinds, capabilities, skills.
 
-These names are part of the scenario-file contract (SCENARIO.md): add to them, never rename.
+These names are part of the scenario-file contract (docs/scenario.md): add to them, never rename.
 """
 
 from __future__ import annotations

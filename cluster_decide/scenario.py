@@ -1,6 +1,6 @@
 """Scenario files: load, validate, save, and change them one validated copy at a time.
 
-A scenario is one TOML file (the contract is ``SCENARIO.md``): the estate's workloads, its team,
+A scenario is one TOML file (every key is in ``docs/scenario.md``): the estate's workloads, its team,
 procurement and policy, plus optional overrides of the catalog. A :class:`Scenario` is frozen;
 every change returns a new, validated scenario, so the same object can back a chart, a cached
 solve and an undo history without surprises. Validation collects every problem and raises once,
@@ -1116,7 +1116,8 @@ def read_scenario_toml(raw: bytes, source: str) -> dict[str, Any]:
         raw = raw[3:]
     if not raw.strip():
         raise ScenarioError(
-            source, [Problem("", "the file is empty", "expected a TOML scenario (see SCENARIO.md)")]
+            source,
+            [Problem("", "the file is empty", "expected a TOML scenario (see docs/scenario.md)")],
         )
     try:
         return tomllib.loads(raw.decode("utf-8"))

@@ -77,9 +77,8 @@ _COMPONENT_WORDS: Final = {
     "integration": "integration",
 }
 _SEED_WHY: Final = (
-    "The seed article's advice: run a representative pilot before standardizing; it exposes "
-    "gaps in resource management and batch-scheduler configuration that product demonstrations "
-    "rarely show."
+    "Why a pilot: a representative pilot, run before standardizing, exposes gaps in resource "
+    "management and batch-scheduler configuration that product demonstrations rarely show."
 )
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
 

@@ -30,7 +30,7 @@ def read_upload(name: str, content: bytes) -> Scenario:
     except UnicodeDecodeError as exc:
         raise _problem(name, f"not UTF-8 text (byte {exc.start})") from None
     if not text.strip():
-        raise _problem(name, "the file is empty; expected a TOML scenario (see SCENARIO.md)")
+        raise _problem(name, "the file is empty; expected a TOML scenario (see docs/scenario.md)")
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
