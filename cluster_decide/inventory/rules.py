@@ -15,6 +15,7 @@ from typing import Any
 
 from cluster_decide.constants import WORKLOAD_KINDS
 from cluster_decide.inventory.errors import InventoryError
+from cluster_decide.resources import data_dir
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -30,7 +31,7 @@ __all__ = [
     "load_rules",
 ]
 
-DEFAULT_RULES_PATH = Path(__file__).resolve().parents[2] / "data" / "rules" / "default.toml"
+DEFAULT_RULES_PATH = data_dir() / "rules" / "default.toml"
 """The shipped default rules."""
 
 EXCLUDED = "excluded"
