@@ -26,6 +26,7 @@ import polars as pl
 from cluster_decide.constants import HOURS_PER_MONTH, HOURS_PER_WEEK, SKILLS
 from cluster_decide.evaluate import Decisions, Evaluation
 from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, ModelData
+from cluster_decide.vocabulary import DEMAND_UNITS_PER_GPU_PERCENT
 
 if TYPE_CHECKING:
     from cluster_decide.scenario import Scenario
@@ -156,7 +157,7 @@ def _rows(frame: pl.DataFrame) -> list[dict[str, Any]]:
 def build_frames(data: ModelData, dec: Decisions, ev: Evaluation) -> dict[str, pl.DataFrame]:
     """The placements, pools, staffing and costs frames of a set of decisions."""
     kinds = {w.name: w.kind for w in data.workloads}
-    units = DEMAND_UNITS_PER_GPU * 100
+    units = DEMAND_UNITS_PER_GPU_PERCENT
     rows = []
     for (w, p, g), s in sorted(dec.shares.items()):
         if s <= 0:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import copy
 import math
-import sys
 import typing
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -40,11 +39,16 @@ from cluster_decide.constants import (
 )
 from cluster_decide.errors import Problem, ScenarioError, did_you_mean
 from cluster_decide.ranges import Range
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
+from cluster_decide.tomlread import tomllib
+from cluster_decide.vocabulary import (
+    Archetype,
+    Capability,
+    Interface,
+    Kind,
+    Platform,
+    Skill,
+    Support,
+)
 
 __all__ = [
     "DEMAND_KEYS",
@@ -65,37 +69,7 @@ __all__ = [
 PRESETS = ("enterprise-mixed", "research-lab", "inference-platform")
 """Shipped scenarios in ``data/scenarios/``; the first is the default."""
 
-Platform = Literal["slurm", "kubernetes", "kubernetes_batch", "shared"]
-Capability = Literal[
-    "gang_scheduling",
-    "topology_aware",
-    "fair_share",
-    "preemption",
-    "reservations",
-    "accounting",
-    "mpi",
-    "interactive_shell",
-    "autoscaling",
-    "self_healing",
-    "rolling_updates",
-    "service_networking",
-    "gitops",
-    "multi_tenant_isolation",
-    "gpu_sharing",
-]
-Kind = Literal[
-    "distributed_training",
-    "fine_tuning",
-    "experimentation",
-    "batch_inference",
-    "pipeline",
-    "realtime_inference",
-]
-Support = Literal["native", "partial", "none"]
-Skill = Literal["hpc", "kubernetes"]
-ArchetypeChoice = Literal[
-    "any", "slurm_only", "kubernetes_only", "kubernetes_batch", "hybrid_separate", "hybrid_shared"
-]
+ArchetypeChoice = Literal["any", Archetype]
 
 # The open-ended number types below remain for fractions and for keys without a plausible range
 # yet; a new number key should get a Range of its own (cluster_decide/ranges.py).
@@ -235,7 +209,7 @@ class PoolSpec(_Section):
 class _WorkloadBase(_Section):
     name: Name
     team: Text = ""
-    interface: Literal["slurm", "containers"] = "containers"
+    interface: Interface = "containers"
     gpu_types: Annotated[tuple[str, ...], Field(min_length=1)]
     profile: str | tuple[float, ...] = "flat"
     requires: tuple[Capability, ...] = ()

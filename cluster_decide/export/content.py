@@ -18,12 +18,17 @@ from typing import Any, Final
 import polars as pl
 
 from cluster_decide.analysis import compare
-from cluster_decide.charts import ARCHETYPE_LABELS, COMPONENT_LABELS, PLATFORM_LABELS, SKILL_LABELS
 from cluster_decide.datasources import load_facts
 from cluster_decide.explain import ARCHETYPE_WORDS, money
 from cluster_decide.model.solve import solve
 from cluster_decide.plan import Plan
 from cluster_decide.scenario import Scenario
+from cluster_decide.vocabulary import (
+    ARCHETYPE_LABELS,
+    COMPONENT_LABELS,
+    PLATFORM_LABELS,
+    SKILL_LABELS,
+)
 
 __all__ = [
     "PILOT_COLUMNS",

@@ -16,6 +16,7 @@ from ortools.sat.python import cp_model
 
 from cluster_decide.constants import SKILLS
 from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, ModelData
+from cluster_decide.vocabulary import DEMAND_UNITS_PER_GPU_PERCENT
 
 __all__ = [
     "FAMILIES",
@@ -44,7 +45,7 @@ FAMILIES = (
 )
 """The constraint families, in the order ``build_model`` adds them."""
 
-UNITS_PER_NODE_GPU = DEMAND_UNITS_PER_GPU * 100
+UNITS_PER_NODE_GPU = DEMAND_UNITS_PER_GPU_PERCENT
 """Capacity rows compare share (percent) × demand (tenths of a GPU) with GPUs × 1000."""
 UNITS_PER_BURST = 100
 """Burst is rented in tenths of a GPU-hour per hour: a fluid approximation of hourly rentals."""

@@ -6,7 +6,6 @@ scenario (and its plan) in place and says what is wrong, naming the file, the ke
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -14,11 +13,7 @@ import ipywidgets as w
 
 from cluster_decide.errors import Problem, ScenarioError
 from cluster_decide.scenario import PRESETS, Scenario, load_scenario, parse_scenario
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
+from cluster_decide.tomlread import tomllib
 
 __all__ = ["ScenarioPicker", "read_upload"]
 
