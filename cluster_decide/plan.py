@@ -141,6 +141,20 @@ class Plan:
         """Stable, deterministic JSON (sorted keys, rounded numbers, no timestamps)."""
         return json.dumps(self.to_dict(), sort_keys=True, indent=2, ensure_ascii=False) + "\n"
 
+    def __eq__(self, other: object) -> bool:
+        """Plans are equal when their JSON is: the same decisions, costs and explanations.
+
+        Timing (``wall_time_s``), the optimality ``gap`` and the ``inputs`` are left out, as in
+        :meth:`to_dict`, so the same answer found twice compares equal.
+        """
+        if not isinstance(other, Plan):
+            return NotImplemented
+        return self.to_json() == other.to_json()
+
+    def __hash__(self) -> int:
+        """Consistent with ``==``: the hash of the JSON form."""
+        return hash(self.to_json())
+
 
 def _clean(value: Any) -> Any:
     if isinstance(value, float):
