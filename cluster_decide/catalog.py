@@ -7,7 +7,6 @@ turns the long fact tables into typed, immutable objects and applies a scenario'
 from __future__ import annotations
 
 import csv
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -17,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from cluster_decide import resources
 from cluster_decide.constants import CAPABILITIES, HOURS_PER_WEEK, PLATFORMS, SKILLS, WORKLOAD_KINDS
 from cluster_decide.market import (
     Offer,
@@ -55,8 +55,7 @@ STAFFING_COMPONENTS = ("base", "per_100_nodes", "addon", "integration")
 
 def data_dir() -> Path:
     """The project's ``data/`` folder (``CLUSTER_DECIDE_DATA`` overrides it)."""
-    env = os.environ.get("CLUSTER_DECIDE_DATA")
-    return Path(env) if env else Path(__file__).resolve().parent.parent / "data"
+    return resources.data_dir()
 
 
 @dataclass(frozen=True)

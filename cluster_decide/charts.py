@@ -22,6 +22,12 @@ import vl_convert as vlc
 from cluster_decide.constants import PLATFORMS
 from cluster_decide.explain import ARCHETYPE_WORDS, money
 from cluster_decide.plan import Plan
+from cluster_decide.vocabulary import (  # re-exported: views long read the labels here
+    ARCHETYPE_LABELS,
+    COMPONENT_LABELS,
+    PLATFORM_LABELS,
+    SKILL_LABELS,
+)
 
 __all__ = [
     "ARCHETYPE_LABELS",
@@ -69,31 +75,6 @@ PLATFORM_COLORS: Final = {
     "kubernetes_batch": PALETTE["green"],
     "shared": PALETTE["purple"],
 }
-PLATFORM_LABELS: Final = {
-    "slurm": "Slurm",
-    "kubernetes": "Kubernetes",
-    "kubernetes_batch": "Kubernetes + batch add-on",
-    "shared": "Shared (Slurm on Kubernetes)",
-}
-"""Platform names as charts and tables show them (sentences use ``PLATFORM_WORDS``)."""
-ARCHETYPE_LABELS: Final = {
-    "slurm_only": "Slurm only",
-    "kubernetes_only": "Kubernetes only",
-    "kubernetes_batch": "Kubernetes + batch add-on",
-    "hybrid_separate": "Separate Slurm and Kubernetes",
-    "hybrid_shared": "Shared pool (Slurm on Kubernetes)",
-}
-COMPONENT_LABELS: Final = {
-    "gpu_capacity": "GPU capacity",
-    "burst": "On-demand burst",
-    "staff": "Staff",
-    "addon_integration": "Add-on upkeep",
-    "hiring": "Hiring (amortized)",
-    "capability_gaps": "Capability gaps (est.)",
-    "interface_friction": "Interface friction (est.)",
-    "split_overhead": "Split overhead (est.)",
-}
-SKILL_LABELS: Final = {"hpc": "HPC (Slurm)", "kubernetes": "Kubernetes"}
 WIDTH: Final = 760
 """Default chart width in pixels: fits beside the controls on a 1280×800 screen."""
 _TITLE = 20

@@ -16,6 +16,8 @@ from typing import Final
 
 import polars as pl
 
+from cluster_decide.resources import data_dir
+
 __all__ = [
     "ASSUMPTION",
     "CATALOG_DIR",
@@ -29,7 +31,7 @@ __all__ = [
     "render_markdown",
 ]
 
-CATALOG_DIR: Final = Path(__file__).resolve().parent.parent / "data" / "catalog"
+CATALOG_DIR: Final = data_dir() / "catalog"
 """Default location of the catalog CSV files (``data/catalog/`` in the repository)."""
 
 PROVENANCE_COLUMNS: Final = ("source", "url", "date", "confidence", "note")

@@ -18,12 +18,8 @@ import numpy as np
 import polars as pl
 
 from cluster_decide.constants import HOURS_PER_WEEK, SKILLS
-from cluster_decide.model.data import (
-    DEMAND_UNITS_PER_GPU,
-    MILLI,
-    ModelData,
-    prepare,
-)
+from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, ModelData, prepare
+from cluster_decide.vocabulary import DEMAND_UNITS_PER_GPU_PERCENT
 
 if TYPE_CHECKING:
     from cluster_decide.plan import Plan
@@ -71,7 +67,7 @@ COST_COMPONENTS = (
 )
 """Cost components: name, whether it is cash spend (counts against the budget), meaning."""
 
-UNITS = DEMAND_UNITS_PER_GPU * 100
+UNITS = DEMAND_UNITS_PER_GPU_PERCENT
 
 
 @dataclass(frozen=True)

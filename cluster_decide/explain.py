@@ -15,6 +15,7 @@ from cluster_decide.constants import PLATFORM_WORDS, SKILLS
 from cluster_decide.evaluate import Decisions, Evaluation
 from cluster_decide.market import PROVIDER_WORDS, TERM_WORDS
 from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, Combo, ModelData
+from cluster_decide.vocabulary import SKILL_LABELS
 
 __all__ = [
     "ARCHETYPE_SHORT",
@@ -42,7 +43,7 @@ ARCHETYPE_SHORT = {
     "hybrid_shared": "one shared Slurm-on-Kubernetes pool",
 }
 """Archetypes in the fewest words a sentence can carry (a verdict, a chart label)."""
-SKILL_WORDS = {"hpc": "HPC (Slurm)", "kubernetes": "Kubernetes"}
+SKILL_WORDS = SKILL_LABELS
 _DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 
 

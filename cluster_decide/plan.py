@@ -34,6 +34,7 @@ from cluster_decide.constants import HOURS_PER_MONTH, HOURS_PER_WEEK, SKILLS
 from cluster_decide.evaluate import Decisions, Evaluation
 from cluster_decide.market import CASH_FLOW_SCHEMA, cash_flow, residual_fraction
 from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, ModelData
+from cluster_decide.vocabulary import DEMAND_UNITS_PER_GPU_PERCENT
 
 if TYPE_CHECKING:
     from cluster_decide.scenario import Scenario
@@ -173,6 +174,20 @@ class Plan:
         """Stable, deterministic JSON (sorted keys, rounded numbers, no timestamps)."""
         return json.dumps(self.to_dict(), sort_keys=True, indent=2, ensure_ascii=False) + "\n"
 
+    def __eq__(self, other: object) -> bool:
+        """Plans are equal when their JSON is: the same decisions, costs and explanations.
+
+        Timing (``wall_time_s``), the optimality ``gap`` and the ``inputs`` are left out, as in
+        :meth:`to_dict`, so the same answer found twice compares equal.
+        """
+        if not isinstance(other, Plan):
+            return NotImplemented
+        return self.to_json() == other.to_json()
+
+    def __hash__(self) -> int:
+        """Consistent with ``==``: the hash of the JSON form."""
+        return hash(self.to_json())
+
 
 def _clean(value: Any) -> Any:
     if isinstance(value, float):
@@ -189,7 +204,7 @@ def _rows(frame: pl.DataFrame) -> list[dict[str, Any]]:
 def build_frames(data: ModelData, dec: Decisions, ev: Evaluation) -> dict[str, pl.DataFrame]:
     """The placements, pools, staffing and costs frames of a set of decisions."""
     kinds = {w.name: w.kind for w in data.workloads}
-    units = DEMAND_UNITS_PER_GPU * 100
+    units = DEMAND_UNITS_PER_GPU_PERCENT
     rows = []
     for (w, p, g), s in sorted(dec.shares.items()):
         if s <= 0:

@@ -139,8 +139,7 @@ def latency_quantile(
     ``servers`` GPUs each run ``concurrency`` requests at once, so the queue has
     ``servers * concurrency`` slots, each taking ``service_time`` per request (the service
     time measured at that concurrency). Latency ``= t_q(M/M/(c k)) + service_time``; adding
-    the mean rather than the quantile of service is the design's convention (DESIGN.md,
-    queueing) and is exact for deterministic service.
+    the mean rather than the quantile of service is the project's convention (docs/queueing.md) and is exact for deterministic service.
     """
     if concurrency < 1:
         raise ValueError(f"concurrency must be >= 1, got {concurrency}")

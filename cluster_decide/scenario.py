@@ -1,6 +1,6 @@
 """Scenario files: load, validate, save, and change them one validated copy at a time.
 
-A scenario is one TOML file (the contract is ``SCENARIO.md``): the estate's workloads, its team,
+A scenario is one TOML file (every key is in ``docs/scenario.md``): the estate's workloads, its team,
 procurement and policy, plus optional overrides of the catalog. A :class:`Scenario` is frozen;
 every change returns a new, validated scenario, so the same object can back a chart, a cached
 solve and an undo history without surprises. Validation collects every problem and raises once,
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import copy
 import math
-import sys
 import typing
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -41,11 +40,16 @@ from cluster_decide.constants import (
 )
 from cluster_decide.errors import Problem, ScenarioError, did_you_mean
 from cluster_decide.ranges import Range
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
+from cluster_decide.tomlread import tomllib
+from cluster_decide.vocabulary import (
+    Archetype,
+    Capability,
+    Interface,
+    Kind,
+    Platform,
+    Skill,
+    Support,
+)
 
 __all__ = [
     "DEMAND_KEYS",
@@ -66,37 +70,7 @@ __all__ = [
 PRESETS = ("enterprise-mixed", "research-lab", "inference-platform")
 """Shipped scenarios in ``data/scenarios/``; the first is the default."""
 
-Platform = Literal["slurm", "kubernetes", "kubernetes_batch", "shared"]
-Capability = Literal[
-    "gang_scheduling",
-    "topology_aware",
-    "fair_share",
-    "preemption",
-    "reservations",
-    "accounting",
-    "mpi",
-    "interactive_shell",
-    "autoscaling",
-    "self_healing",
-    "rolling_updates",
-    "service_networking",
-    "gitops",
-    "multi_tenant_isolation",
-    "gpu_sharing",
-]
-Kind = Literal[
-    "distributed_training",
-    "fine_tuning",
-    "experimentation",
-    "batch_inference",
-    "pipeline",
-    "realtime_inference",
-]
-Support = Literal["native", "partial", "none"]
-Skill = Literal["hpc", "kubernetes"]
-ArchetypeChoice = Literal[
-    "any", "slurm_only", "kubernetes_only", "kubernetes_batch", "hybrid_separate", "hybrid_shared"
-]
+ArchetypeChoice = Literal["any", Archetype]
 
 # The open-ended number types below remain for fractions and for keys without a plausible range
 # yet; a new number key should get a Range of its own (cluster_decide/ranges.py).
@@ -287,7 +261,7 @@ class PoolSpec(_Section):
 class _WorkloadBase(_Section):
     name: Name
     team: Text = ""
-    interface: Literal["slurm", "containers"] = "containers"
+    interface: Interface = "containers"
     gpu_types: Annotated[tuple[str, ...], Field(min_length=1)]
     profile: str | tuple[float, ...] = "flat"
     requires: tuple[Capability, ...] = ()
@@ -1222,7 +1196,8 @@ def read_scenario_toml(raw: bytes, source: str) -> dict[str, Any]:
         raw = raw[3:]
     if not raw.strip():
         raise ScenarioError(
-            source, [Problem("", "the file is empty", "expected a TOML scenario (see SCENARIO.md)")]
+            source,
+            [Problem("", "the file is empty", "expected a TOML scenario (see docs/scenario.md)")],
         )
     try:
         return tomllib.loads(raw.decode("utf-8"))

@@ -29,6 +29,7 @@ from cluster_decide.model.data import (
 from cluster_decide.plan import SERVICE_LEVEL_SCHEMA
 from cluster_decide.queueing import BatchClass, batch_waits, deadline_window, latency_quantile
 from cluster_decide.scenario import DeadlineWorkload, RealtimeWorkload, TrainingWorkload
+from cluster_decide.vocabulary import DEMAND_UNITS_PER_GPU_PERCENT
 
 __all__ = ["batch_waits_by_pool", "realtime_replicas", "service_levels"]
 
@@ -67,7 +68,7 @@ def batch_waits_by_pool(
         if s > 0 and isinstance(w, TrainingWorkload | DeadlineWorkload):
             stretch = job_stretch(w, data.platform(p), cat.gpus[g], cat)
             groups[(p, g)].append((name, batch_class(w, stretch, s)))
-    units = DEMAND_UNITS_PER_GPU * 100
+    units = DEMAND_UNITS_PER_GPU_PERCENT
     for (p, g), classes in groups.items():
         gpn = data.gpus_per_node[g]
         names = {n for n, _ in classes}
@@ -136,7 +137,7 @@ def _deadline_window(
     Free capacity per hour is the pool's baseline plus burst less everything else placed there.
     """
     name, p, g = key
-    units = DEMAND_UNITS_PER_GPU * 100
+    units = DEMAND_UNITS_PER_GPU_PERCENT
     s = dec.shares[key] - dec.spot.get(key, 0)
     if s <= 0:  # all on spot: capacity that follows its own need, sized for its deadline
         return 0.0

@@ -1,14 +1,10 @@
-"""Shared fixtures: presets, a small scenario builder, and the shared traces folder."""
+"""Shared fixtures: the default scenario and its solved plan."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import pytest
 
 import cluster_decide as cd
-
-SHARED = Path(__file__).resolve().parents[2] / "shared"
 
 
 @pytest.fixture(scope="session")

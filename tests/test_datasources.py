@@ -204,7 +204,7 @@ def test_capabilities_cover_every_platform_and_capability() -> None:
 
 
 def test_capabilities_match_the_design() -> None:
-    """The headline strengths of DESIGN.md hold in the catalog."""
+    """The headline strengths of each platform (docs/model.md) hold in the catalog."""
     caps = read_catalog_file("capabilities")
     support = {(p, c): s for p, c, s in _rows(caps, "platform", "capability", "support")}
     for cap in ("gang_scheduling", "topology_aware", "fair_share", "accounting", "mpi"):

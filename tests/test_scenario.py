@@ -242,7 +242,7 @@ def test_empty_file(tmp_path: Path) -> None:
         cd.load_scenario(_write(tmp_path, "  \n"))
     assert (
         str(info.value)
-        == "bad.toml: the file is empty (expected a TOML scenario (see SCENARIO.md))"
+        == "bad.toml: the file is empty (expected a TOML scenario (see docs/scenario.md))"
     )
 
 

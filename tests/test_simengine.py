@@ -1,4 +1,4 @@
-"""Tests of the discrete-event engine: policies on hand-checked cases, the seed's claim, inputs."""
+"""Tests of the discrete-event engine: policies on hand-checked cases, the cost of partial gangs, inputs."""
 
 from __future__ import annotations
 

@@ -23,6 +23,7 @@ from typing import Any
 from cluster_decide.constants import SKILLS, WORKLOAD_KINDS
 from cluster_decide.explain import SKILL_WORDS
 from cluster_decide.scenario import DEMAND_KEYS, SLO_KEYS, Scenario, parse_scenario
+from cluster_decide.vocabulary import KIND_WORDS
 
 __all__ = [
     "DEMAND_KEYS",
@@ -33,14 +34,7 @@ __all__ = [
     "input_unit",
 ]
 
-_KIND_WORDS = {
-    "distributed_training": "distributed training",
-    "fine_tuning": "fine-tuning",
-    "batch_inference": "batch inference",
-    "pipeline": "pipeline",
-    "experimentation": "experimentation",
-    "realtime_inference": "real-time inference",
-}
+_KIND_WORDS = KIND_WORDS
 
 
 def _split(name: str) -> tuple[str, str]:

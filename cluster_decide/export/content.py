@@ -21,7 +21,6 @@ from typing import Any, Final
 import polars as pl
 
 from cluster_decide.analysis import compare
-from cluster_decide.charts import ARCHETYPE_LABELS, COMPONENT_LABELS, PLATFORM_LABELS
 from cluster_decide.explain import ARCHETYPE_WORDS
 from cluster_decide.export.assumptions import key_assumptions
 from cluster_decide.export.pilot import pilot_plan
@@ -46,6 +45,11 @@ from cluster_decide.export.words import (
 from cluster_decide.model.solve import solve
 from cluster_decide.plan import Plan
 from cluster_decide.scenario import Scenario
+from cluster_decide.vocabulary import (
+    ARCHETYPE_LABELS,
+    COMPONENT_LABELS,
+    PLATFORM_LABELS,
+)
 
 __all__ = [
     "PILOT_WEEKS",

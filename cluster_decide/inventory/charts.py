@@ -16,6 +16,7 @@ import altair as alt
 import numpy as np
 import polars as pl
 
+from cluster_decide import vocabulary
 from cluster_decide.charts import PALETTE, WIDTH, finish, to_png, to_svg
 from cluster_decide.inventory.rules import EXCLUDED
 
@@ -31,14 +32,7 @@ __all__ = [
     "utilization",
 ]
 
-KIND_LABELS = {
-    "distributed_training": "Distributed training",
-    "fine_tuning": "Fine-tuning",
-    "experimentation": "Experimentation",
-    "batch_inference": "Batch inference",
-    "pipeline": "Pipelines",
-    "realtime_inference": "Real-time inference",
-}
+KIND_LABELS = vocabulary.KIND_LABELS
 """Workload kinds as the charts name them, in the order they are drawn."""
 KIND_COLORS = {
     "distributed_training": PALETTE["blue"],

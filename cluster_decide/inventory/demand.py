@@ -1,6 +1,6 @@
 """Demand per workload class, derived from a classified job table, as `[[workloads]]` dicts.
 
-A class is one (kind, team) pair. For each, this module measures what SCENARIO.md asks for
+A class is one (kind, team) pair. For each, this module measures what a scenario's workload needs
 (GPU-hours per month, gang size, mean job length, an hour-of-week profile) and proposes SLOs
 from the observed waits; the observations themselves (wait and duration percentiles, failure
 and cancellation rates, busy GPUs) go into a separate evidence frame, so the analyst can set
@@ -543,7 +543,7 @@ def scenario_document(
     procurement: Mapping[str, Any] | None = None,
     policy: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """A whole scenario (SCENARIO.md, schema_version 1) around derived workloads.
+    """A whole scenario (docs/scenario.md, schema_version 1) around derived workloads.
 
     Team, hiring, procurement and policy are not in a job log: the defaults are starting values
     for the analyst to edit (zero staff is deliberate, so nobody mistakes them for evidence).

@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,11 +18,7 @@ from cluster_decide.inventory.errors import InventoryError
 from cluster_decide.inventory.jobs import JOB_COLUMNS, ReadResult
 from cluster_decide.inventory.read import read_jobs, read_many
 from cluster_decide.inventory.rules import load_rules
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:
-    import tomli as tomllib
+from cluster_decide.tomlread import tomllib
 
 __all__ = ["Ingest", "RowProgress", "ingest", "load_column_map"]
 

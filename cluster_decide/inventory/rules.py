@@ -6,20 +6,16 @@ code. Validation collects every problem and raises once, each "where | what | fi
 
 from __future__ import annotations
 
-import difflib
 import re
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from cluster_decide.constants import WORKLOAD_KINDS
+from cluster_decide.errors import did_you_mean
 from cluster_decide.inventory.errors import InventoryError
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:
-    import tomli as tomllib
+from cluster_decide.resources import data_dir
+from cluster_decide.tomlread import tomllib
 
 __all__ = [
     "CONDITION_KEYS",
@@ -30,7 +26,7 @@ __all__ = [
     "load_rules",
 ]
 
-DEFAULT_RULES_PATH = Path(__file__).resolve().parents[2] / "data" / "rules" / "default.toml"
+DEFAULT_RULES_PATH = data_dir() / "rules" / "default.toml"
 """The shipped default rules."""
 
 EXCLUDED = "excluded"
@@ -76,8 +72,8 @@ class Rules:
 
 
 def _suggest(key: str, allowed: set[str]) -> str:
-    close = difflib.get_close_matches(key, sorted(allowed), n=1)
-    return f" (did you mean '{close[0]}'?)" if close else ""
+    hint = did_you_mean(key, sorted(allowed))
+    return f" ({hint})" if hint else ""
 
 
 def _check_rule(i: int, raw: Any, problems: list[str]) -> Rule | None:

@@ -413,8 +413,8 @@ def read_philly_jobs(
 ) -> ReadResult:
     """Read Philly's `cluster_job_log` (a JSON list) into the job table.
 
-    Written from the schema in msr-fiddle/philly-traces' README (the log itself is not in
-    `../shared/traces`). GPUs and nodes are those of the last attempt; elapsed sums every
+    Written from the schema in msr-fiddle/philly-traces' README (tested on
+    fixtures written to it). GPUs and nodes are those of the last attempt; elapsed sums every
     attempt's run time, so retried jobs count all the GPU time they used. Times carry no zone;
     the cluster's utilisation files say PDT/PST, hence the default `tz`.
     """

@@ -16,6 +16,7 @@ from ortools.sat.python import cp_model
 
 from cluster_decide.constants import HOURS_PER_WEEK, SKILLS
 from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, ModelData
+from cluster_decide.vocabulary import DEMAND_UNITS_PER_GPU_PERCENT
 
 __all__ = [
     "FAMILIES",
@@ -48,7 +49,7 @@ FAMILIES = (
 )
 """The constraint families, in the order ``build_model`` adds them."""
 
-UNITS_PER_NODE_GPU = DEMAND_UNITS_PER_GPU * 100
+UNITS_PER_NODE_GPU = DEMAND_UNITS_PER_GPU_PERCENT
 """Capacity rows compare share (percent) × demand (tenths of a GPU) with GPUs × 1000."""
 SPOT_STEPS = 10
 """Spot shares of divisible classes move in steps of 100 / SPOT_STEPS percent."""

@@ -15,6 +15,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from cluster_decide import vocabulary
 from cluster_decide.catalog import Catalog, GpuType, PlatformKind
 from cluster_decide.constants import (
     CAPABILITY_WORDS,
@@ -55,7 +56,7 @@ __all__ = [
     "prepare",
 ]
 
-DEMAND_UNITS_PER_GPU = 10
+DEMAND_UNITS_PER_GPU = vocabulary.DEMAND_UNITS_PER_GPU
 """Demand is counted in tenths of a GPU (rounded up, so rounding never under-provisions)."""
 MILLI = 1000
 """Staff effort is counted in thousandths of an FTE."""

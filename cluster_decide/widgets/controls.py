@@ -13,9 +13,9 @@ from typing import Any
 
 import ipywidgets as w
 
-from cluster_decide.charts import PLATFORM_LABELS
 from cluster_decide.constants import PLATFORMS, WORKLOAD_KINDS
 from cluster_decide.scenario import Scenario
+from cluster_decide.vocabulary import PLATFORM_LABELS
 
 __all__ = [
     "DASHBOARD_CONTROLS",

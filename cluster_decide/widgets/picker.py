@@ -6,7 +6,6 @@ scenario (and its plan) in place and says what is wrong, naming the file, the ke
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -14,11 +13,7 @@ import ipywidgets as w
 
 from cluster_decide.errors import Problem, ScenarioError
 from cluster_decide.scenario import PRESETS, Scenario, load_scenario, parse_scenario
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
+from cluster_decide.tomlread import tomllib
 
 __all__ = ["ScenarioPicker", "read_upload"]
 
@@ -30,7 +25,7 @@ def read_upload(name: str, content: bytes) -> Scenario:
     except UnicodeDecodeError as exc:
         raise _problem(name, f"not UTF-8 text (byte {exc.start})") from None
     if not text.strip():
-        raise _problem(name, "the file is empty; expected a TOML scenario (see SCENARIO.md)")
+        raise _problem(name, "the file is empty; expected a TOML scenario (see docs/scenario.md)")
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -1,4 +1,4 @@
-"""Shared fixtures for the inventory tests: where the real traces are, and a skip if absent."""
+"""Shared fixtures for the inventory tests: the real-trace excerpts committed beside the tests."""
 
 from __future__ import annotations
 
@@ -6,12 +6,10 @@ from pathlib import Path
 
 import pytest
 
-TRACES = Path(__file__).resolve().parents[3] / "shared" / "traces"
+TRACES = Path(__file__).resolve().parents[1] / "data" / "traces"
 
 
 @pytest.fixture
 def traces() -> Path:
-    """The shared real-trace folder; the test is skipped when it is not there."""
-    if not TRACES.is_dir():
-        pytest.skip(f"real traces not available: {TRACES} is absent (see PROVENANCE.md)")
+    """The folder of real job records (tests/data/traces; provenance in its README)."""
     return TRACES

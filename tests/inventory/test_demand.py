@@ -1,4 +1,4 @@
-"""Demand derivation: shapes match SCENARIO.md, figures match independent sums."""
+"""Demand derivation: shapes match the scenario models, figures match independent sums."""
 
 from __future__ import annotations
 

@@ -69,10 +69,9 @@ def test_detection_and_override(tmp_path: Path, traces: Path) -> None:
         "sacct/aws-hpc-cost-simulator/sacct-output-v1.txt": "sacct",
         "sacct/slurm2sql_triton_test-data1.psv": "sacct",
         "sacct/slurm-web-slurmdb-json/24.05_0.0.41/slurmdb-job-failed.json": "sacct_json",
-        "swf/NASA-iPSC-1993-3.1-cln.swf.gz": "swf",
+        "swf/NASA-iPSC-1993-3.1-cln.first1000.swf.gz": "swf",
         "swf/accasim_workload_headerless.swf": "swf",
-        "alibaba_pai/openb_pod_list_default.csv": "openb",
-        "philly/alibaba-analysis_philly_runtime.csv": "philly_runtime",
+        "philly/alibaba-analysis_philly_runtime.first2000.csv": "philly_runtime",
     }
     for rel, fmt in cases.items():
         assert detect_format(traces / rel) == fmt, rel

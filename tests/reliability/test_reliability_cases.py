@@ -27,11 +27,7 @@ import tomli_w
 
 from cluster_decide import cli
 from cluster_decide.scenario import preset_path, scenario_ranges
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+from cluster_decide.tomlread import tomllib
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]

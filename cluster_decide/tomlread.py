@@ -1,0 +1,12 @@
+"""The TOML reader: ``tomllib`` from Python 3.11, the ``tomli`` backport before (one fallback)."""
+
+from __future__ import annotations
+
+import sys
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+__all__ = ["tomllib"]

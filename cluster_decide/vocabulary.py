@@ -1,0 +1,190 @@
+"""The one vocabulary of cluster_decide: kinds, platforms, skills, capabilities, archetypes.
+
+Each set of names is written once, as a ``Literal`` type the scenario models validate against;
+the tuples the code iterates are derived from it (``typing.get_args``), so the two cannot drift.
+Beside the names: their display labels (charts and tables), their words for sentences, and the
+units the model counts demand in. These names are part of the scenario-file contract
+(``docs/scenario.md``): add to them, never rename. Nothing here imports a plotting library, so a
+view reads a label without loading Altair.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal, get_args
+
+__all__ = [
+    "ARCHETYPES",
+    "ARCHETYPE_LABELS",
+    "BATCH_KINDS",
+    "CAPABILITIES",
+    "CAPABILITY_WORDS",
+    "COMPONENT_LABELS",
+    "DEADLINE_KINDS",
+    "DEMAND_UNITS_PER_GPU",
+    "DEMAND_UNITS_PER_GPU_PERCENT",
+    "HOURS_PER_MONTH",
+    "HOURS_PER_WEEK",
+    "INTERFACES",
+    "KIND_LABELS",
+    "KIND_WORDS",
+    "PLATFORMS",
+    "PLATFORM_LABELS",
+    "PLATFORM_WORDS",
+    "SKILLS",
+    "SKILL_LABELS",
+    "SUPPORT_LEVELS",
+    "TRAINING_KINDS",
+    "WORKLOAD_KINDS",
+    "Archetype",
+    "Capability",
+    "Interface",
+    "Kind",
+    "Platform",
+    "Skill",
+    "Support",
+]
+
+# -- names ----------------------------------------------------------------------------------
+
+Platform = Literal["slurm", "kubernetes", "kubernetes_batch", "shared"]
+"""Platform kinds a pool can be, in the fixed order used for tie-breaking."""
+Kind = Literal[
+    "distributed_training",
+    "fine_tuning",
+    "experimentation",
+    "batch_inference",
+    "pipeline",
+    "realtime_inference",
+]
+"""Workload kinds; each has its own demand and service-level keys (``docs/scenario.md``)."""
+Capability = Literal[
+    "gang_scheduling",
+    "topology_aware",
+    "fair_share",
+    "preemption",
+    "reservations",
+    "accounting",
+    "mpi",
+    "interactive_shell",
+    "autoscaling",
+    "self_healing",
+    "rolling_updates",
+    "service_networking",
+    "gitops",
+    "multi_tenant_isolation",
+    "gpu_sharing",
+]
+"""What a workload may require or prefer of a platform."""
+Support = Literal["native", "partial", "none"]
+"""How well a platform provides a capability."""
+Skill = Literal["hpc", "kubernetes"]
+"""Staff skills: ``hpc`` runs Slurm, ``kubernetes`` runs Kubernetes."""
+Interface = Literal["slurm", "containers"]
+"""How a workload's team submits work."""
+Archetype = Literal[
+    "slurm_only",
+    "kubernetes_only",
+    "kubernetes_batch",
+    "hybrid_separate",
+    "hybrid_shared",
+]
+"""The architectures a plan can amount to."""
+
+PLATFORMS: Final = get_args(Platform)
+WORKLOAD_KINDS: Final = get_args(Kind)
+TRAINING_KINDS: Final = ("distributed_training", "fine_tuning")
+DEADLINE_KINDS: Final = ("batch_inference", "pipeline")
+BATCH_KINDS: Final = TRAINING_KINDS + DEADLINE_KINDS
+"""Kinds whose demand is GPU-hours of gang jobs (as opposed to users or requests)."""
+CAPABILITIES: Final = get_args(Capability)
+SUPPORT_LEVELS: Final = get_args(Support)
+SKILLS: Final = get_args(Skill)
+INTERFACES: Final = get_args(Interface)
+ARCHETYPES: Final = get_args(Archetype)
+
+# -- words for sentences ----------------------------------------------------------------------
+
+CAPABILITY_WORDS: Final = {
+    "gang_scheduling": "gang scheduling",
+    "topology_aware": "topology-aware placement",
+    "fair_share": "fair-share queues",
+    "preemption": "preemption",
+    "reservations": "reservations",
+    "accounting": "usage accounting",
+    "mpi": "MPI integration",
+    "interactive_shell": "interactive shells",
+    "autoscaling": "autoscaling",
+    "self_healing": "self-healing",
+    "rolling_updates": "rolling updates",
+    "service_networking": "service networking",
+    "gitops": "GitOps",
+    "multi_tenant_isolation": "multi-tenant isolation",
+    "gpu_sharing": "GPU sharing",
+}
+"""Capabilities in plain words, for sentences."""
+PLATFORM_WORDS: Final = {
+    "slurm": "Slurm",
+    "kubernetes": "Kubernetes",
+    "kubernetes_batch": "Kubernetes with a batch add-on",
+    "shared": "the shared Slurm-on-Kubernetes pool",
+}
+"""Platform kinds in plain words, for sentences."""
+KIND_WORDS: Final = {
+    "distributed_training": "distributed training",
+    "fine_tuning": "fine-tuning",
+    "experimentation": "experimentation",
+    "batch_inference": "batch inference",
+    "pipeline": "pipeline",
+    "realtime_inference": "real-time inference",
+}
+"""Workload kinds in plain words, for sentences."""
+
+# -- labels for charts and tables -------------------------------------------------------------
+
+PLATFORM_LABELS: Final = {
+    "slurm": "Slurm",
+    "kubernetes": "Kubernetes",
+    "kubernetes_batch": "Kubernetes + batch add-on",
+    "shared": "Shared (Slurm on Kubernetes)",
+}
+"""Platform names as charts and tables show them (sentences use ``PLATFORM_WORDS``)."""
+ARCHETYPE_LABELS: Final = {
+    "slurm_only": "Slurm only",
+    "kubernetes_only": "Kubernetes only",
+    "kubernetes_batch": "Kubernetes + batch add-on",
+    "hybrid_separate": "Separate Slurm and Kubernetes",
+    "hybrid_shared": "Shared pool (Slurm on Kubernetes)",
+}
+"""Archetypes as charts and tables show them."""
+KIND_LABELS: Final = {
+    "distributed_training": "Distributed training",
+    "fine_tuning": "Fine-tuning",
+    "experimentation": "Experimentation",
+    "batch_inference": "Batch inference",
+    "pipeline": "Pipelines",
+    "realtime_inference": "Real-time inference",
+}
+"""Workload kinds as charts and tables show them."""
+COMPONENT_LABELS: Final = {
+    "gpu_capacity": "GPU capacity",
+    "burst": "On-demand burst",
+    "staff": "Staff",
+    "addon_integration": "Add-on upkeep",
+    "hiring": "Hiring (amortized)",
+    "capability_gaps": "Capability gaps (est.)",
+    "interface_friction": "Interface friction (est.)",
+    "split_overhead": "Split overhead (est.)",
+}
+"""Cost components as charts and tables show them."""
+SKILL_LABELS: Final = {"hpc": "HPC (Slurm)", "kubernetes": "Kubernetes"}
+"""Skills as charts, tables and sentences show them."""
+
+# -- units ------------------------------------------------------------------------------------
+
+HOURS_PER_WEEK: Final = 168
+HOURS_PER_MONTH: Final = 730.0
+"""Average hours in a month (8760 / 12), the convention cloud price sheets use."""
+DEMAND_UNITS_PER_GPU: Final = 10
+"""The model counts demand in tenths of a GPU (integers for CP-SAT)."""
+DEMAND_UNITS_PER_GPU_PERCENT: Final = DEMAND_UNITS_PER_GPU * 100
+"""Demand units of one GPU times a share in percent: the unit of ``share × demand`` sums."""

@@ -1,0 +1,88 @@
+"""The import graph against the layer order: no new import may run upward.
+
+Layers, lowest first: base (vocabulary, resources, errors, ranges...), inputs (catalog, scenario,
+inventory), demand (queueing), model, plan (evaluate, plan, service, explain), analyses, views.
+``KNOWN_UPWARD`` lists today's upward imports (docs/architecture.md); the test fails when a new
+one appears and when one of them is gone (so the list only shrinks).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "cluster_decide"
+ORDER = ("base", "inputs", "demand", "model", "plan", "analyses", "views")
+LAYERS = {
+    "base": ("vocabulary", "constants", "resources", "tomlread", "errors", "ranges", "atomic"),
+    "inputs": ("catalog", "datasources", "scenario", "inventory"),
+    "demand": ("queueing",),
+    "model": ("model",),
+    "plan": ("evaluate", "plan", "service", "explain"),
+    "analyses": ("analysis", "simulate", "simengine"),
+    "views": ("charts", "analysis_charts", "inventory.charts", "widgets", "export", "cli", "guard"),
+}
+KNOWN_UPWARD = {
+    ("model.relax", "evaluate"),
+    ("model.relax", "explain"),
+    ("model.relax", "plan"),
+    ("model.solve", "evaluate"),
+    ("model.solve", "explain"),
+    ("model.solve", "plan"),
+    ("model.solve", "service"),
+    ("model.warmstart", "evaluate"),
+}
+
+
+def _layer(module: str) -> int | None:
+    best: tuple[int, int] | None = None
+    for layer, prefixes in LAYERS.items():
+        for prefix in prefixes:
+            inside = module == prefix or module.startswith(prefix + ".")
+            if inside and (best is None or len(prefix) > best[1]):
+                best = (ORDER.index(layer), len(prefix))
+    return best[0] if best else None
+
+
+def _imports() -> dict[str, set[str]]:
+    """Module -> the cluster_decide modules it imports (package-relative names)."""
+    graph: dict[str, set[str]] = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = path.relative_to(PACKAGE).with_suffix("").parts
+        module = ".".join(p for p in parts if p != "__init__")
+        found: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            else:
+                continue
+            for name in names:
+                rel = name.removeprefix("cluster_decide").lstrip(".")
+                if name.startswith("cluster_decide") and rel and _is_module(rel):
+                    found.add(rel)
+        graph[module] = found - {module}
+    return graph
+
+
+def _is_module(rel: str) -> bool:
+    path = PACKAGE.joinpath(*rel.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+
+
+def test_every_module_has_a_layer() -> None:
+    missing = sorted(m for m in _imports() if m and _layer(m) is None)
+    assert missing == []
+
+
+def test_no_import_runs_upward_beyond_the_known_ones() -> None:
+    upward = {
+        (module, dep)
+        for module, deps in _imports().items()
+        if module  # the package facade re-exports everything
+        for dep in deps
+        if (lm := _layer(module)) is not None and (ld := _layer(dep)) is not None and ld > lm
+    }
+    assert upward - KNOWN_UPWARD == set(), "new upward imports"
+    assert KNOWN_UPWARD - upward == set(), "gone: remove them from KNOWN_UPWARD"
