@@ -11,29 +11,25 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import polars as pl
-
-from cluster_decide.analysis import (
-    break_evens,
-    compare,
-    default_distributions,
-    describe_inputs,
-    lever_values,
-    near_optimal,
-    tornado,
-    uncertainty,
-)
+from cluster_decide.constants import PRESETS
 from cluster_decide.errors import ScenarioError
-from cluster_decide.explain import ARCHETYPE_WORDS, money
-from cluster_decide.model.solve import solve
-from cluster_decide.plan import Plan
-from cluster_decide.scenario import PRESETS, load_scenario
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from cluster_decide.plan import Plan
+
+# Each command imports what it uses inside its function, so `cluster-decide ingest` and every
+# `--help` start without OR-Tools, SciPy or pydantic (see benchmarks/startup.py).
 
 __all__ = ["main", "summary"]
 
 
 def _table(frame: pl.DataFrame) -> str:
+    import polars as pl
+
     with pl.Config(
         tbl_rows=200,
         tbl_cols=20,
@@ -50,6 +46,10 @@ def _table(frame: pl.DataFrame) -> str:
 
 def summary(plan: Plan) -> str:
     """The plan as a readable report: headline, pools, placements, staffing, costs, reasons."""
+    import polars as pl
+
+    from cluster_decide.explain import ARCHETYPE_WORDS, money
+
     lines = [f"Scenario: {plan.scenario}", f"Status:   {plan.status.value}"]
     if not plan.feasible:
         lines += ["", *plan.explanations]
@@ -81,6 +81,9 @@ def summary(plan: Plan) -> str:
 
 
 def _solve(args: argparse.Namespace) -> int:
+    from cluster_decide.model.solve import solve
+    from cluster_decide.scenario import load_scenario
+
     scn = load_scenario(args.scenario)
     plan = solve(scn, time_limit_s=args.time_limit, workers=args.workers, seed=args.seed)
     if args.out:
@@ -97,6 +100,9 @@ def _solve(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
+    from cluster_decide.analysis import compare, near_optimal
+    from cluster_decide.scenario import load_scenario
+
     scn = load_scenario(args.scenario)
     frame = compare(scn, time_limit_s=args.time_limit, workers=args.workers, seed=args.seed)
     alternatives = (
@@ -125,6 +131,9 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def _sensitivity(args: argparse.Namespace) -> int:
+    from cluster_decide.analysis import break_evens, lever_values, tornado
+    from cluster_decide.scenario import load_scenario
+
     scn = load_scenario(args.scenario)
     inputs = args.inputs.split(",") if args.inputs else None
     frame = tornado(
@@ -151,6 +160,9 @@ def _sensitivity(args: argparse.Namespace) -> int:
 
 
 def _uncertainty(args: argparse.Namespace) -> int:
+    from cluster_decide.analysis import default_distributions, describe_inputs, uncertainty
+    from cluster_decide.scenario import load_scenario
+
     scn = load_scenario(args.scenario)
     tracked = args.track.split(",") if args.track else None
     result = uncertainty(
@@ -185,6 +197,9 @@ def _export(args: argparse.Namespace) -> int:
     from datetime import datetime, timezone
 
     from cluster_decide import export
+    from cluster_decide.analysis import compare
+    from cluster_decide.model.solve import solve
+    from cluster_decide.scenario import load_scenario
 
     if not (args.pptx or args.html or args.md or args.images or args.data):
         raise ValueError("export: give at least one of --pptx, --html, --md, --images, --data")
@@ -219,7 +234,7 @@ def _export(args: argparse.Namespace) -> int:
 
 def _ingest(args: argparse.Namespace) -> int:
     """Read job logs, classify them, derive demand and write a scenario; print both reports."""
-    # Imported here so `solve` and `compare` start without the inventory readers and tqdm.
+    # Imported here, like every command's imports: `ingest` never loads the solver.
     from tqdm import tqdm
 
     from cluster_decide.inventory import InventoryError
@@ -271,6 +286,10 @@ def _ingest(args: argparse.Namespace) -> int:
 
 def _simulate(args: argparse.Namespace) -> int:
     """Replay jobs on the recommended plan and set simulated waits beside predicted ones."""
+    import polars as pl
+
+    from cluster_decide.model.solve import solve
+    from cluster_decide.scenario import load_scenario
     from cluster_decide.simulate import simulate
 
     plan = solve(

@@ -18,11 +18,16 @@ __all__ = [
     "INTERFACES",
     "PLATFORMS",
     "PLATFORM_WORDS",
+    "PRESETS",
     "SKILLS",
     "SUPPORT_LEVELS",
     "TRAINING_KINDS",
     "WORKLOAD_KINDS",
 ]
+
+PRESETS: Final = ("enterprise-mixed", "research-lab", "inference-platform")
+"""Shipped scenarios in ``data/scenarios/``; the first is the default. Here rather than in
+`scenario` so the command line names them without loading the scenario model (pydantic)."""
 
 PLATFORMS: Final = ("slurm", "kubernetes", "kubernetes_batch", "shared")
 """Platform kinds a pool can be, in the fixed order used for tie-breaking."""

@@ -31,6 +31,7 @@ from cluster_decide.catalog import GPU_ATTRIBUTES, Catalog, data_dir, load_catal
 from cluster_decide.constants import (
     HOURS_PER_WEEK,
     PLATFORMS,
+    PRESETS,
     SKILLS,
     WORKLOAD_KINDS,
 )
@@ -56,9 +57,6 @@ __all__ = [
     "preset_path",
     "save_scenario",
 ]
-
-PRESETS = ("enterprise-mixed", "research-lab", "inference-platform")
-"""Shipped scenarios in ``data/scenarios/``; the first is the default."""
 
 Platform = Literal["slurm", "kubernetes", "kubernetes_batch", "shared"]
 Capability = Literal[
