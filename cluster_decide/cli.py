@@ -254,6 +254,8 @@ def _ingest(args: argparse.Namespace) -> int:
                 progress=RowProgress(bar),
                 window_days=args.window_days,
                 gpus_per_proc=args.gpus_per_proc,
+                fields=args.fields,
+                delimiter=args.delimiter,
             )
     except InventoryError as exc:
         sys.stderr.write(f"error: {exc}\n")
@@ -281,7 +283,18 @@ def _ingest(args: argparse.Namespace) -> int:
         f"Wrote {n} workload{'s' if n > 1 else ''} to {path}; team, procurement and "
         "policy are defaults for you to edit.\n"
     )
+    skipped = len(done.read.report.skipped_files)
+    if skipped:
+        sys.stderr.write(
+            f"warning: {skipped} of {len(args.files)} files skipped (no jobs read from them; "
+            "the read report above says why); the scenario comes from the others\n"
+        )
+        return INGEST_SKIPPED_FILES
     return 0
+
+
+INGEST_SKIPPED_FILES = 5
+"""`ingest` exit status: the scenario was written, but some input files gave no jobs."""
 
 
 def _simulate(args: argparse.Namespace) -> int:
@@ -426,7 +439,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_export.set_defaults(func=_export)
     p_ingest = sub.add_parser(
-        "ingest", help="turn sacct exports or public traces into a scenario's workloads"
+        "ingest",
+        help="turn sacct exports or public traces into a scenario's workloads",
+        epilog="Exit status: 0 scenario written; 2 bad input (nothing written); "
+        f"{INGEST_SKIPPED_FILES} scenario written, but some files gave no jobs and were "
+        "skipped (listed in the read report).",
     )
     p_ingest.add_argument("files", nargs="+", metavar="FILE", help="job logs (gzip works)")
     p_ingest.add_argument(
@@ -450,6 +467,16 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         metavar="X",
         help="count each SWF processor as X GPUs (an HPC log records no GPUs)",
+    )
+    p_ingest.add_argument(
+        "--fields",
+        metavar="LIST",
+        help="sacct -o field list of a header-less export, e.g. JobID,User,Submit,Start,End,...",
+    )
+    p_ingest.add_argument(
+        "--delimiter",
+        metavar="CHAR",
+        help="sacct --delimiter of the export (default: detected, else '|')",
     )
     p_ingest.add_argument(
         "--name", default="Inventory-derived scenario", help="the written scenario's name"

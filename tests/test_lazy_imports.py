@@ -19,7 +19,9 @@ HEAVY = ("ortools", "scipy", "pydantic", "pandas")
 
 def _loaded(code: str) -> dict[str, bool]:
     """Which HEAVY modules a fresh interpreter has in sys.modules after running `code`."""
-    probe = f"{code}\nimport json, sys\nprint(json.dumps({{m: m in sys.modules for m in {HEAVY!r}}}))"
+    probe = (
+        f"{code}\nimport json, sys\nprint(json.dumps({{m: m in sys.modules for m in {HEAVY!r}}}))"
+    )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, env=env, check=True

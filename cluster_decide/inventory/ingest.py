@@ -101,11 +101,14 @@ def ingest(
     prefers: Mapping[str, Sequence[str]] | None = None,
     window_days: float | None = None,
     gpus_per_proc: float | None = None,
+    fields: Sequence[str] | str | None = None,
+    delimiter: str | None = None,
 ) -> Ingest:
     """Read `files` (several are merged), classify them by `rules`, derive the workloads.
 
     `window_days` is the span the logs cover, for traces without timestamps (default: first
-    submit to last end); `gpus_per_proc` counts an SWF log's processors as GPUs. Raises
+    submit to last end); `gpus_per_proc` counts an SWF log's processors as GPUs; `fields`
+    and `delimiter` are sacct's `-o` list and `--delimiter` for exports without a header. Raises
     InventoryError (only) for input that cannot be used, with a message to print that
     names the files.
     """
@@ -113,9 +116,15 @@ def ingest(
         if value is not None and not value > 0:
             raise InventoryError(key, f"must be a positive number, got {value}")
     options: dict[str, Any] = {"format": format, "tz": tz, "column_map": column_map}
+    if fields is not None or delimiter is not None:
+        options.update(fields=fields, delimiter=delimiter)
     if gpus_per_proc is not None:
         for file in files:
-            if (format or detect_format(file)) != "swf":
+            try:
+                fmt = format or detect_format(file)
+            except InventoryError:
+                continue  # unreadable or unknown: the read reports it, or skips it among several
+            if fmt != "swf":
                 raise InventoryError(
                     source_name(file),
                     "gpus_per_proc applies to SWF logs only",

@@ -22,6 +22,7 @@ __all__ = [
     "BadLine",
     "ReadReport",
     "ReadResult",
+    "SkippedFile",
     "conform",
     "empty_jobs",
     "enforce_threshold",
@@ -144,6 +145,14 @@ class BadLine:
     text: str
 
 
+@dataclass(frozen=True)
+class SkippedFile:
+    """One input file of several that gave no jobs: which, and why (the reader's message)."""
+
+    file: str
+    reason: str
+
+
 @dataclass
 class ReadReport:
     """What a read did with every input row, so no row is lost without a trace.
@@ -164,6 +173,7 @@ class ReadReport:
     ambiguous_times: int = 0
     nonexistent_times: int = 0
     notes: list[str] = field(default_factory=list)
+    skipped_files: list[SkippedFile] = field(default_factory=list)
 
     def skip(self, reason: str, count: int = 1) -> None:
         """Count `count` rows skipped for `reason`."""
@@ -191,6 +201,10 @@ class ReadReport:
                 f"{self.nonexistent_times} times in a DST gap moved forward one hour"
             )
         parts += [f"  note: {n}" for n in self.notes]
+        if self.skipped_files:
+            n = len(self.skipped_files)
+            parts.append(f"  {n} file{'s' if n > 1 else ''} skipped, no jobs read from:")
+            parts += [f"    {s.file}: {s.reason}" for s in self.skipped_files]
         return "\n".join(parts)
 
 

@@ -33,6 +33,7 @@ from cluster_decide.inventory.jobs import (
     record_bad,
     split_bad,
 )
+from cluster_decide.inventory.sniff import fields_command, guess_fields, sniff_delimiter
 
 __all__ = [
     "AWS_FIELDS",
@@ -205,12 +206,17 @@ def _split_fields(fields: Sequence[str] | str) -> list[str]:
 
 def _resolve_layout(
     name: str,
-    first: str,
+    head: list[str],
     delimiter: str,
     fields: Sequence[str] | str | None,
     header: bool | None,
 ) -> tuple[list[str], int, bool]:
-    """(field names, how many trailing fields may be missing, first line is a header)."""
+    """(field names, how many trailing fields may be missing, first line is a header).
+
+    `head` is the export's first content lines: the first is the header, if any; the others
+    feed the guess shown when a header-less export comes without its field list.
+    """
+    first = head[0]
     tokens = [t.strip() for t in first.split(delimiter)]
     if tokens and tokens[-1] == "":
         tokens.pop()
@@ -227,15 +233,35 @@ def _resolve_layout(
             name,
             f"first data line has no {delimiter!r} separator",
             line=None,
-            expected="sacct --parsable2 output (pass format= if this is another format)",
+            expected="sacct --parsable2 output (pass format= if this is another format, or "
+            "delimiter= / --delimiter for sacct --delimiter=X)",
         )
     raw = first.split(delimiter)
     if len(raw) in (25, 26) and raw[1][:1].isdigit() and raw[0][:1].isupper():
         return [*AWS_FIELDS, "Partition"], 1, False
+    guess = guess_fields(head, delimiter)
+    if "JobID" not in guess:
+        raise InventoryError(
+            name,
+            f"does not look like a sacct export: no header, and no field holds job ids "
+            f"({len(guess)} fields per line, delimiter {delimiter!r})",
+            expected="sacct --parsable2 output (pass format= if this is another format, or "
+            "fields= / --fields naming the sacct -o fields in order)",
+        )
+    trailing = " and a trailing delimiter (--parsable)" if len(raw) > len(guess) else ""
+    unnamed = [g for g in guess if g.startswith("X")]
+    hint = (
+        f"; name the {', '.join(unnamed)} field{'s' if len(unnamed) > 1 else ''} from your "
+        "sacct -o list (User, Account, Partition, JobName, NCPUS, ...) or leave them, and they "
+        "are skipped"
+        if unnamed
+        else ""
+    )
     raise InventoryError(
         name,
-        f"no header line and no field list ({len(raw)} fields per line)",
-        expected="a header with JobID, or fields=[...] naming the sacct -o fields in order",
+        f"no header line and no field list ({len(guess)} fields per line{trailing}, "
+        f"delimiter {delimiter!r}); the values look like {','.join(guess)}",
+        expected=f"the sacct -o fields in order: {fields_command(name, guess, delimiter)}{hint}",
     )
 
 
@@ -244,7 +270,7 @@ def read_sacct(
     *,
     tz: str = "UTC",
     fields: Sequence[str] | str | None = None,
-    delimiter: str = "|",
+    delimiter: str | None = None,
     header: bool | None = None,
     expand_arrays: bool = False,
     max_bad_fraction: float = 0.05,
@@ -253,7 +279,9 @@ def read_sacct(
     """Read a `sacct --parsable2` (or `--parsable`) export into the job table.
 
     `tz` is the zone of the host that ran sacct (its times carry no offset). `fields` names
-    the `-o` fields when the export has no header. Step rows (`.batch`, `.extern`, `.0`,
+    the `-o` fields when the export has no header (a list, or the `-o` string). `delimiter`
+    is sacct's `--delimiter` (default: the character that splits the first lines alike, else
+    `|`); a trailing one (`--parsable`) is accepted. Step rows (`.batch`, `.extern`, `.0`,
     `.interactive`) are folded into their allocation; `expand_arrays` turns a pending array
     `123_[1-5%2]` into one pending row per task. Raises InventoryError when more than
     `max_bad_fraction` of the rows are malformed, or on an empty or foreign file.
@@ -292,11 +320,11 @@ def read_sacct(
         in_flight: deque[tuple[LineBatch, Future[list[tuple[int, _Chunk]]]]] = deque()
         for batch in line_batches(source):
             if layout is None:
-                first = batch.first_content()
-                if first is None:
+                head = batch.head_content(_SNIFF_LINES)
+                if not head:
                     continue
-                layout, has_header = _layout_of(name, first, delimiter, fields, header)
-                after = first[0] - (0 if has_header else 1)
+                layout, has_header = _layout_of(name, head, delimiter, fields, header)
+                after = head[0][0] - (0 if has_header else 1)
             in_flight.append((batch, pool.submit(_read_batch, batch, layout, after)))
             if len(in_flight) >= PIPELINE:
                 oldest, future = in_flight.popleft()
@@ -318,20 +346,29 @@ def read_sacct(
     return ReadResult(jobs, report)
 
 
+_SNIFF_LINES = 50
+"""Content lines the delimiter and a field guess are read from."""
+
+
 def _layout_of(
     name: str,
-    first_row: tuple[int, str],
-    delimiter: str,
+    head: list[tuple[int, str]],
+    delimiter: str | None,
     fields: Sequence[str] | str | None,
     header: bool | None,
 ) -> tuple[_Layout, bool]:
-    """The export's layout from its first content line, and whether that line is a header."""
-    first_line, first = first_row
+    """The export's layout from its first content lines, and whether the first is a header."""
+    first_line, first = head[0]
     if first.lstrip().startswith(("{", "[")):
         raise InventoryError(
             name, "this is JSON, not sacct text", line=first_line, expected="format='sacct_json'"
         )
-    names, optional_tail, has_header = _resolve_layout(name, first, delimiter, fields, header)
+    texts = [text for _, text in head]
+    if delimiter is None:
+        delimiter = sniff_delimiter(texts) or "|"
+    elif not delimiter or delimiter in ("\n", "\r"):
+        raise InventoryError(name, f"bad delimiter {delimiter!r}", expected="sacct's --delimiter")
+    names, optional_tail, has_header = _resolve_layout(name, texts, delimiter, fields, header)
     keys = [n.lower() for n in names]
     if "jobid" not in keys and "jobidraw" not in keys:
         raise InventoryError(name, f"fields {names} lack JobID", expected="JobID or JobIDRaw")

@@ -186,6 +186,22 @@ _ROW_SCHEMA = {
 }
 
 
+def _said(entries: Any) -> str:
+    """The `errors` or `warnings` entries of a slurmdbd response as one line of text."""
+    if not isinstance(entries, list):
+        return str(entries)
+    said = []
+    for entry in entries:
+        if not isinstance(entry, dict):
+            said.append(str(entry))
+            continue
+        words = [str(entry[k]) for k in ("description", "error") if entry.get(k)]
+        if entry.get("error_number"):
+            words.append(f"error {entry['error_number']}")
+        said.append(", ".join(dict.fromkeys(words)) or json.dumps(entry))
+    return "; ".join(said)
+
+
 def read_sacct_json(
     source: Source, *, tz: str = "UTC", max_bad_fraction: float = 0.05
 ) -> ReadResult:
@@ -207,13 +223,19 @@ def read_sacct_json(
         ) from None
     except UnicodeDecodeError:
         raise InventoryError(name, "not UTF-8 text", expected="sacct --json output") from None
+    if isinstance(doc, dict) and doc.get("errors") and not doc.get("jobs"):
+        raise InventoryError(
+            name,
+            f"an error response with no jobs (slurm said: {_said(doc['errors'])})",
+            expected="a response that lists jobs; check the query's time range and filters",
+        )
     if not isinstance(doc, dict) or not isinstance(doc.get("jobs"), list):
         raise InventoryError(name, "no 'jobs' list at the top level", expected="sacct --json")
     parser = ((doc.get("meta") or {}).get("plugin") or {}).get("data_parser")
     if parser:
         report.notes.append(f"data_parser {parser}")
     if not doc["jobs"]:
-        said = "; ".join(str(w.get("description", w)) for w in doc.get("warnings") or [] if w)
+        said = _said(doc.get("warnings"))
         raise InventoryError(
             name,
             "the response lists no jobs" + (f" (slurm said: {said})" if said else ""),

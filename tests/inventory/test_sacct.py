@@ -278,8 +278,10 @@ def test_no_header_needs_fields_unless_aws_layout() -> None:
     with pytest.raises(InventoryError) as err:
         read_sacct(data)
     assert str(err.value) == (
-        "<bytes>: no header line and no field list (3 fields per line) (expected a header with "
-        "JobID, or fields=[...] naming the sacct -o fields in order)"
+        "<bytes>: no header line and no field list (3 fields per line, delimiter '|'); the "
+        "values look like JobID,State,Elapsed (expected the sacct -o fields in order: "
+        "cluster-decide ingest FILE --fields JobID,State,Elapsed --delimiter '|'; in Python "
+        "fields='JobID,State,Elapsed', delimiter='|')"
     )
     jobs = read_sacct(data, fields="JobID,State,Elapsed").jobs
     assert jobs.row(0, named=True)["elapsed_s"] == 600.0
@@ -356,6 +358,11 @@ def test_empty_and_foreign_files(tmp_path: Path) -> None:
     )
     with pytest.raises(InventoryError) as err:
         read_sacct(b"a,b,c\n1,2,3\n")
+    assert "does not look like a sacct export: no header, and no field holds job ids" in str(
+        err.value
+    )
+    with pytest.raises(InventoryError) as err:
+        read_sacct(b"a b c\n1 2 3\n")
     assert "first data line has no '|' separator" in str(err.value)
     with pytest.raises(InventoryError) as err:
         read_sacct(HEADER.encode() + b"\n")

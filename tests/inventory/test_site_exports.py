@@ -1,0 +1,132 @@
+"""Exports as sites produce them: header-less sacct text, error responses among good files.
+
+The files come from `site_exports`, written to match what accounting scripts and slurmdbd
+produce; each test checks the classes derived and the read report, not only that it ran.
+"""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+import pytest
+from site_exports import FIELDS, KINDS, NOTHING_FOUND, sacct_text, slurmdbd_jobs
+
+from cluster_decide.cli import INGEST_SKIPPED_FILES, main
+from cluster_decide.inventory import InventoryError, detect_format, read_jobs
+from cluster_decide.inventory.ingest import ingest
+from cluster_decide.inventory.sniff import guess_fields, sniff_delimiter
+
+WORKLOADS = sorted(
+    f"{team}-{kind.replace('_', '-')}" for team in ("nlp", "vision") for kind, *_ in KINDS.values()
+)
+"""The (team, kind) classes every export below must give: 2 teams x 4 kinds."""
+
+
+def _write(tmp_path: Path, name: str, data: bytes) -> Path:
+    path = tmp_path / name
+    path.write_bytes(data)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("delimiter", "trailing"), [("☃", True), ("|", True), ("|", False), ("^", True), ("\t", False)]
+)
+def test_headerless_export_reads_with_fields(delimiter: str, trailing: bool) -> None:
+    data = sacct_text(delimiter, trailing=trailing)
+    assert detect_format(data) == "sacct"
+    with pytest.raises(InventoryError) as err:
+        read_jobs(data)
+    message = str(err.value)
+    assert "no header line and no field list (13 fields per line" in message
+    assert ("trailing delimiter (--parsable)" in message) is trailing
+    guess = "JobID,X2,X3,X4,X5,Submit,Start,End,Elapsed,X10,AllocTRES,State,ExitCode"
+    assert f"--fields {guess} --delimiter {shlex.quote(delimiter)}" in message
+    # The delimiter is detected; the fields are named by the user, as sacct -o listed them.
+    done = ingest([data], fields=",".join(FIELDS))
+    report = done.read.report
+    assert (report.rows_read, report.jobs_kept, report.steps_collapsed) == (224, 112, 112)
+    assert report.malformed_rows == 0 and not report.skipped
+    assert sorted(done.demand.evidence["workload"]) == WORKLOADS
+    jobs = done.read.jobs
+    assert jobs.filter(jobs["name"] == "train-llm")["gpus"].unique().to_list() == [16]
+    # Given explicitly, the delimiter gives the same table.
+    again = ingest([data], fields=list(FIELDS), delimiter=delimiter)
+    assert again.read.jobs.equals(jobs)
+
+
+def test_guess_names_what_the_values_show() -> None:
+    lines = sacct_text("☃").decode().splitlines()[:30]
+    assert sniff_delimiter(lines) == "☃"
+    assert guess_fields(lines, "☃") == [
+        "JobID",
+        *["X2", "X3", "X4", "X5"],
+        *["Submit", "Start", "End", "Elapsed"],
+        "X10",
+        *["AllocTRES", "State", "ExitCode"],
+    ]
+    # A comma inside TRES never wins over the real delimiter, even when it is regular.
+    assert sniff_delimiter(["1;cpu=1,mem=2;x", "2;cpu=4,mem=8;y"]) == ";"
+    # Job names holding the candidate make it irregular: no delimiter is claimed.
+    assert sniff_delimiter(["1^a^b", "2^a^b^c"]) is None
+
+
+def test_cli_fields_and_delimiter(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    export = _write(tmp_path, "usage.txt", sacct_text("☃"))
+    out = tmp_path / "derived.toml"
+    assert main(["ingest", str(export), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"cluster-decide ingest {export} --fields JobID,X2," in err and not out.exists()
+    argv = ["ingest", str(export), "--fields", ",".join(FIELDS), "--delimiter", "☃"]
+    assert main([*argv, "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "224 rows read, 112 jobs kept" in printed
+    assert "Wrote 8 workloads" in printed and out.exists()
+
+
+def test_fields_refused_for_other_formats(tmp_path: Path) -> None:
+    with pytest.raises(InventoryError, match="fields apply to sacct text exports, and this is"):
+        read_jobs(slurmdbd_jobs(), fields="JobID,State")
+
+
+def test_error_response_among_good_files_is_skipped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    good = _write(tmp_path, "2024-03.json", slurmdbd_jobs(days=7))
+    later = _write(tmp_path, "2024-04.json", slurmdbd_jobs(days=7, first_id=20000))
+    nothing = _write(tmp_path, "2024-05.json", NOTHING_FOUND)
+    empty = _write(tmp_path, "2024-06.json", b"")
+    missing = tmp_path / "2024-07.json"
+    done = ingest([good, nothing, later, empty, missing])
+    report = done.read.report
+    assert [(s.file, s.reason.split(" (")[0]) for s in report.skipped_files] == [
+        (str(nothing), "an error response with no jobs"),
+        (str(empty), "file is empty"),
+        (str(missing), "no such file"),
+    ]
+    assert "slurmdb_jobs_get() found nothing" in report.skipped_files[0].reason
+    assert report.jobs_kept == 56 * 2
+    assert sorted(done.demand.evidence["workload"]) == WORKLOADS
+    assert "3 files skipped, no jobs read from:" in report.summary()
+    out = tmp_path / "s.toml"
+    status = main(["ingest", str(good), str(nothing), str(later), "--out", str(out)])
+    printed = capsys.readouterr()
+    assert status == INGEST_SKIPPED_FILES == 5 and out.exists()
+    assert "1 of 3 files skipped" in printed.err
+    assert f"{nothing}: an error response with no jobs" in printed.out
+
+
+def test_run_fails_only_when_no_file_has_jobs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    nothing = _write(tmp_path, "a.json", NOTHING_FOUND)
+    empty = _write(tmp_path, "b.txt", b"\n")
+    with pytest.raises(InventoryError) as err:
+        ingest([nothing, empty])
+    assert "no file gave jobs (2 skipped)" in str(err.value)
+    assert f"{nothing}: an error response" in str(err.value)
+    assert f"{empty}: file is empty" in str(err.value)
+    out = tmp_path / "s.toml"
+    assert main(["ingest", str(nothing), "--out", str(out)]) == 2
+    assert "slurmdb_jobs_get() found nothing" in capsys.readouterr().err
+    assert not out.exists()
