@@ -235,6 +235,7 @@ def _export(args: argparse.Namespace) -> int:
 def _ingest(args: argparse.Namespace) -> int:
     """Read job logs, classify them, derive demand and write a scenario; print both reports."""
     # Imported here, like every command's imports: `ingest` never loads the solver.
+    import polars as pl
     from tqdm import tqdm
 
     from cluster_decide.inventory import InventoryError
@@ -256,12 +257,23 @@ def _ingest(args: argparse.Namespace) -> int:
                 gpus_per_proc=args.gpus_per_proc,
                 fields=args.fields,
                 delimiter=args.delimiter,
+                swf_extended=args.swf_extended,
             )
     except InventoryError as exc:
         sys.stderr.write(f"error: {exc}\n")
         return 2
+    wait = pl.col("wait_hours_p90")
     workloads = done.demand.evidence.select(
-        "workload", "jobs", "users", "gpu_hours_per_month", "gpus_p95", "wait_hours_p90"
+        "workload",
+        "jobs",
+        "users",
+        "gpu_hours_per_month",
+        "gpus_p95",
+        # A log without start times (an SWF wait of -1) has no waits: unknown, never zero.
+        pl.when(wait.is_nan())
+        .then(pl.lit("unknown"))
+        .otherwise(wait.round(2).cast(pl.String))
+        .alias("wait_hours_p90"),
     )
     sys.stdout.write(
         f"{done.read.report.summary()}\n\nClassification "
@@ -477,6 +489,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--delimiter",
         metavar="CHAR",
         help="sacct --delimiter of the export (default: detected, else '|')",
+    )
+    p_ingest.add_argument(
+        "--swf-extended",
+        action="store_true",
+        help="read an SWF with extra fields (a simulator's extended SWF): the first 18 as SWF",
     )
     p_ingest.add_argument(
         "--name", default="Inventory-derived scenario", help="the written scenario's name"

@@ -375,7 +375,9 @@ def detect_format(source: Source, data: bytes | None = None) -> str:
     )
 
 
-_SWF_LINE = re.compile(r"^-?\d+(\.\d+)?(\s+-?\d+(\.\d+)?){17,}$")
+_NUMBER = r"-?\d+(\.\d*)?([eE][-+]?\d+)?"
+_SWF_LINE = re.compile(rf"^{_NUMBER}(\s+{_NUMBER}){{17,}}$")
+"""18 or more whitespace-separated numbers: SWF v2.2, or an extended SWF with extra fields."""
 
 
 def _looks_swf(line: str) -> bool:

@@ -103,12 +103,15 @@ def ingest(
     gpus_per_proc: float | None = None,
     fields: Sequence[str] | str | None = None,
     delimiter: str | None = None,
+    swf_extended: bool = False,
 ) -> Ingest:
     """Read `files` (several are merged), classify them by `rules`, derive the workloads.
 
     `window_days` is the span the logs cover, for traces without timestamps (default: first
     submit to last end); `gpus_per_proc` counts an SWF log's processors as GPUs; `fields`
-    and `delimiter` are sacct's `-o` list and `--delimiter` for exports without a header. Raises
+    and `delimiter` are sacct's `-o` list and `--delimiter` for exports without a header;
+    `swf_extended` reads an SWF with extra fields (see `swf.read_swf`). Without `window_days`,
+    an SWF header's StartTime-EndTime span is the window when it gives one. Raises
     InventoryError (only) for input that cannot be used, with a message to print that
     names the files.
     """
@@ -118,6 +121,8 @@ def ingest(
     options: dict[str, Any] = {"format": format, "tz": tz, "column_map": column_map}
     if fields is not None or delimiter is not None:
         options.update(fields=fields, delimiter=delimiter)
+    if swf_extended:
+        options["extended"] = True
     if gpus_per_proc is not None:
         for file in files:
             try:
@@ -136,6 +141,11 @@ def ingest(
     else:
         result = read_many(files, progress=progress, **options)
     classification = classify(result.jobs, load_rules(rules))
+    if window_days is None and result.report.span_days is not None:
+        window_days = result.report.span_days
+        result.report.notes.append(
+            f"window: {window_days:.1f} days, the span the log's header states"
+        )
     try:
         demand = derive_workloads(
             classification.jobs, interfaces=interfaces, prefers=prefers, window_days=window_days

@@ -174,6 +174,8 @@ class ReadReport:
     nonexistent_times: int = 0
     notes: list[str] = field(default_factory=list)
     skipped_files: list[SkippedFile] = field(default_factory=list)
+    span_days: float | None = None
+    """Days the input says it covers (an SWF header's StartTime to EndTime), if it says."""
 
     def skip(self, reason: str, count: int = 1) -> None:
         """Count `count` rows skipped for `reason`."""

@@ -51,6 +51,10 @@ def read_jobs(
                 f"{' and '.join(text_options)} apply to sacct text exports, and this is {fmt}",
                 expected="a sacct --parsable(2) export, or neither option",
             )
+    if options.get("extended") and fmt != "swf":
+        raise InventoryError(
+            name, f"the extended SWF option applies to SWF logs, and this is {fmt}"
+        )
     if fmt == "sacct":
         return read_sacct(
             source,

@@ -7,7 +7,9 @@ seconds after the header's `UnixStartTime`, shown in its `TimeZoneString` unless
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+from datetime import datetime
 
 import polars as pl
 
@@ -63,6 +65,7 @@ class SwfHeader:
 
     unix_start_time: int | None = None
     time_zone: str | None = None
+    span_days: float | None = None
     max_nodes: int | None = None
     max_procs: int | None = None
     computer: str | None = None
@@ -74,6 +77,26 @@ def _int(text: str) -> int | None:
     try:
         return int(float(text.split()[0]))
     except (ValueError, IndexError):
+        return None
+
+
+_HEADER_TIME = re.compile(r"^\w{3}\s+(\w{3})\s+(\d{1,2})\s+(\d\d:\d\d:\d\d)\s+(?:\S+\s+)?(\d{4})$")
+"""`Tue Jan  1 00:00:00 CET 2002`: the header's StartTime and EndTime (the zone is dropped)."""
+
+
+def _header_time(text: str) -> datetime | None:
+    """A header StartTime/EndTime as a naive datetime, or None when absent or unreadable.
+
+    Only the span between the two is used, so the zone abbreviation (which may change with
+    daylight saving between them: an hour in a log of months) is dropped.
+    """
+    match = _HEADER_TIME.match(text.strip())
+    if not match:
+        return None
+    month, day, clock, year = match.groups()
+    try:
+        return datetime.strptime(f"{year} {month} {day} {clock}", "%Y %b %d %H:%M:%S")
+    except ValueError:
         return None
 
 
@@ -95,14 +118,36 @@ def parse_swf_header(lines: list[str]) -> SwfHeader:
                 (queues if key == "Queue" else partitions)[number] = label.strip()
         elif key not in values:
             values[key] = value
+    start, end = (_header_time(values.get(k, "")) for k in ("StartTime", "EndTime"))
+    span = (end - start).total_seconds() / 86400.0 if start and end else None
     return SwfHeader(
         unix_start_time=_int(values.get("UnixStartTime", "")),
         time_zone=values.get("TimeZoneString") or None,
+        span_days=span if span is not None and span > 0 else None,
         max_nodes=_int(values.get("MaxNodes", "")),
         max_procs=_int(values.get("MaxProcs", "")),
         computer=values.get("Computer") or None,
         queues=queues,
         partitions=partitions,
+    )
+
+
+def _extended_error(
+    name: str, frame: pl.DataFrame, width: int, header: SwfHeader
+) -> InventoryError:
+    """The refusal of an extended SWF: the variant seen, and the option that reads it."""
+    submit = frame["_p"].list.get(1, null_on_oob=True).cast(pl.Float64, strict=False)
+    epoch = submit.min()
+    absolute = (
+        "; its submit times look like absolute epoch seconds"
+        if isinstance(epoch, float) and epoch > 1e9 and header.unix_start_time is None
+        else ""
+    )
+    return InventoryError(
+        name,
+        f"an extended SWF: {width} fields per line where SWF v2.2 has 18{absolute}",
+        expected="extended=True (ingest --swf-extended) to read the first 18 fields as SWF "
+        "v2.2 and ignore the rest, once you have checked that they are in SWF order",
     )
 
 
@@ -112,6 +157,7 @@ def read_swf(
     tz: str | None = None,
     gpus_per_proc: float = 0.0,
     procs_per_node: int | None = None,
+    extended: bool = False,
     max_bad_fraction: float = 0.05,
 ) -> ReadResult:
     """Read an SWF log into the job table.
@@ -120,7 +166,13 @@ def read_swf(
     to replay an HPC log as if each processor, or each node's share, were a GPU. Nodes are
     `ceil(procs / procs_per_node)`; without it, processors count as nodes only when the
     header says MaxNodes == MaxProcs, else nodes are null. A wait of -1 leaves `start` and
-    `end` null (no invented waits); a runtime of -1 gives elapsed 0, counted in the notes.
+    `end` null (no invented waits: the waits are unknown, not zero); a runtime of -1 gives
+    elapsed 0, counted in the notes. The header's StartTime and EndTime, when present, give
+    the report's `span_days`, the window the log covers.
+    An extended SWF (more than 18 fields per line, as scheduling simulators write, often with
+    absolute epoch submit times and memory in bytes) is refused unless `extended=True`,
+    which reads its first 18 fields as SWF v2.2 and ignores the rest; submit times past the
+    header's UnixStartTime are then taken as absolute epoch seconds. Memory is never read.
     """
     name = source_name(source)
     report = ReadReport(source=name, format="swf")
@@ -140,15 +192,19 @@ def read_swf(
     report.rows_read = content.height
     parts = pl.col("_t").str.extract_all(r"\S+")
     frame = content.with_columns(parts.alias("_p")).with_columns(
-        pl.col("_p").list.len().alias("_n"),
-        *[
-            pl.col("_p").list.get(i, null_on_oob=True).cast(pl.Float64, strict=False).alias(f)
-            for i, f in enumerate(SWF_FIELDS)
-        ],
+        pl.col("_p").list.len().alias("_n")
+    )
+    width = int(frame["_n"].mode().sort()[-1])
+    if width > len(SWF_FIELDS) and not extended:
+        raise _extended_error(name, frame, width, header)
+    expected = max(width, len(SWF_FIELDS)) if extended else len(SWF_FIELDS)
+    frame = frame.with_columns(
+        pl.col("_p").list.get(i, null_on_oob=True).cast(pl.Float64, strict=False).alias(f)
+        for i, f in enumerate(SWF_FIELDS)
     )
     checks = [
-        pl.when(pl.col("_n") < 18).then(
-            pl.format("wrong number of fields: expected 18, got {}", pl.col("_n"))
+        pl.when(pl.col("_n") != expected).then(
+            pl.format(f"wrong number of fields: expected {expected}, got {{}}", pl.col("_n"))
         )
     ]
     checks += [
@@ -176,6 +232,18 @@ def read_swf(
     if tz is None and header.time_zone is None:
         report.notes.append("no TimeZoneString in the header: times shown in UTC")
     base = header.unix_start_time or 0
+    if extended:
+        report.format = "swf_extended"
+        report.notes.append(
+            f"extended SWF, {width} fields per line: the first 18 read as SWF v2.2, the "
+            f"other {width - 18} ignored (memory is never read)"
+        )
+        if base and good.height and good["submit"].min() >= base:  # type: ignore[operator]
+            report.notes.append("submit times are absolute epoch seconds, not from UnixStartTime")
+            base = 0
+    if header.span_days is not None:
+        report.span_days = header.span_days
+        report.notes.append(f"the header's StartTime to EndTime spans {header.span_days:.1f} days")
     procs = pl.when(pl.col("procs") > 0).then(pl.col("procs")).otherwise(pl.col("req_procs"))
     procs = pl.when(procs > 0).then(procs).otherwise(None).cast(pl.Int64)
     if procs_per_node:
@@ -232,7 +300,10 @@ def read_swf(
         report.notes.append(f"{unknown_run} jobs with unknown runtime (-1) count 0 seconds")
     unknown_wait = good.filter(pl.col("wait") < 0).height
     if unknown_wait:
-        report.notes.append(f"{unknown_wait} jobs with unknown wait (-1): start and end null")
+        report.notes.append(
+            f"{unknown_wait} jobs with unknown wait (-1): start and end null; their waits are "
+            "unknown, not zero, and their GPU time is placed at submit for the busy hours"
+        )
     if gpus_per_proc == 0:
         report.notes.append("SWF has no GPUs; gpus_per_proc=0, so every job reads as CPU-only")
     if header.max_procs:

@@ -131,3 +131,48 @@ NOTHING_FOUND = json.dumps(
     }
 ).encode()
 """slurmdbd's answer for a time range with no jobs."""
+
+
+def grid_swf(days: int = 10) -> bytes:
+    """A grid log converted to SWF (as the Grid Workloads Archive does): relative submit times
+    after the header's UnixStartTime, waits unknown (-1), one processor per job, and a
+    header whose StartTime-EndTime spans `days` days (the last submit comes earlier).
+    """
+    header = [
+        "; Version: 2.2",
+        "; Computer: Example grid site",
+        "; Installation: a university grid, converted from its accounting logs",
+        "; MaxJobs: 0",
+        "; UnixStartTime: 1704067200",
+        "; TimeZoneString: Europe/Amsterdam",
+        "; StartTime: Mon Jan  1 01:00:00 CET 2024",
+        f"; EndTime: Thu Jan {1 + days:2d} 01:00:00 CET 2024",
+        "; MaxNodes: 64",
+        "; MaxProcs: 64",
+        "; Note: wait times were not recorded; -1 throughout",
+        ";",
+    ]
+    rows = []
+    job = 1
+    for day in range(days - 2):
+        for k in range(6):
+            submit = day * 86400 + k * 3600
+            run = 7200 if k % 2 else 3600
+            procs = 1 + (k % 3)
+            fields = [job, submit, -1, run, procs, -1, -1, procs, 14400, -1, 1, 3 + k % 2, 1]
+            fields += [-1, 1, 1, -1, -1]
+            rows.append(" ".join(str(f) for f in fields))
+            job += 1
+    return ("\n".join(header + rows) + "\n").encode()
+
+
+def extended_swf() -> bytes:
+    """A scheduling simulator's extended SWF: 21 fields, absolute epoch submit times, memory in
+    bytes, and three extra fields (here GPUs per job, a project id and a flag) after the 18."""
+    rows = []
+    for job in range(1, 41):
+        submit = 1709539200 + job * 1800
+        fields = [job, submit, 300, 3600, 8, -1, 64 * 2**30, 8, 7200, 64 * 2**30, 1, job % 4]
+        fields += [1, -1, 1, 1, -1, -1, 8, 17, 0]
+        rows.append("\t".join(str(f) for f in fields))
+    return ("\n".join(rows) + "\n").encode()

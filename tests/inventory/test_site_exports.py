@@ -10,7 +10,15 @@ import shlex
 from pathlib import Path
 
 import pytest
-from site_exports import FIELDS, KINDS, NOTHING_FOUND, sacct_text, slurmdbd_jobs
+from site_exports import (
+    FIELDS,
+    KINDS,
+    NOTHING_FOUND,
+    extended_swf,
+    grid_swf,
+    sacct_text,
+    slurmdbd_jobs,
+)
 
 from cluster_decide.cli import INGEST_SKIPPED_FILES, main
 from cluster_decide.inventory import InventoryError, detect_format, read_jobs
@@ -130,3 +138,63 @@ def test_run_fails_only_when_no_file_has_jobs(
     assert main(["ingest", str(nothing), "--out", str(out)]) == 2
     assert "slurmdb_jobs_get() found nothing" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_grid_swf_with_relative_times_and_unknown_waits() -> None:
+    data = grid_swf(days=10)
+    done = ingest([data], gpus_per_proc=1)
+    report = done.read.report
+    assert (report.format, report.rows_read, report.jobs_kept) == ("swf", 48, 48)
+    assert report.span_days == pytest.approx(10.0)
+    # The window is the header's span (10 days), not the 7.3 days from first to last submit.
+    assert done.demand.window_days == pytest.approx(10.0)
+    jobs = done.read.jobs
+    # Submit times count from the header's UnixStartTime (2024-01-01T00:00Z), shown in its zone.
+    first = jobs["submit"].min()
+    assert str(first) == "2024-01-01 01:00:00+01:00"
+    # Unknown waits stay unknown: no start, no end, and no wait statistic.
+    assert jobs["start"].null_count() == jobs.height == 48
+    evidence = done.demand.evidence
+    assert evidence["wait_hours_p90"].is_nan().all()
+    assert evidence["completion_hours_p90"].is_nan().all()
+    # GPU-hours still count: 8 days x (3 one-hour and 3 two-hour jobs) of 1-3 processors.
+    per_day = sum((7200 if k % 2 else 3600) * (1 + k % 3) for k in range(6)) / 3600
+    assert evidence["gpu_hours"].sum() == pytest.approx(8 * per_day)
+    assert set(evidence["kind"]) == {"distributed_training", "experimentation", "fine_tuning"}
+    assert any("unknown, not zero" in n for n in report.notes)
+
+
+def test_grid_swf_without_span_uses_submit_times() -> None:
+    text = grid_swf(days=10).decode().splitlines()
+    data = "\n".join(ln for ln in text if "Time:" not in ln or "Unix" in ln).encode()
+    done = ingest([data], gpus_per_proc=1)
+    assert done.read.report.span_days is None
+    last_submit_h = 7 * 24 + 5
+    assert done.demand.window_days == pytest.approx((last_submit_h + 2) / 24)
+
+
+def test_extended_swf_is_named_and_read_with_the_option(tmp_path: Path) -> None:
+    data = extended_swf()
+    assert detect_format(data) == "swf"
+    with pytest.raises(InventoryError) as err:
+        ingest([data], gpus_per_proc=2)
+    assert str(err.value) == (
+        "<bytes>: an extended SWF: 21 fields per line where SWF v2.2 has 18; its submit times "
+        "look like absolute epoch seconds (expected extended=True (ingest --swf-extended) to "
+        "read the first 18 fields as SWF v2.2 and ignore the rest, once you have checked that "
+        "they are in SWF order)"
+    )
+    done = ingest([data], gpus_per_proc=2, swf_extended=True)
+    report = done.read.report
+    assert (report.format, report.jobs_kept, report.malformed_rows) == ("swf_extended", 40, 0)
+    assert any("the other 3 ignored" in n for n in report.notes)
+    jobs = done.read.jobs
+    assert str(jobs["submit"].min()) == "2024-03-04 08:30:00+00:00"  # absolute epoch
+    assert jobs["gpus"].unique().to_list() == [16]
+    assert (jobs["start"] - jobs["submit"]).dt.total_seconds().unique().to_list() == [300]
+    assert done.demand.evidence["kind"].unique().to_list() == ["distributed_training"]
+    export = _write(tmp_path, "sim.swf", data)
+    out = tmp_path / "s.toml"
+    argv = ["ingest", str(export), "--gpus-per-proc", "2", "--out", str(out)]
+    assert main(argv) == 2 and not out.exists()
+    assert main([*argv, "--swf-extended"]) == 0 and out.exists()
