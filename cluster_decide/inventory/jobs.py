@@ -15,6 +15,7 @@ import polars as pl
 from cluster_decide.inventory.errors import InventoryError
 
 __all__ = [
+    "IMPOSSIBLE",
     "JOB_COLUMNS",
     "JOB_SCHEMA",
     "KNOWN_STATES",
@@ -305,14 +306,31 @@ def localize(df: pl.DataFrame, columns: list[str], tz: str, report: ReadReport) 
     return out
 
 
+IMPOSSIBLE = "impossible times"
+"""The reason prefix of a row whose times are out of order (end before start, ...)."""
+
+
 def enforce_threshold(report: ReadReport, max_bad_fraction: float) -> None:
     """Fail the read when malformed rows exceed `max_bad_fraction` of the rows read.
 
-    Also fails when nothing usable was found, so an empty file is never a silent success.
+    Also fails when nothing usable was found, so an empty file is never a silent success,
+    and says so when most rows fail the same time-order check: then the columns themselves
+    are swapped or mislabelled (Submit and End exchanged puts every end before its start).
     """
     if report.rows_read == 0:
         raise InventoryError(
             report.source, "no job rows found", expected=f"a non-empty {report.format} file"
+        )
+    order = [(n, r) for r, n in report.skipped.items() if r.startswith(IMPOSSIBLE)]
+    if order and max(order)[0] * 2 > report.rows_read:
+        n, reason = max(order)
+        first = next((b for b in report.bad_lines if b.reason.startswith(reason)), None)
+        where = f"; first at line {first.line}: {first.reason}" if first else ""
+        raise InventoryError(
+            report.source,
+            f"the time columns look swapped or mislabelled: {n} of {report.rows_read} rows "
+            f"have {reason[len(IMPOSSIBLE) :].strip(' ()')}{where}",
+            expected="Submit <= Start <= End; check the header, or the --fields order",
         )
     frac = report.malformed_rows / report.rows_read
     if frac > max_bad_fraction:

@@ -33,6 +33,7 @@ from cluster_decide.inventory.jobs import (
     record_bad,
     split_bad,
 )
+from cluster_decide.inventory.sanity import gpu_check, state_check, time_checks
 from cluster_decide.inventory.sniff import fields_command, guess_fields, sniff_delimiter
 
 __all__ = [
@@ -132,13 +133,15 @@ def parse_elapsed(expr: pl.Expr) -> pl.Expr:
 def tres_gpus(expr: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
     """(GPU count, GPU type) from a TRES string such as `cpu=8,gres/gpu:h100=8,gres/gpu=8`.
 
+    Counts are floats, so a count too large for an integer is seen (and refused) as such.
+
     The untyped `gres/gpu=N` is the total; typed entries are only summed when it is absent,
     so a job listed both ways is not counted twice. Null when the string names no GPU.
     """
-    untyped = expr.str.extract(r"(?:^|,)gres/gpu=(\d+)", 1).cast(pl.Int64, strict=False)
+    untyped = expr.str.extract(r"(?:^|,)gres/gpu=(\d+)", 1).cast(pl.Float64, strict=False)
     typed = expr.str.extract_all(r"(?:^|,)gres/gpu:[^=,]+=\d+")
     typed_sum = typed.list.eval(
-        pl.element().str.extract(r"=(\d+)$", 1).cast(pl.Int64, strict=False)
+        pl.element().str.extract(r"=(\d+)$", 1).cast(pl.Float64, strict=False)
     ).list.sum()
     typed_sum = pl.when(typed.list.len() > 0).then(typed_sum).otherwise(None)
     gtype = expr.str.extract(r"(?:^|,)gres/gpu:([^=,]+)=", 1)
@@ -148,7 +151,7 @@ def tres_gpus(expr: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
 def gres_gpus(expr: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
     """(GPU count, GPU type) from an older GRES string: `gpu:2`, `gpu:v100:2(IDX:0-1)`."""
     groups = expr.str.extract_groups(r"(?:^|,)gpu(?::([A-Za-z][^:,()]*))?:(\d+)")
-    count = groups.struct.field("2").cast(pl.Int64, strict=False)
+    count = groups.struct.field("2").cast(pl.Float64, strict=False)
     return count, groups.struct.field("1")
 
 
@@ -166,10 +169,10 @@ def submit_line_gpus(line: pl.Expr, nodes: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
     per_other = line.str.extract_groups(opt.format(name="gpus-per-(?:task|socket)"))
     n_nodes = nodes.fill_null(1).clip(lower_bound=1)
     count = pl.coalesce(
-        total.struct.field("2").cast(pl.Int64, strict=False),
-        gres.struct.field("2").cast(pl.Int64, strict=False),
-        per_node.struct.field("2").cast(pl.Int64, strict=False) * n_nodes,
-        per_other.struct.field("2").cast(pl.Int64, strict=False),
+        total.struct.field("2").cast(pl.Float64, strict=False),
+        gres.struct.field("2").cast(pl.Float64, strict=False),
+        per_node.struct.field("2").cast(pl.Float64, strict=False) * n_nodes,
+        per_other.struct.field("2").cast(pl.Float64, strict=False),
     )
     gtype = pl.coalesce(
         total.struct.field("1"),
@@ -324,6 +327,7 @@ def read_sacct(
                 if not head:
                     continue
                 layout, has_header = _layout_of(name, head, delimiter, fields, header)
+                layout.tz = tz
                 after = head[0][0] - (0 if has_header else 1)
             in_flight.append((batch, pool.submit(_read_batch, batch, layout, after)))
             if len(in_flight) >= PIPELINE:
@@ -403,6 +407,7 @@ class _Layout:
         self.first_index = {k: i for i, k in reversed(list(enumerate(keys)))}
         self.present = {k for k in self.first_index if k in USED_FIELDS}
         self.labels = {k: names[i] for k, i in self.first_index.items()}
+        self.tz = "UTC"  # the zone of the export's wall-clock times
 
     def col(self, *options: str) -> pl.Expr:
         """The first non-empty of the named fields (null when none is in the export)."""
@@ -417,7 +422,7 @@ class _Chunk:
     """What one slice of lines gives, to be combined with the other slices.
 
     Parsed allocations, step summaries, orphan candidates (steps whose allocation is not in
-    the slice) and malformed lines.
+    the slice), malformed lines, and step rows dropped with their rejected allocation.
     """
 
     allocs: pl.DataFrame
@@ -425,6 +430,7 @@ class _Chunk:
     candidates: pl.DataFrame
     bad: pl.DataFrame
     n_steps: int
+    rejected_steps: int
 
 
 def _content(lines: pl.DataFrame) -> pl.DataFrame:
@@ -677,7 +683,19 @@ def _parse(
     is_step = pl.col("_step").is_not_null()
     parsed, checks = _parse_allocations(frame.filter(~is_step), layout)
     allocs, bad_allocs = split_bad(parsed, checks)
-    jobs = _columns(allocs.drop("text"), layout)
+    jobs, bad_jobs = split_bad(_columns(allocs.drop("text"), layout), _sanity_checks(layout))
+    if not bad_jobs.is_empty() and layout.tz != "UTC":
+        # Wall-clock times out of order by up to an hour in a DST fold are no error: checked
+        # again with that allowance, on the few rows that failed.
+        again, bad_jobs = split_bad(bad_jobs.drop("reason"), _sanity_checks(layout, fold=True))
+        if not again.is_empty():
+            jobs = pl.concat([jobs, again]).sort("line_no")
+    jobs = jobs.drop("_gpu_unread")
+    # The steps of a rejected allocation row go with it, counted, rather than rebuild the job.
+    rejected = pl.concat([bad_allocs["_alloc"], bad_jobs["job_id"]]).implode()
+    of_rejected = is_step & pl.col("_alloc").is_in(rejected)
+    rejected_steps = frame.filter(of_rejected).height
+    frame = frame.filter(~of_rejected)
     n_steps = frame.height - parsed.height
     # Steps matter only where the allocation row leaves something open: its GPUs or GPU type
     # are unknown, its allocation row is elsewhere (another chunk, or none: an orphan), or
@@ -698,7 +716,11 @@ def _parse(
         elsewhere
         | (is_step & (interactive_step | (gpu_step & pl.col("_alloc").is_in(open_ids.implode()))))
     )
-    with_gpu = _by_distinct(steps.filter(gpu_step), col("alloctres"), tres_gpus, "_s")
+    with_gpu, bad_steps = split_bad(
+        _by_distinct(steps.filter(gpu_step), col("alloctres"), tres_gpus, "_s"),
+        [gpu_check(pl.col("_s_n"), "a step's AllocTRES")],
+    )
+    n_steps -= bad_steps.height
     interactive = (
         steps.filter(interactive_step)
         .select("_alloc", pl.lit(True).alias("_istep"))
@@ -722,15 +744,22 @@ def _parse(
         how="left",
         maintain_order="left",
     )
+    bad_jobs = bad_jobs.select("line_no", "reason").join(
+        allocs.select("line_no", "text"), on="line_no", how="left"
+    )
     bad = pl.concat(
         [
             early_bad.select("line_no", "text", "reason"),
             bad_allocs.select("line_no", "text", "reason"),
+            bad_jobs.select("line_no", "text", "reason"),
+            bad_steps.select("line_no", "reason")
+            .join(frame.select("line_no", "text"), on="line_no", how="left")
+            .select("line_no", "text", "reason"),
         ]
     )
     if quote is not None and not bad.is_empty():
         bad = bad.with_columns(pl.Series("text", quote(bad["line_no"].to_list()), pl.String))
-    return _Chunk(jobs, summary.filter(~here), candidates, bad, n_steps)
+    return _Chunk(jobs, summary.filter(~here), candidates, bad, n_steps, rejected_steps)
 
 
 def _enforce_early(report: ReadReport, max_bad_fraction: float) -> None:
@@ -824,6 +853,7 @@ def _columns(allocs: pl.DataFrame, layout: _Layout) -> pl.DataFrame:
     nodes_out = (
         pl.when(nodes.is_null() | (nodes == 0)).then(pl.coalesce(req_nodes, nodes)).otherwise(nodes)
     )
+    unreadable = []
     for key, parse, prefix in (
         ("alloctres", tres_gpus, "_a"),
         ("reqtres", tres_gpus, "_r"),
@@ -832,9 +862,14 @@ def _columns(allocs: pl.DataFrame, layout: _Layout) -> pl.DataFrame:
     ):
         if key in present:
             allocs = _by_distinct(allocs, col(key), parse, prefix)
+            unreadable.append(
+                pl.when(pl.col(f"{prefix}_x")).then(
+                    pl.format(f"{layout.labels[key]} '{{}}'", col(key))
+                )
+            )
         else:
             allocs = allocs.with_columns(
-                pl.lit(None, dtype=pl.Int64).alias(f"{prefix}_n"),
+                pl.lit(None, dtype=pl.Float64).alias(f"{prefix}_n"),
                 pl.lit(None, dtype=pl.String).alias(f"{prefix}_t"),
             )
     s_n, s_t = submit_line_gpus(col("submitline"), nodes_out)
@@ -851,6 +886,7 @@ def _columns(allocs: pl.DataFrame, layout: _Layout) -> pl.DataFrame:
         pl.col("_end").alias("end"),
         pl.coalesce("_elapsed", raw_secs, span, pl.lit(0.0)).alias("elapsed_s"),
         pl.coalesce("_a_n", "_r_n", "_ag_n", "_rg_n", s_n).alias("_gpus"),
+        pl.coalesce(*unreadable, pl.lit(None, dtype=pl.String)).alias("_gpu_unread"),
         pl.coalesce("_a_t", "_r_t", "_ag_t", "_rg_t", s_t).alias("_gtype"),
         nodes_out.alias("nodes"),
         pl.when(cpus.is_null() | (cpus == 0))
@@ -864,6 +900,38 @@ def _columns(allocs: pl.DataFrame, layout: _Layout) -> pl.DataFrame:
     )
 
 
+def _sanity_checks(layout: _Layout, *, fold: bool = False) -> list[tuple[pl.Expr, pl.Expr]]:
+    """The `sanity` checks on `_columns` output: time order and dates, GPUs, state, counts.
+
+    `fold` allows times out of order by up to an hour in the export zone's DST fold (costly:
+    for the rows that failed without it).
+    """
+    labels: dict[str, str] = {
+        k: layout.labels[k] for k in ("submit", "start", "end") if k in layout.present
+    }
+    checks = time_checks(labels, fold_zone=layout.tz if fold else None)
+    checks.append(gpu_check(pl.col("_gpus"), "TRES/GRES"))
+    checks.append(
+        (
+            pl.col("_gpu_unread").is_not_null(),
+            pl.format("bad GPU count: cannot read the GPUs in {}", pl.col("_gpu_unread")),
+        )
+    )
+    if "state" in layout.present:
+        checks.append(state_check(pl.col("state"), pl.col("state"), layout.labels["state"]))
+    checks.append(
+        (
+            (pl.col("cpus") > 0) & (pl.col("nodes") > pl.col("cpus")),
+            pl.format(
+                "impossible counts (more nodes than CPUs): {} nodes, {} CPUs",
+                pl.col("nodes"),
+                pl.col("cpus"),
+            ),
+        )
+    )
+    return checks
+
+
 def _by_distinct(
     frame: pl.DataFrame,
     source: pl.Expr,
@@ -874,6 +942,8 @@ def _by_distinct(
 
     TRES and GRES strings repeat across jobs (thousands of distinct values in millions of
     rows), so the regexes run on the distinct values and a hash lookup maps them back.
+    `{prefix}_x` is true where the string names GPUs (`gres/gpu=`, `gpu:`) whose count
+    cannot be read.
     """
     values = frame.select("line_no", source.alias("_v"))["_v"]  # a literal broadcasts
     count, gtype = parse(pl.col("_v"))
@@ -881,14 +951,23 @@ def _by_distinct(
         values.drop_nulls()
         .unique()
         .to_frame()
-        .select("_v", count.cast(pl.Int64).alias("n"), gtype.cast(pl.String).alias("t"))
+        .select(
+            "_v",
+            count.cast(pl.Float64).alias("n"),
+            gtype.cast(pl.String).alias("t"),
+            (pl.col("_v").str.contains(_NAMES_GPUS) & count.is_null()).alias("x"),
+        )
     )
     return frame.with_columns(
         values.replace_strict(table["_v"], table[c], default=None, return_dtype=dtype).alias(
             f"{prefix}_{c}"
         )
-        for c, dtype in (("n", pl.Int64), ("t", pl.String))
+        for c, dtype in (("n", pl.Float64), ("t", pl.String), ("x", pl.Boolean))
     )
+
+
+_NAMES_GPUS = r"(?:^|,)(?:gres/gpu[=:]|gpu(?:[:(,]|$))"
+"""A TRES or GRES string that names GPUs: `gres/gpu=4`, `gres/gpu:a100=4`, `gpu:2`, `gpu`."""
 
 
 def _combine(
@@ -900,6 +979,7 @@ def _combine(
         allocs = allocs.sort("line_no")
     n_steps = sum(p.n_steps for p in parts)
     report.rows_used = allocs.height + n_steps
+    report.skip("step row of a rejected job row", sum(p.rejected_steps for p in parts))
     # Distinct 64-bit hashes prove distinct ids; only a (rare) repeat needs the exact count.
     if allocs.select(pl.col("job_id").hash().n_unique()).item() < allocs.height:
         dup = allocs.height - allocs.select(pl.col("job_id").n_unique()).item()
@@ -929,10 +1009,17 @@ def _combine(
             f"{promoted.height} jobs had step rows but no allocation row; each was built "
             "from its first step"
         )
-        parsed, _ = _parse_allocations(promoted, layout)
-        found = _columns(parsed, layout).with_columns(
+        parsed, checks = _parse_allocations(promoted, layout)
+        parsed, bad_parsed = split_bad(parsed, checks)
+        found, bad_found = split_bad(_columns(parsed, layout), _sanity_checks(layout))
+        bad = pl.concat(
+            [bad_parsed.select("line_no", "reason"), bad_found.select("line_no", "reason")]
+        )
+        record_bad(report, bad.with_columns(pl.lit("(a step row)").alias("text")))
+        report.rows_used -= bad.height
+        found = found.drop("_gpu_unread").with_columns(
             pl.lit(None, dtype=pl.Boolean).alias("_istep"),
-            pl.lit(None, dtype=pl.Int64).alias("_sgpus"),
+            pl.lit(None, dtype=pl.Float64).alias("_sgpus"),
             pl.lit(None, dtype=pl.String).alias("_stype"),
         )
         allocs = pl.concat([allocs, found]).sort("line_no")
