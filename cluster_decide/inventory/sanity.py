@@ -20,6 +20,7 @@ __all__ = [
     "MAX_JOB_GPUS",
     "SLURM_STATES",
     "gpu_check",
+    "job_problem",
     "latest",
     "state_check",
     "time_checks",
@@ -135,3 +136,37 @@ def state_check(state: pl.Expr, raw: pl.Expr, label: str = "State") -> tuple[pl.
             f"unknown {label}: expected a Slurm job state such as COMPLETED, got '{{}}'", raw
         ),
     )
+
+
+def job_problem(
+    submit_s: int | None,
+    start_s: int | None,
+    end_s: int | None,
+    gpus: float | None,
+    state: str | None,
+) -> str | None:
+    """The first problem of one job given as epoch seconds (a JSON record), or None.
+
+    The same reasons, in the same words, as the frame checks above; for readers that build
+    jobs one by one.
+    """
+    low = EARLIEST.replace(tzinfo=timezone.utc).timestamp()
+    high = latest().replace(tzinfo=timezone.utc).timestamp()
+    for label, value in (("submit", submit_s), ("start", start_s), ("end", end_s)):
+        if value is not None and not low <= value <= high:
+            when = datetime.fromtimestamp(min(max(value, -6e10), 2e11), timezone.utc)
+            return f"implausible date: expected {label} from 1980 to today, got {when:%Y-%m-%d}"
+    for early, late, a, b in (
+        ("start", "end", start_s, end_s),
+        ("submit", "start", submit_s, start_s),
+    ):
+        if a is not None and b is not None and b < a:
+            return f"{IMPOSSIBLE} ({late} before {early}): {late} is {a - b} s before {early}"
+    if gpus is not None and gpus >= MAX_JOB_GPUS:
+        return (
+            f"implausible GPU count: expected fewer than {MAX_JOB_GPUS:,} GPUs in one job, "
+            f"got {gpus:.0f}"
+        )
+    if state is not None and state.split(" ")[0].upper() not in SLURM_STATES:
+        return f"unknown state: expected a Slurm job state such as COMPLETED, got '{state}'"
+    return None

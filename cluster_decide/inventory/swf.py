@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timezone
 
 import polars as pl
 
@@ -22,6 +22,7 @@ from cluster_decide.inventory.jobs import (
     enforce_threshold,
     record_bad,
 )
+from cluster_decide.inventory.sanity import EARLIEST, MAX_JOB_GPUS, latest
 
 __all__ = ["SWF_FIELDS", "SWF_STATUS", "SwfHeader", "parse_swf_header", "read_swf"]
 
@@ -132,6 +133,39 @@ def parse_swf_header(lines: list[str]) -> SwfHeader:
     )
 
 
+def _plausible(base: int, first_submit: float, gpus_per_proc: float) -> list[pl.Expr]:
+    """Reasons for implausible dates (when the times are dates) and GPU counts, per row.
+
+    Times are dates when the header gives UnixStartTime or the submit times are absolute
+    epoch seconds; relative times without a start are not (they count from 1970).
+    """
+    checks: list[pl.Expr] = []
+    low = EARLIEST.replace(tzinfo=timezone.utc).timestamp()
+    if base or first_submit >= low:
+        high = latest().replace(tzinfo=timezone.utc).timestamp()
+        when = pl.col("submit") + base
+        checks.append(
+            pl.when((when < low) | (when > high)).then(
+                pl.format(
+                    "implausible date: expected submit from 1980 to today, got {}",
+                    pl.from_epoch(when.clip(-6e10, 2e11).cast(pl.Int64), time_unit="s").dt.date(),
+                )
+            )
+        )
+    if gpus_per_proc > 0:
+        gpus = pl.max_horizontal("procs", "req_procs") * gpus_per_proc
+        checks.append(
+            pl.when(gpus.round(0) >= MAX_JOB_GPUS).then(
+                pl.format(
+                    f"implausible GPU count: expected fewer than {MAX_JOB_GPUS:,} GPUs in one "
+                    "job, got {} (processors x gpus_per_proc)",
+                    gpus.round(0),
+                )
+            )
+        )
+    return checks
+
+
 def _extended_error(
     name: str, frame: pl.DataFrame, width: int, header: SwfHeader
 ) -> InventoryError:
@@ -202,7 +236,7 @@ def read_swf(
         pl.col("_p").list.get(i, null_on_oob=True).cast(pl.Float64, strict=False).alias(f)
         for i, f in enumerate(SWF_FIELDS)
     )
-    checks = [
+    checks: list[pl.Expr] = [
         pl.when(pl.col("_n") != expected).then(
             pl.format(f"wrong number of fields: expected {expected}, got {{}}", pl.col("_n"))
         )
@@ -221,6 +255,13 @@ def read_swf(
             pl.format("bad submit: expected seconds >= 0, got {}", pl.col("submit"))
         )
     )
+    base = header.unix_start_time or 0
+    finite = frame.filter(pl.col("submit").is_finite())["submit"]
+    first_submit = float(finite.min()) if finite.len() else 0.0  # type: ignore[arg-type]
+    absolute = extended and bool(base) and first_submit >= base
+    if absolute:
+        base = 0
+    checks += _plausible(base, first_submit, gpus_per_proc)
     frame = frame.with_columns(pl.coalesce(checks).alias("reason"))
     record_bad(report, frame.filter(pl.col("reason").is_not_null()))
     good = frame.filter(pl.col("reason").is_null())
@@ -231,16 +272,14 @@ def read_swf(
         report.notes.append("no UnixStartTime in the header: times count from 1970-01-01")
     if tz is None and header.time_zone is None:
         report.notes.append("no TimeZoneString in the header: times shown in UTC")
-    base = header.unix_start_time or 0
     if extended:
         report.format = "swf_extended"
         report.notes.append(
             f"extended SWF, {width} fields per line: the first 18 read as SWF v2.2, the "
             f"other {width - 18} ignored (memory is never read)"
         )
-        if base and good.height and good["submit"].min() >= base:  # type: ignore[operator]
-            report.notes.append("submit times are absolute epoch seconds, not from UnixStartTime")
-            base = 0
+    if absolute:
+        report.notes.append("submit times are absolute epoch seconds, not from UnixStartTime")
     if header.span_days is not None:
         report.span_days = header.span_days
         report.notes.append(f"the header's StartTime to EndTime spans {header.span_days:.1f} days")
