@@ -243,6 +243,7 @@ def _ingest(args: argparse.Namespace) -> int:
     from cluster_decide.inventory.ingest import RowProgress, ingest, load_column_map
 
     try:
+        _refuse_input_as_output(args.files, args.out)
         column_map = load_column_map(args.column_map) if args.column_map else None
         # The bar shows on a terminal only (disable=None), so logs and pipes stay clean.
         with tqdm(unit=" rows", unit_scale=True, desc="reading", leave=False, disable=None) as bar:
@@ -307,6 +308,22 @@ def _ingest(args: argparse.Namespace) -> int:
 
 INGEST_SKIPPED_FILES = 5
 """`ingest` exit status: the scenario was written, but some input files gave no jobs."""
+
+
+def _refuse_input_as_output(files: Sequence[str], out: str) -> None:
+    """Raise InventoryError when the scenario to write is one of the inputs (or a link to it)."""
+    from cluster_decide.inventory import InventoryError
+
+    target = Path(out)
+    for file in files:
+        path = Path(file)
+        same = target.resolve() == path.resolve()
+        if not same and target.exists() and path.exists():
+            same = target.samefile(path)
+        if same:
+            raise InventoryError(
+                out, "the output is also an input", expected="another --out file than the logs"
+            )
 
 
 def _simulate(args: argparse.Namespace) -> int:

@@ -21,6 +21,7 @@ import polars as pl
 import tomli_w
 
 from cluster_decide.constants import DEADLINE_KINDS, HOURS_PER_MONTH, HOURS_PER_WEEK
+from cluster_decide.inventory.atomic import write_atomic
 from cluster_decide.inventory.errors import InventoryError
 from cluster_decide.inventory.jobs import time_zone_of
 from cluster_decide.inventory.rules import EXCLUDED
@@ -594,8 +595,8 @@ def scenario_document(
 
 
 def write_scenario(path: str | Path, workloads: Sequence[Mapping[str, Any]], **kwargs: Any) -> Path:
-    """Write `scenario_document(workloads, **kwargs)` as TOML to `path`; returns the path."""
-    out = Path(path)
-    doc = scenario_document(workloads, **kwargs)
-    out.write_text(tomli_w.dumps(doc), encoding="utf-8")
-    return out
+    """Write `scenario_document(workloads, **kwargs)` as TOML to `path`; returns the path.
+
+    The write is atomic: a failure (a full disk) leaves the old file as it was.
+    """
+    return write_atomic(path, tomli_w.dumps(scenario_document(workloads, **kwargs)))

@@ -25,7 +25,7 @@ if sys.version_info >= (3, 11):
 else:
     import tomli as tomllib
 
-__all__ = ["Ingest", "RowProgress", "ingest", "load_column_map"]
+__all__ = ["GPUS_PER_PROC", "WINDOW_DAYS", "Ingest", "RowProgress", "ingest", "load_column_map"]
 
 
 @dataclass(frozen=True)
@@ -89,6 +89,13 @@ class RowProgress:
         self._done = done
 
 
+WINDOW_DAYS = (1 / 24, 3653.0, "0.042 to 3,653 days (an hour to ten years)")
+"""The plausible range of `window_days`: shorter makes a monthly rate from minutes of log."""
+
+GPUS_PER_PROC = (1e-3, 64.0, "0.001 to 64 GPUs per processor")
+"""The plausible range of `gpus_per_proc` (a node's share of a GPU up to a node's GPUs)."""
+
+
 def ingest(
     files: Sequence[Source],
     *,
@@ -115,9 +122,14 @@ def ingest(
     InventoryError (only) for input that cannot be used, with a message to print that
     names the files.
     """
-    for key, value in (("window_days", window_days), ("gpus_per_proc", gpus_per_proc)):
-        if value is not None and not value > 0:
-            raise InventoryError(key, f"must be a positive number, got {value}")
+    for key, value, (low, high, words) in (
+        ("window_days", window_days, WINDOW_DAYS),
+        ("gpus_per_proc", gpus_per_proc, GPUS_PER_PROC),
+    ):
+        if value is not None and not low <= value <= high:
+            raise InventoryError(
+                f"{key} (--{key.replace('_', '-')})", f"expected {words}, got {value:g}"
+            )
     options: dict[str, Any] = {"format": format, "tz": tz, "column_map": column_map}
     if fields is not None or delimiter is not None:
         options.update(fields=fields, delimiter=delimiter)

@@ -24,6 +24,7 @@ __all__ = [
     "ReadReport",
     "ReadResult",
     "SkippedFile",
+    "check_zone",
     "conform",
     "empty_jobs",
     "enforce_threshold",
@@ -313,26 +314,26 @@ IMPOSSIBLE = "impossible times"
 def enforce_threshold(report: ReadReport, max_bad_fraction: float) -> None:
     """Fail the read when malformed rows exceed `max_bad_fraction` of the rows read.
 
-    Also fails when nothing usable was found, so an empty file is never a silent success,
-    and says so when most rows fail the same time-order check: then the columns themselves
-    are swapped or mislabelled (Submit and End exchanged puts every end before its start).
+    Also fails when nothing usable was found, so an empty file is never a silent success.
+    When most malformed rows fail the same time-order check, the message says the columns
+    look swapped or mislabelled (Submit and End exchanged puts every end before its start).
     """
     if report.rows_read == 0:
         raise InventoryError(
             report.source, "no job rows found", expected=f"a non-empty {report.format} file"
         )
+    frac = report.malformed_rows / report.rows_read
     order = [(n, r) for r, n in report.skipped.items() if r.startswith(IMPOSSIBLE)]
-    if order and max(order)[0] * 2 > report.rows_read:
+    if frac > max_bad_fraction and order and max(order)[0] * 2 > report.malformed_rows:
         n, reason = max(order)
         first = next((b for b in report.bad_lines if b.reason.startswith(reason)), None)
         where = f"; first at line {first.line}: {first.reason}" if first else ""
         raise InventoryError(
             report.source,
             f"the time columns look swapped or mislabelled: {n} of {report.rows_read} rows "
-            f"have {reason[len(IMPOSSIBLE) :].strip(' ()')}{where}",
+            f"({n / report.rows_read:.0%}) have {reason[len(IMPOSSIBLE) :].strip(' ()')}{where}",
             expected="Submit <= Start <= End; check the header, or the --fields order",
         )
-    frac = report.malformed_rows / report.rows_read
     if frac > max_bad_fraction:
         first = report.bad_lines[0] if report.bad_lines else None
         detail = f"; first at line {first.line}: {first.reason}" if first else ""
@@ -387,6 +388,18 @@ def split_bad(
         )
     )
     return flags.filter(~pl.col("_bad")).drop("_bad"), bad.drop("_bad")
+
+
+def check_zone(tz: str, source: str = "tz") -> None:
+    """Raise InventoryError unless `tz` is a time zone the readers can convert to."""
+    try:
+        pl.select(pl.lit(0).cast(pl.Datetime("us")).dt.replace_time_zone(tz))
+    except (pl.exceptions.PolarsError, ValueError, OverflowError):
+        raise InventoryError(
+            source,
+            f"unknown time zone {tz!r}",
+            expected="an IANA zone name such as UTC, Europe/Berlin or America/Chicago",
+        ) from None
 
 
 def time_zone_of(jobs: pl.DataFrame, column: str = "submit") -> str:

@@ -10,7 +10,13 @@ import polars as pl
 from cluster_decide.inventory.detect import FORMATS, Source, detect_format, source_name
 from cluster_decide.inventory.errors import InventoryError
 from cluster_decide.inventory.generic import read_table
-from cluster_decide.inventory.jobs import ReadReport, ReadResult, SkippedFile, time_zone_of
+from cluster_decide.inventory.jobs import (
+    ReadReport,
+    ReadResult,
+    SkippedFile,
+    check_zone,
+    time_zone_of,
+)
 from cluster_decide.inventory.sacct import read_sacct
 from cluster_decide.inventory.sacct_json import read_sacct_json
 from cluster_decide.inventory.swf import read_swf
@@ -38,6 +44,8 @@ def read_jobs(
     `progress(done, total)` is called per chunk for sacct text, once at the end otherwise.
     """
     name = str(source) if not isinstance(source, bytes) else "<bytes>"
+    if tz is not None:
+        check_zone(tz)
     if format is not None and format not in FORMATS:
         raise InventoryError(name, f"unknown format {format!r}", expected=f"one of {FORMATS}")
     fmt = format or detect_format(source)

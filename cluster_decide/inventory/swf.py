@@ -18,6 +18,7 @@ from cluster_decide.inventory.errors import InventoryError
 from cluster_decide.inventory.jobs import (
     ReadReport,
     ReadResult,
+    check_zone,
     conform,
     enforce_threshold,
     record_bad,
@@ -268,6 +269,15 @@ def read_swf(
     report.rows_used = good.height
 
     zone = tz or header.time_zone or "UTC"
+    if tz is None and header.time_zone is not None:
+        try:
+            check_zone(header.time_zone)
+        except InventoryError:
+            zone = "UTC"
+            report.notes.append(
+                f"TimeZoneString {header.time_zone!r} is no zone the reader knows: times shown "
+                "in UTC (tz= / --tz to choose one)"
+            )
     if header.unix_start_time is None:
         report.notes.append("no UnixStartTime in the header: times count from 1970-01-01")
     if tz is None and header.time_zone is None:

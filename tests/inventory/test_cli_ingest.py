@@ -182,9 +182,14 @@ def test_an_hpc_log_needs_gpus_per_proc_and_says_so(
     sacct.write_text(generate_sacct("research-lab", days=2, seed=1, scale=0.05))
     assert main(["ingest", str(sacct), "--gpus-per-proc", "1", "--out", str(out)]) == 2
     assert "gpus_per_proc applies to SWF logs only" in capsys.readouterr().err
-    for flag, value in (("--gpus-per-proc", "-1"), ("--window-days", "0")):
+    for flag, value, expected in (
+        ("--gpus-per-proc", "-1", "expected 0.001 to 64 GPUs per processor, got -1"),
+        ("--window-days", "0", "expected 0.042 to 3,653 days (an hour to ten years), got 0"),
+        ("--window-days", "1e-9", "(an hour to ten years), got 1e-09"),
+        ("--window-days", "nan", "got nan"),
+    ):
         assert main(["ingest", str(path), flag, value, "--out", str(out)]) == 2
-        assert "must be a positive number" in capsys.readouterr().err
+        assert expected in capsys.readouterr().err
 
 
 def test_no_workload_means_nothing_written(
