@@ -374,20 +374,21 @@ def split_bad(
     Conditions are evaluated on every row, messages only on the bad ones: formatting a
     message for millions of good rows would cost more than the whole parse.
     """
+    none = frame.clear().with_columns(pl.lit(None, dtype=pl.String).alias("reason"))
     if not checks:
-        return frame, frame.clear().with_columns(pl.lit(None, dtype=pl.String).alias("reason"))
-    flags = frame.with_columns(
-        pl.any_horizontal([c.fill_null(False) for c, _ in checks]).alias("_bad")
-    )
+        return frame, none
+    is_bad = frame.select(pl.any_horizontal([c.fill_null(False) for c, _ in checks])).to_series()
+    if not is_bad.any():  # the usual case: no copy of the frame
+        return frame, none
     # One chunk: polars 2.1 panics formatting messages over a many-chunk filter result.
     bad = (
-        flags.filter(pl.col("_bad"))
+        frame.filter(is_bad)
         .rechunk()
         .with_columns(
             pl.coalesce([pl.when(c.fill_null(False)).then(m) for c, m in checks]).alias("reason")
         )
     )
-    return flags.filter(~pl.col("_bad")).drop("_bad"), bad.drop("_bad")
+    return frame.filter(~is_bad), bad
 
 
 def check_zone(tz: str, source: str = "tz") -> None:

@@ -692,10 +692,12 @@ def _parse(
             jobs = pl.concat([jobs, again]).sort("line_no")
     jobs = jobs.drop("_gpu_unread")
     # The steps of a rejected allocation row go with it, counted, rather than rebuild the job.
-    rejected = pl.concat([bad_allocs["_alloc"], bad_jobs["job_id"]]).implode()
-    of_rejected = is_step & pl.col("_alloc").is_in(rejected)
-    rejected_steps = frame.filter(of_rejected).height
-    frame = frame.filter(~of_rejected)
+    rejected = pl.concat([bad_allocs["_alloc"], bad_jobs["job_id"]])
+    rejected_steps = 0
+    if rejected.len():
+        of_rejected = is_step & pl.col("_alloc").is_in(rejected.implode())
+        rejected_steps = frame.filter(of_rejected).height
+        frame = frame.filter(~of_rejected)
     n_steps = frame.height - parsed.height
     # Steps matter only where the allocation row leaves something open: its GPUs or GPU type
     # are unknown, its allocation row is elsewhere (another chunk, or none: an orphan), or
@@ -958,11 +960,15 @@ def _by_distinct(
             (pl.col("_v").str.contains(_NAMES_GPUS) & count.is_null()).alias("x"),
         )
     )
+    unread = table.filter("x")["_v"]  # usually none: then no third lookup per row
     return frame.with_columns(
-        values.replace_strict(table["_v"], table[c], default=None, return_dtype=dtype).alias(
-            f"{prefix}_{c}"
-        )
-        for c, dtype in (("n", pl.Float64), ("t", pl.String), ("x", pl.Boolean))
+        *[
+            values.replace_strict(table["_v"], table[c], default=None, return_dtype=dtype).alias(
+                f"{prefix}_{c}"
+            )
+            for c, dtype in (("n", pl.Float64), ("t", pl.String))
+        ],
+        (values.is_in(unread.implode()) if unread.len() else pl.lit(False)).alias(f"{prefix}_x"),
     )
 
 
