@@ -21,7 +21,13 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from cluster_decide.inventory.detect import LineBatch, Source, line_batches, source_name
+from cluster_decide.inventory.detect import (
+    LineBatch,
+    Source,
+    count_byte,
+    line_batches,
+    source_name,
+)
 from cluster_decide.inventory.errors import InventoryError
 from cluster_decide.inventory.jobs import (
     ReadReport,
@@ -521,7 +527,7 @@ class _LineIndex:
             or (b"#" in body and (body.startswith(b"#") or b"\n#" in body))
         ):
             return None
-        k, rest = divmod(body.count(delim), n_lines)
+        k, rest = divmod(count_byte(body, delim), n_lines)
         if rest or k not in self.allowed:
             return None
         if k == len(self.layout.names):  # --parsable: every line must end with the delimiter
