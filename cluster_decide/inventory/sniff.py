@@ -34,6 +34,11 @@ _TRES = re.compile(r"^[a-z]+(/[\w:.\-]+)?=[^,=]+(,[a-z]+(/[\w:.\-]+)?=[^,=]+)*$"
 _GRES = re.compile(r"(^|,)gpu(:[^:,()]+)?:\d+")
 _STATE = re.compile(r"^([A-Z_]+)( by \d+)?$")
 _NO_TIME = ("", "Unknown", "None", "N/A")
+_SACCT_ONLY = frozenset(
+    {"alloctres", "reqtres", "allocgres", "elapsed", "elapsedraw", "nnodes", "ncpus", "exitcode"}
+)
+"""Field names (lower case) that mark a header as sacct's own."""
+
 _TIME_NAMES = {
     1: ["Submit"],
     2: ["Start", "End"],
@@ -70,14 +75,18 @@ def _split(lines: list[str], delimiter: str) -> list[list[str]]:
 
 
 def looks_like_sacct(lines: list[str], delimiter: str) -> bool:
-    """Whether `lines` read as sacct text: a JobID header, or sacct times in the first line."""
+    """Whether `lines` read as sacct text: a sacct header, or sacct times in the first line.
+
+    A header counts when it names JobID (or JobIDRaw) and a field only sacct calls so, so a
+    CSV that merely has a `jobid` column still asks for a column map.
+    """
     first = _split(lines[:1], delimiter)
     if not first:
         return False
-    tokens = [t.strip() for t in first[0]]
-    if any(t.lower() in ("jobid", "jobidraw") for t in tokens):
-        return True
-    return any(_TIME.match(t) for t in tokens)
+    tokens = {t.strip().lower() for t in first[0]}
+    if tokens & {"jobid", "jobidraw"}:
+        return bool(tokens & _SACCT_ONLY)
+    return any(_TIME.match(t) for t in first[0])
 
 
 def guess_fields(lines: list[str], delimiter: str) -> list[str]:

@@ -154,7 +154,8 @@ def _plausible(base: int, first_submit: float, gpus_per_proc: float) -> list[pl.
             )
         )
     if gpus_per_proc > 0:
-        gpus = pl.max_horizontal("procs", "req_procs") * gpus_per_proc
+        procs = pl.when(pl.col("procs") > 0).then(pl.col("procs")).otherwise(pl.col("req_procs"))
+        gpus = procs * gpus_per_proc  # as the job table counts them
         checks.append(
             pl.when(gpus.round(0) >= MAX_JOB_GPUS).then(
                 pl.format(
