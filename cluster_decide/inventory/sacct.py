@@ -349,11 +349,40 @@ def read_sacct(
     record_bad(report, pl.concat([p.bad for p in parts]))
     _enforce_early(report, max_bad_fraction)
     jobs = _combine(parts, layout, report, expand_arrays)
+    _check_elapsed(name, jobs, layout)
     jobs = localize(jobs, ["submit", "start", "end"], tz, report)
     jobs = conform(jobs, tz)
     report.jobs_kept = jobs.height
     enforce_threshold(report, max_bad_fraction)
     return ReadResult(jobs, report)
+
+
+def _check_elapsed(name: str, jobs: pl.DataFrame, layout: _Layout) -> None:
+    """Refuse an export whose Elapsed disagrees with End - Start for most jobs that ran.
+
+    Elapsed is the duration every GPU-hour is computed from; when another field sits in its
+    place (a Timelimit, a CPU time), most jobs disagree with their own start and end. A few
+    may (suspended jobs, a DST fold in wall-clock times), so only a majority of 20 or more
+    jobs refuses the file.
+    """
+    if not {"start", "end"} <= layout.present or not {"elapsed", "elapsedraw"} & layout.present:
+        return
+    span = (pl.col("end") - pl.col("start")).dt.total_seconds()
+    ran = jobs.filter(span > 0)
+    if ran.height < 20:
+        return
+    off = ran.select(
+        ((pl.col("elapsed_s") - span).abs() > pl.max_horizontal(span * 0.05, pl.lit(120))).sum()
+    ).item()
+    if off * 2 > ran.height:
+        label = layout.labels.get("elapsed") or layout.labels["elapsedraw"]
+        raise InventoryError(
+            name,
+            f"{label} looks mislabelled: it differs from End - Start by more than 5% in "
+            f"{off:,} of the {ran.height:,} jobs that ran",
+            expected=f"{label} as the job's wall-clock duration; check the header or the "
+            "--fields order",
+        )
 
 
 _SNIFF_LINES = 50

@@ -109,6 +109,23 @@ def test_swapped_submit_and_end_columns_are_refused() -> None:
     assert "check the header, or the --fields order" in message
 
 
+def test_a_mislabelled_elapsed_column_is_refused() -> None:
+    rows = records(days=3)
+    for row in rows:
+        row[COL["Elapsed"]] = "1-00:00:00"  # a Timelimit where Elapsed should be
+    with pytest.raises(InventoryError) as err:
+        read_sacct(_export(rows))
+    assert str(err.value) == (
+        "<bytes>: Elapsed looks mislabelled: it differs from End - Start by more than 5% in 24 "
+        "of the 24 jobs that ran (expected Elapsed as the job's wall-clock duration; check the "
+        "header or the --fields order)"
+    )
+    rows[0][COL["Elapsed"]] = "10:00:00"  # jobs 5000 and 5001 right: still most are wrong
+    rows[2][COL["Elapsed"]] = "20:00:00"
+    with pytest.raises(InventoryError, match="in 22 of the 24 jobs"):
+        read_sacct(_export(rows))
+
+
 def test_times_in_a_dst_fold_are_not_out_of_order() -> None:
     rows = records(days=1)
     # 2024-11-03 01:50 CDT, then 01:10 CST: twenty minutes later, an earlier wall clock.
