@@ -489,7 +489,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--window-days",
         type=float,
         metavar="DAYS",
-        help="days the logs cover, for traces without timestamps (default: measured)",
+        help="days the logs cover, 0.042-3653 (default: an SWF header's StartTime-EndTime, "
+        "else first submit to last end)",
     )
     p_ingest.add_argument(
         "--gpus-per-proc",
