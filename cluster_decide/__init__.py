@@ -55,7 +55,7 @@ __all__ = [
 __version__ = "0.1.0"
 
 _LAZY = {
-    "PRESETS": "cluster_decide.scenario",
+    "PRESETS": "cluster_decide.constants",
     "Evaluation": "cluster_decide.evaluate",
     "Plan": "cluster_decide.plan",
     "Scenario": "cluster_decide.scenario",
