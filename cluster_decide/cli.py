@@ -296,6 +296,12 @@ def _ingest(args: argparse.Namespace) -> int:
         f"Wrote {n} workload{'s' if n > 1 else ''} to {path}; team, procurement and "
         "policy are defaults for you to edit.\n"
     )
+    unknown = done.demand.evidence.filter(wait.is_nan())["workload"].to_list()
+    if unknown:
+        sys.stdout.write(
+            f"No waits observed for {', '.join(unknown)} (the log has no start times): their "
+            "queue-wait targets are the 1-hour default, for you to set.\n"
+        )
     skipped = len(done.read.report.skipped_files)
     if skipped:
         sys.stderr.write(

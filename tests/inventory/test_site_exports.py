@@ -164,6 +164,19 @@ def test_grid_swf_with_relative_times_and_unknown_waits() -> None:
     assert any("unknown, not zero" in n for n in report.notes)
 
 
+def test_cli_says_waits_are_unknown(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    log = _write(tmp_path, "grid.swf", grid_swf(days=10))
+    out = tmp_path / "s.toml"
+    assert main(["ingest", str(log), "--gpus-per-proc", "1", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    rows = [ln for ln in printed.splitlines() if ln.startswith("| 1-")]
+    assert len(rows) == 3 and all(ln.rstrip(" |").endswith("unknown") for ln in rows)
+    assert "No waits observed for 1-distributed-training, 1-experimentation, 1-fine-tuning" in (
+        printed
+    )
+    assert "Workloads (10.0 days observed)" in printed
+
+
 def test_grid_swf_without_span_uses_submit_times() -> None:
     text = grid_swf(days=10).decode().splitlines()
     data = "\n".join(ln for ln in text if "Time:" not in ln or "Unix" in ln).encode()
