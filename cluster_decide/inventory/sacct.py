@@ -457,7 +457,8 @@ class _Chunk:
     """What one slice of lines gives, to be combined with the other slices.
 
     Parsed allocations, step summaries, orphan candidates (steps whose allocation is not in
-    the slice), malformed lines, and step rows dropped with their rejected allocation.
+    the slice), malformed lines, the ids of rejected allocation rows, and how many step
+    rows each job whose allocation row is not in the slice has (`far_steps`).
     """
 
     allocs: pl.DataFrame
@@ -465,7 +466,8 @@ class _Chunk:
     candidates: pl.DataFrame
     bad: pl.DataFrame
     n_steps: int
-    rejected_steps: int
+    rejected: pl.Series
+    far_steps: pl.DataFrame
 
 
 def _content(lines: pl.DataFrame) -> pl.DataFrame:
@@ -726,13 +728,15 @@ def _parse(
         if not again.is_empty():
             jobs = pl.concat([jobs, again]).sort("line_no")
     jobs = jobs.drop("_gpu_unread")
-    # The steps of a rejected allocation row go with it, counted, rather than rebuild the job.
-    rejected = pl.concat([bad_allocs["_alloc"], bad_jobs["job_id"]])
-    rejected_steps = 0
-    if rejected.len():
-        of_rejected = is_step & pl.col("_alloc").is_in(rejected.implode())
-        rejected_steps = frame.filter(of_rejected).height
-        frame = frame.filter(~of_rejected)
+    # The steps of a rejected allocation row go with it (in `_combine`, which sees every
+    # chunk), rather than rebuild the job.
+    rejected = pl.concat(
+        [
+            early_bad.filter(pl.col("_step").is_null())["_alloc"].drop_nulls(),
+            bad_allocs["_alloc"],
+            bad_jobs["job_id"],
+        ]
+    )
     n_steps = frame.height - parsed.height
     # Steps matter only where the allocation row leaves something open: its GPUs or GPU type
     # are unknown, its allocation row is elsewhere (another chunk, or none: an orphan), or
@@ -796,7 +800,8 @@ def _parse(
     )
     if quote is not None and not bad.is_empty():
         bad = bad.with_columns(pl.Series("text", quote(bad["line_no"].to_list()), pl.String))
-    return _Chunk(jobs, summary.filter(~here), candidates, bad, n_steps, rejected_steps)
+    far_steps = frame.filter(elsewhere).group_by("_alloc").len()
+    return _Chunk(jobs, summary.filter(~here), candidates, bad, n_steps, rejected, far_steps)
 
 
 def _enforce_early(report: ReadReport, max_bad_fraction: float) -> None:
@@ -1020,7 +1025,6 @@ def _combine(
         allocs = allocs.sort("line_no")
     n_steps = sum(p.n_steps for p in parts)
     report.rows_used = allocs.height + n_steps
-    report.skip("step row of a rejected job row", sum(p.rejected_steps for p in parts))
     # Distinct 64-bit hashes prove distinct ids; only a (rare) repeat needs the exact count.
     if allocs.select(pl.col("job_id").hash().n_unique()).item() < allocs.height:
         dup = allocs.height - allocs.select(pl.col("job_id").n_unique()).item()
@@ -1040,6 +1044,17 @@ def _combine(
             report.skip("duplicate job record (the last one is kept)", dup)
             report.rows_used -= dup
     candidates = pl.concat([p.candidates for p in parts]).sort("line_no")
+    # Steps of a job whose allocation row was rejected (and has no good copy) are dropped
+    # with it, counted, rather than rebuild the job from a step.
+    rejected = pl.concat([p.rejected for p in parts]).unique()
+    if rejected.len():
+        rejected = rejected.filter(~rejected.is_in(allocs["job_id"].implode()))
+        far_steps = pl.concat([p.far_steps for p in parts])
+        dropped = int(far_steps.filter(pl.col("_alloc").is_in(rejected.implode()))["len"].sum())
+        report.skip("step row of a rejected job row", dropped)
+        report.rows_used -= dropped
+        n_steps -= dropped
+        candidates = candidates.filter(~pl.col("_alloc").is_in(rejected.implode()))
     # Look the few candidate ids up among the jobs, not the jobs among the candidates.
     known = allocs.filter(pl.col("job_id").is_in(candidates["_alloc"].unique().implode()))
     promoted = candidates.filter(~pl.col("_alloc").is_in(known["job_id"].implode())).unique(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections import Counter
 
 from cluster_decide.inventory.jobs import KNOWN_STATES
 
@@ -49,10 +50,12 @@ _TIME_NAMES = {
 
 
 def sniff_delimiter(lines: list[str]) -> str | None:
-    """The character that splits every line of `lines` into the same number of fields.
+    """The character that splits (nearly) every line of `lines` into the same number of fields.
 
-    Candidates are characters of the first line that never occur inside sacct values. A
-    header line counts like any other. None when no candidate is consistent.
+    Candidates are characters of the first line that never occur inside sacct values; one
+    counts when at least 90% of the lines hold it the same number of times (a truncated line
+    is a bad line to report, not a reason to doubt the delimiter). A header line counts like
+    any other. None when no candidate is consistent.
     """
     if not lines:
         return None
@@ -60,8 +63,9 @@ def sniff_delimiter(lines: list[str]) -> str | None:
     for char in set(lines[0]):
         if char.isalnum() or char in _VALUE_CHARS:
             continue
-        count = lines[0].count(char)
-        if all(line.count(char) == count for line in lines[1:]):
+        counts = Counter(line.count(char) for line in lines)
+        count, lines_with = counts.most_common(1)[0]
+        if count and lines_with >= 0.9 * len(lines):
             found.append((_RANK.get(char, 1), -count, char))
     return min(found)[2] if found else None
 

@@ -77,6 +77,10 @@ def test_guess_names_what_the_values_show() -> None:
     assert sniff_delimiter(["1;cpu=1,mem=2;x", "2;cpu=4,mem=8;y"]) == ";"
     # Job names holding the candidate make it irregular: no delimiter is claimed.
     assert sniff_delimiter(["1^a^b", "2^a^b^c"]) is None
+    # One truncated line among many does not hide the delimiter (it is reported as bad).
+    cut = lines[:]
+    cut[5] = cut[5][:40]
+    assert sniff_delimiter(cut) == "☃"
 
 
 def test_cli_fields_and_delimiter(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -211,3 +215,14 @@ def test_extended_swf_is_named_and_read_with_the_option(tmp_path: Path) -> None:
     argv = ["ingest", str(export), "--gpus-per-proc", "2", "--out", str(out)]
     assert main(argv) == 2 and not out.exists()
     assert main([*argv, "--swf-extended"]) == 0 and out.exists()
+
+
+def test_a_truncated_line_in_a_headerless_export_is_a_bad_line() -> None:
+    lines = sacct_text("☃").decode().splitlines()
+    lines[6] = lines[6][:50]  # a copy cut short: line 7
+    done = ingest(["\n".join(lines).encode()], fields=",".join(FIELDS))
+    report = done.read.report
+    assert report.skipped["wrong number of fields"] == 1
+    assert report.bad_lines[0].line == 7
+    assert report.bad_lines[0].reason == "wrong number of fields: expected 13, got 6"
+    assert sorted(done.demand.evidence["workload"]) == WORKLOADS
