@@ -6,6 +6,7 @@ produce; each test checks the classes derived and the read report, not only that
 
 from __future__ import annotations
 
+import json
 import shlex
 from pathlib import Path
 
@@ -142,6 +143,13 @@ def test_run_fails_only_when_no_file_has_jobs(
     assert main(["ingest", str(nothing), "--out", str(out)]) == 2
     assert "slurmdb_jobs_get() found nothing" in capsys.readouterr().err
     assert not out.exists()
+    # Some slurmrestd versions leave the jobs list out of an error response altogether.
+    bare = json.loads(NOTHING_FOUND)
+    del bare["jobs"]
+    with pytest.raises(
+        InventoryError, match=r"an error response with no jobs \(slurm said: slurmdb"
+    ):
+        read_jobs(json.dumps(bare).encode())
 
 
 def test_grid_swf_with_relative_times_and_unknown_waits() -> None:
