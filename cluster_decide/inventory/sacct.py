@@ -800,7 +800,12 @@ def _parse(
     )
     if quote is not None and not bad.is_empty():
         bad = bad.with_columns(pl.Series("text", quote(bad["line_no"].to_list()), pl.String))
-    far_steps = frame.filter(elsewhere).group_by("_alloc").len()
+    far = (
+        elsewhere
+        if bad_steps.is_empty()
+        else elsewhere & ~pl.col("line_no").is_in(bad_steps["line_no"].implode())
+    )
+    far_steps = frame.filter(far).group_by("_alloc").len()  # bad steps are counted already
     return _Chunk(jobs, summary.filter(~here), candidates, bad, n_steps, rejected, far_steps)
 
 

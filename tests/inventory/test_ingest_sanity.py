@@ -233,3 +233,18 @@ def test_scenario_write_is_atomic(
     monkeypatch.undo()
     assert main(["ingest", str(export), "--out", str(out)]) == 0
     assert out.read_text().startswith("schema_version") or "[[workloads]]" in out.read_text()
+
+
+def test_every_row_is_counted_once_when_a_rejected_job_has_a_bad_step() -> None:
+    rows = records(days=2)
+    _set(rows, "5000", End="2024-03-04T07:00:00")
+    rows[1][COL["AllocTRES"]] = "cpu=8,gres/gpu=100000000000000000000"  # its .batch step
+    _set(rows, "5001", State="EXPLODED")  # and a rejected job whose step is fine
+    report = read_sacct(_export(rows), max_bad_fraction=0.2).report
+    assert report.skipped == {
+        "impossible times (End before Start)": 1,
+        "implausible GPU count": 1,
+        "unknown State": 1,
+        "step row of a rejected job row": 1,
+    }
+    assert report.rows_read == 32 == report.rows_used + sum(report.skipped.values())
