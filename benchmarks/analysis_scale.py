@@ -5,15 +5,22 @@ Run: ``.venv/bin/python benchmarks/analysis_scale.py [--samples 500] [--workers 
 forced solve per tracked archetype (the base optimum's and the runner-up's; skipped where the
 archetype already wins), every solve on one CP-SAT worker with a deterministic limit, so the
 rows are identical whatever the worker count; the script checks that too.
+
+``--recommend 200`` instead times ``cd.recommend(scn, samples=200)`` (runner-ups, nearest flips
+and the sampled robust choice) on a 2-thread pool and on a Dask ``LocalCluster`` of 2 worker
+processes on loopback, and checks that both give the same numbers (needs the ``distributed``
+extra for the second row).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import resource
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import Any
 
@@ -46,11 +53,21 @@ def main() -> None:
         help="comma-separated archetypes to cost in every sample ('' for none; default: best two)",
     )
     parser.add_argument("--no-tornado", action="store_true", help="time the uncertainty sweep only")
+    parser.add_argument(
+        "--recommend",
+        type=int,
+        default=0,
+        metavar="N",
+        help="time cd.recommend(samples=N) on a thread pool and a Dask LocalCluster instead",
+    )
     args = parser.parse_args()
     scn = cd.load_scenario()
     quick_solve(scn)  # warm imports and caches before timing
     load = os.getloadavg()[0]
     print(f"Default scenario, {os.cpu_count()} CPUs, load average {load:.1f} at start\n")
+    if args.recommend:
+        _recommend_rows(scn, args.recommend, args.seed)
+        return
     print("CPU s: all processes; an idle machine needs about CPU s / workers of wall time.\n")
     print("| case | workers | wall s | CPU s | CPU s per sample or solve | result |")
     print("|---|---|---|---|---|---|")
@@ -92,6 +109,47 @@ def main() -> None:
             f"| tornado ±20%, {len(names)} inputs ({solves} solves) | {workers} | {wall:.1f} | "
             f"{cpu:.1f} | {cpu / solves:.3f} | {changes} inputs change the archetype |"
         )
+
+
+def _recommend_rows(scn: cd.Scenario, samples: int, seed: int) -> None:
+    """Time ``cd.recommend(scn, samples=N)`` on a thread pool and on a Dask LocalCluster."""
+    print("| case | executor | wall s | CPU s (this process) | verdict | same numbers |")
+    print("|---|---|---|---|---|---|")
+    with ThreadPoolExecutor(2) as pool:
+        local, wall, cpu = _timed(
+            partial(cd.recommend, scn, samples=samples, seed=seed, executor=pool)
+        )
+    case = f"recommend, {samples} samples"
+    print(f"| {case} | thread pool, 2 threads | {wall:.1f} | {cpu:.1f} | {local.verdict} | – |")
+    try:
+        import distributed
+    except ImportError:
+        print("\n(dask.distributed is not installed: pip install 'cluster-decide[distributed]')")
+        return
+    cluster = distributed.LocalCluster(
+        n_workers=2,
+        threads_per_worker=1,
+        processes=True,
+        host="127.0.0.1",
+        dashboard_address=None,
+    )
+    with cluster, distributed.Client(cluster) as client:
+        client.run(importlib.import_module, "cluster_decide.analysis")  # workers' imports
+        remote, wall, cpu = _timed(
+            partial(cd.recommend, scn, samples=samples, seed=seed, executor=client.get_executor())
+        )
+    same = (
+        remote.robust.equals(local.robust)
+        and remote.flips.equals(local.flips)
+        and remote.runner_ups.equals(local.runner_ups)
+        and remote.sentence == local.sentence
+    )
+    print(
+        f"| {case} | Dask LocalCluster, 2 worker processes | {wall:.1f} | {cpu:.1f} "
+        f"(workers not counted) | {remote.verdict} | {same} |"
+    )
+    print(f"\n{local.sentence}\n")
+    print(local.robust)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ The public API (a contract: extended, never renamed)::
     plan = cd.solve(scn, time_limit_s=10)
     cd.evaluate(scn, plan)              # cost and feasibility, independent of the solver
     cd.compare(scn)                     # one row per archetype
+    cd.recommend(scn)                   # the plan, its margin, what flips it, a verdict
     cd.simulate(plan)                   # replay jobs on the plan's pools
     cd.export.deck(plan, "review.pptx") # slides, reports, images (needs the workbook extras)
 
@@ -22,7 +23,8 @@ import types
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the names as mypy and editors see them; at run time they load lazily
-    from cluster_decide.analysis import compare
+    from cluster_decide.analysis.compare import compare
+    from cluster_decide.analysis.recommend import Recommendation, recommend
     from cluster_decide.errors import ScenarioError
     from cluster_decide.evaluate import Evaluation, evaluate
     from cluster_decide.model.solve import solve
@@ -40,6 +42,7 @@ __all__ = [
     "PRESETS",
     "Evaluation",
     "Plan",
+    "Recommendation",
     "Scenario",
     "ScenarioError",
     "Simulation",
@@ -48,6 +51,7 @@ __all__ = [
     "evaluate",
     "load_scenario",
     "parse_scenario",
+    "recommend",
     "save_scenario",
     "simulate",
     "solve",
@@ -56,6 +60,7 @@ __version__ = "0.1.0"
 
 _LAZY = {
     "PRESETS": "cluster_decide.constants",
+    "Recommendation": "cluster_decide.analysis",
     "Evaluation": "cluster_decide.evaluate",
     "Plan": "cluster_decide.plan",
     "Scenario": "cluster_decide.scenario",
@@ -66,6 +71,7 @@ _LAZY = {
     "evaluate": "cluster_decide.evaluate",
     "load_scenario": "cluster_decide.scenario",
     "parse_scenario": "cluster_decide.scenario",
+    "recommend": "cluster_decide.analysis",
     "save_scenario": "cluster_decide.scenario",
     "simulate": "cluster_decide.simulate",
     "solve": "cluster_decide.model.solve",

@@ -1,20 +1,47 @@
 """The command line: a thin shell over the library (``cluster-decide solve``, ``compare``, ...).
 
-Errors a user can fix (a bad scenario, a missing file) print the message and exit with status 2,
-never a traceback.
+Errors a user can fix (a bad scenario, a missing file, a refused flag) print the message and
+exit with status 2; no answer within the time limit exits 3; anything else is an internal error,
+exit 4, with the traceback written to a file, never to the terminal (:mod:`cluster_decide.guard`).
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Executor, ProcessPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from cluster_decide import ranges
+from cluster_decide.atomic import (
+    OutputError,
+    all_or_nothing,
+    refuse_inputs_as_outputs,
+    write_atomic,
+)
 from cluster_decide.constants import PRESETS
 from cluster_decide.errors import ScenarioError
+from cluster_decide.guard import (
+    EXIT_BAD_INPUT,
+    EXIT_CODES_HELP,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_TIME_LIMIT,
+    TimeLimitExceeded,
+    check_template,
+    clean,
+    clean_stdout,
+    deadline,
+    flag,
+    report_internal_error,
+    text_flag,
+    time_zone,
+)
 
 if TYPE_CHECKING:
     import polars as pl
@@ -44,8 +71,12 @@ def _table(frame: pl.DataFrame) -> str:
         return str(frame)
 
 
-def summary(plan: Plan) -> str:
-    """The plan as a readable report: headline, pools, placements, staffing, costs, reasons."""
+def summary(plan: Plan, verdict: str = "") -> str:
+    """The plan as a readable report: headline, verdict, pools, placements, staffing, costs, reasons.
+
+    ``verdict`` is the recommendation's sentence (:func:`cluster_decide.recommend`), printed
+    under the architecture when given.
+    """
     import polars as pl
 
     from cluster_decide.explain import ARCHETYPE_WORDS, money
@@ -56,6 +87,7 @@ def summary(plan: Plan) -> str:
         return "\n".join(lines) + "\n"
     lines += [
         f"Architecture: {ARCHETYPE_WORDS[plan.archetype or '']} ({plan.archetype})",
+        *([f"Verdict:      {verdict}"] if verdict else []),
         f"Monthly cost: {money(plan.total_monthly_usd)} ({money(plan.cash_monthly_usd)} cash)",
         "",
         "Pools",
@@ -80,20 +112,78 @@ def summary(plan: Plan) -> str:
     return "\n".join(lines) + "\n"
 
 
+@contextmanager
+def _executor(args: argparse.Namespace, pool: bool) -> Iterator[Executor | None]:
+    """The executor sweeps run on.
+
+    A Dask cluster (``--dask ADDRESS``); else a local process pool of ``--jobs`` processes when
+    ``pool`` (1 solves in this process); else none.
+    """
+    address = getattr(args, "dask", None)
+    if address:
+        try:
+            from distributed import Client
+        except ImportError as exc:
+            raise ValueError(
+                "--dask needs dask.distributed: pip install 'cluster-decide[distributed]'"
+            ) from exc
+        try:
+            client = Client(address, timeout="20s")
+        except OSError as exc:
+            raise ValueError(f"--dask {address}: no Dask scheduler answers there ({exc})") from exc
+        with client:
+            yield client.get_executor()
+        return
+    jobs = getattr(args, "jobs", None) or 2
+    if not pool or jobs <= 1:
+        yield None
+        return
+    with ProcessPoolExecutor(jobs) as local:
+        yield local
+
+
 def _solve(args: argparse.Namespace) -> int:
+    from cluster_decide.analysis import recommend
     from cluster_decide.model.solve import solve
     from cluster_decide.scenario import load_scenario
 
     scn = load_scenario(args.scenario)
     plan = solve(scn, time_limit_s=args.time_limit, workers=args.workers, seed=args.seed)
+    rec = None
+    if not args.no_verdict:
+        with _executor(args, pool=args.samples > 0) as executor:
+            rec = recommend(
+                scn,
+                plan=plan,
+                samples=args.samples,
+                seed=args.seed,
+                time_limit_s=args.time_limit,
+                workers=args.workers,
+                executor=executor,
+                progress=args.samples > 0,
+            )
     if args.out:
         out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "plan.json").write_text(plan.to_json(), encoding="utf-8")
-        for name in ("placements", "pools", "staffing", "costs", "service_levels", "relaxations"):
-            getattr(plan, name).write_csv(out / f"{name}.csv")
-        (out / "explanations.txt").write_text("\n".join(plan.explanations) + "\n", encoding="utf-8")
-    sys.stdout.write(plan.to_json() if args.json else summary(plan))
+        frames = ("placements", "pools", "staffing", "costs", "service_levels", "relaxations")
+        with all_or_nothing():
+            write_atomic(out / "plan.json", plan.to_json())
+            for name in frames:
+                write_atomic(out / f"{name}.csv", getattr(plan, name).write_csv())
+            write_atomic(out / "explanations.txt", "\n".join(plan.explanations) + "\n")
+            if rec is not None:
+                write_atomic(
+                    out / "verdict.json",
+                    json.dumps(rec.to_dict(), sort_keys=True, indent=2, ensure_ascii=False) + "\n",
+                )
+                write_atomic(out / "runner_ups.csv", rec.runner_ups.write_csv())
+                write_atomic(out / "flips.csv", rec.flips.write_csv())
+    if args.json:
+        data = plan.to_dict()
+        if rec is not None:
+            data["verdict"] = rec.to_dict()
+        sys.stdout.write(json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write(summary(plan, rec.sentence if rec is not None else ""))
     if args.out and not args.json:
         sys.stdout.write(f"\nWrote plan.json and CSV files to {args.out}\n")
     return 0 if plan.feasible else 1
@@ -160,20 +250,34 @@ def _sensitivity(args: argparse.Namespace) -> int:
 
 
 def _uncertainty(args: argparse.Namespace) -> int:
-    from cluster_decide.analysis import default_distributions, describe_inputs, uncertainty
+    from cluster_decide.analysis import (
+        catalog_distributions,
+        default_distributions,
+        describe_inputs,
+        uncertainty,
+    )
     from cluster_decide.scenario import load_scenario
 
     scn = load_scenario(args.scenario)
     tracked = args.track.split(",") if args.track else None
-    result = uncertainty(
-        scn, args.samples, args.seed, archetypes=tracked, max_workers=args.jobs, progress=True
-    )
+    dists = catalog_distributions(scn) if args.ranges == "catalog" else default_distributions(scn)
+    with _executor(args, pool=False) as executor:
+        result = uncertainty(
+            scn,
+            args.samples,
+            args.seed,
+            distributions=dists,
+            archetypes=tracked,
+            executor=executor,
+            max_workers=args.jobs,
+            progress=True,
+        )
     if args.out:
         out_dir = Path(args.out)
-        out_dir.mkdir(parents=True, exist_ok=True)
-        result.samples.write_csv(out_dir / "samples.csv")
-        result.costs.write_csv(out_dir / "archetype_costs.csv")
-        result.summary.write_csv(out_dir / "summary.csv")
+        with all_or_nothing():
+            write_atomic(out_dir / "samples.csv", result.samples.write_csv())
+            write_atomic(out_dir / "archetype_costs.csv", result.costs.write_csv())
+            write_atomic(out_dir / "summary.csv", result.summary.write_csv())
     if args.json:
         out = {
             "summary": json.loads(result.summary.write_json()),
@@ -183,7 +287,7 @@ def _uncertainty(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps(out, indent=2) + "\n")
         return 0
     sys.stdout.write(f"Scenario: {scn.name}\n{args.samples} samples, seed {args.seed}\n")
-    lines = describe_inputs(default_distributions(scn))
+    lines = describe_inputs(dists)
     sys.stdout.write(
         "Multipliers on the base values:\n" + "".join(f"  {x}\n" for x in lines) + "\n"
     )
@@ -214,14 +318,15 @@ def _export(args: argparse.Namespace) -> int:
     bundle = export.gather(plan, scn, alternatives, analyses, run_compare=False)
     stamp = datetime.now(timezone.utc).replace(tzinfo=None) if args.timestamp else None
     written = []
-    if args.pptx:
-        written.append(export.deck(bundle, args.pptx, template=args.template, timestamp=stamp))
-    if args.html or args.md:
-        written += export.report(bundle, args.html, args.md, timestamp=stamp)
-    if args.images:
-        written += export.images(bundle, args.images)
-    if args.data:
-        written += export.frames(bundle, args.data)
+    with all_or_nothing():  # a deck beside an old report, or a report without images: never
+        if args.pptx:
+            written.append(export.deck(bundle, args.pptx, template=args.template, timestamp=stamp))
+        if args.html or args.md:
+            written += export.report(bundle, args.html, args.md, timestamp=stamp)
+        if args.images:
+            written += export.images(bundle, args.images)
+        if args.data:
+            written += export.frames(bundle, args.data)
     if args.json:
         sys.stdout.write(
             json.dumps({"status": plan.status.value, "written": [str(w) for w in written]}) + "\n"
@@ -239,11 +344,10 @@ def _ingest(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from cluster_decide.inventory import InventoryError
-    from cluster_decide.inventory.demand import write_scenario
+    from cluster_decide.inventory.demand import scenario_document, write_scenario
     from cluster_decide.inventory.ingest import RowProgress, ingest, load_column_map
 
     try:
-        _refuse_input_as_output(args.files, args.out)
         column_map = load_column_map(args.column_map) if args.column_map else None
         # The bar shows on a terminal only (disable=None), so logs and pipes stay clean.
         with tqdm(unit=" rows", unit_scale=True, desc="reading", leave=False, disable=None) as bar:
@@ -291,6 +395,14 @@ def _ingest(args: argparse.Namespace) -> int:
             "have a start time)\n"
         )
         return 2
+    # The derived scenario is checked like any other before it is written: a log whose counts
+    # derive an implausible demand is refused here, not saved to fail later. (The only step
+    # of `ingest` that loads the scenario model, pydantic.)
+    from cluster_decide.scenario import parse_scenario
+
+    parse_scenario(
+        scenario_document(done.demand.workloads, name=args.name), source=Path(args.out).name
+    )
     path = write_scenario(args.out, done.demand.workloads, name=args.name)
     sys.stdout.write(
         f"Wrote {n} workload{'s' if n > 1 else ''} to {path}; team, procurement and "
@@ -316,29 +428,11 @@ INGEST_SKIPPED_FILES = 5
 """`ingest` exit status: the scenario was written, but some input files gave no jobs."""
 
 
-def _refuse_input_as_output(files: Sequence[str], out: str) -> None:
-    """Raise InventoryError when the scenario to write is one of the inputs (or a link to it)."""
-    from cluster_decide.inventory import InventoryError
-
-    target = Path(out)
-    for file in files:
-        path = Path(file)
-        same = target.resolve() == path.resolve()
-        if not same and target.exists() and path.exists():
-            same = target.samefile(path)
-        if same:
-            raise InventoryError(
-                out, "the output is also an input", expected="another --out file than the logs"
-            )
-
-
 def _simulate(args: argparse.Namespace) -> int:
     """Replay jobs on the recommended plan and set simulated waits beside predicted ones."""
-    import polars as pl
-
     from cluster_decide.model.solve import solve
     from cluster_decide.scenario import load_scenario
-    from cluster_decide.simulate import simulate
+    from cluster_decide.simulate import read_jobs, simulate
 
     plan = solve(
         load_scenario(args.scenario),
@@ -349,20 +443,14 @@ def _simulate(args: argparse.Namespace) -> int:
     if not plan.feasible:
         sys.stdout.write(summary(plan))
         return 1
-    jobs = None
-    if args.jobs:
-        path = Path(args.jobs)
-        jobs = pl.read_parquet(path) if path.suffix == ".parquet" else pl.read_csv(path)
+    jobs = read_jobs(Path(args.jobs)) if args.jobs else None
     sim = simulate(plan, jobs=jobs, days=args.days, seed=args.seed)
     if args.chart:
         from cluster_decide import charts
 
         chart = charts.simulated_waits(sim.comparison)
         out = Path(args.chart)
-        if out.suffix == ".svg":
-            out.write_text(charts.to_svg(chart), encoding="utf-8")
-        else:
-            out.write_bytes(charts.to_png(chart))
+        write_atomic(out, charts.to_svg(chart) if out.suffix == ".svg" else charts.to_png(chart))
     if args.json:
         sys.stdout.write(
             json.dumps(
@@ -392,13 +480,36 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the stable JSON form")
     p.add_argument(
         "--time-limit",
-        type=float,
+        type=flag(ranges.TIME_LIMIT_S),
         default=10.0,
         metavar="S",
-        help="solver time limit in seconds (default 10)",
+        help="solver time limit in seconds, for each solve (default 10)",
     )
-    p.add_argument("--workers", type=int, default=2, help="CP-SAT worker threads (default 2)")
-    p.add_argument("--seed", type=int, default=0, help="CP-SAT random seed (default 0)")
+    p.add_argument(
+        "--workers", type=flag(ranges.WORKERS), default=2, help="CP-SAT worker threads (default 2)"
+    )
+    p.add_argument(
+        "--seed", type=flag(ranges.SEED), default=0, help="CP-SAT random seed (default 0)"
+    )
+    _add_max_time(p)
+
+
+def _add_max_time(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--max-time",
+        type=flag(ranges.MAX_TIME_S),
+        default=None,
+        metavar="S",
+        help="stop the whole command after S seconds of wall time, exit 3 (default: no limit)",
+    )
+
+
+def _add_dask(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--dask",
+        metavar="ADDRESS",
+        help="run the sampled solves on a running Dask scheduler, e.g. tcp://host:8786",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -406,48 +517,88 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="cluster-decide",
         description="Decide how to run a GPU estate: Slurm, Kubernetes, or a shared pool of both.",
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser = functools.partial(  # type: ignore[method-assign]
+        sub.add_parser, epilog=EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p_solve = sub.add_parser("solve", help="recommend an architecture for a scenario")
     _add_common(p_solve)
     p_solve.add_argument("--out", metavar="DIR", help="also write plan.json and CSV frames to DIR")
+    p_solve.add_argument(
+        "--no-verdict",
+        action="store_true",
+        help="skip the verdict (the runner-up and flip solves, a few seconds)",
+    )
+    p_solve.add_argument(
+        "--samples",
+        type=flag(ranges.VERDICT_SAMPLES),
+        default=0,
+        metavar="N",
+        help="also sample N futures from the catalog's ranges: win rates, regret (default 0)",
+    )
+    p_solve.add_argument(
+        "--jobs", type=flag(ranges.JOBS), default=None, help="solver processes (default 2)"
+    )
+    _add_dask(p_solve)
     p_solve.set_defaults(func=_solve)
     p_compare = sub.add_parser("compare", help="solve once per archetype and compare costs")
     _add_common(p_compare)
     p_compare.add_argument(
         "--alternatives",
-        type=int,
+        type=flag(ranges.ALTERNATIVES),
         default=0,
         metavar="N",
         help="also find N near-optimal alternatives (most different plans within the slack)",
     )
     p_compare.add_argument(
-        "--slack", type=float, default=0.05, help="cost slack of alternatives (default 0.05)"
+        "--slack",
+        type=flag(ranges.SLACK),
+        default=0.05,
+        help="cost slack of alternatives (default 0.05)",
     )
     p_compare.set_defaults(func=_compare)
     p_sens = sub.add_parser(
         "sensitivity", help="tornado of cost and archetype, value of levers, break-even points"
     )
     _add_common(p_sens)
-    p_sens.add_argument("--pct", type=float, default=20.0, help="tornado range ±PCT (default 20)")
+    p_sens.add_argument(
+        "--pct", type=flag(ranges.PCT), default=20.0, help="tornado range ±PCT (default 20)"
+    )
     p_sens.add_argument(
         "--inputs", help="comma-separated inputs (demand:<kind>, fte:<skill>, gpu_price, ...)"
     )
     p_sens.add_argument(
         "--break-even", action="store_true", help="also bisect for break-even points (slower)"
     )
-    p_sens.add_argument("--jobs", type=int, default=None, help="solver processes (default 2)")
+    p_sens.add_argument(
+        "--jobs", type=flag(ranges.JOBS), default=None, help="solver processes (default 2)"
+    )
     p_sens.set_defaults(func=_sensitivity)
     p_unc = sub.add_parser(
         "uncertainty", help="sample demand, prices and staff; how often each archetype wins"
     )
     _add_common(p_unc)
-    p_unc.add_argument("--samples", type=int, default=200, help="number of samples (default 200)")
-    p_unc.add_argument("--jobs", type=int, default=None, help="solver processes (default 2)")
+    p_unc.add_argument(
+        "--samples", type=flag(ranges.SAMPLES), default=200, help="number of samples (default 200)"
+    )
+    p_unc.add_argument(
+        "--jobs", type=flag(ranges.JOBS), default=None, help="solver processes (default 2)"
+    )
     p_unc.add_argument(
         "--track", help="comma-separated archetypes to cost in every sample (default: best two)"
     )
     p_unc.add_argument("--out", metavar="DIR", help="also write samples and summary CSVs to DIR")
+    p_unc.add_argument(
+        "--ranges",
+        choices=("catalog", "flat"),
+        default="catalog",
+        help="input ranges: from the catalog's confidence (default, as the verdict uses) or the "
+        "flat defaults (GPU prices ±20%%, demand σ 0.25/0.35)",
+    )
+    _add_dask(p_unc)
     p_unc.set_defaults(func=_uncertainty)
     p_export = sub.add_parser(
         "export", help="write a slide deck, an HTML/Markdown report, chart images, plan data"
@@ -476,16 +627,19 @@ def build_parser() -> argparse.ArgumentParser:
     p_ingest = sub.add_parser(
         "ingest",
         help="turn sacct exports or public traces into a scenario's workloads",
-        epilog="Exit status: 0 scenario written; 2 bad input (nothing written); "
-        f"{INGEST_SKIPPED_FILES} scenario written, but some files gave no jobs and were "
-        "skipped (listed in the read report).",
+        epilog=EXIT_CODES_HELP
+        + f"  {INGEST_SKIPPED_FILES}  (ingest) the scenario was written, but some files gave no "
+        "jobs and were skipped (listed in the read report)\n",
     )
     p_ingest.add_argument("files", nargs="+", metavar="FILE", help="job logs (gzip works)")
     p_ingest.add_argument(
         "--format", default=None, help="override format detection (sacct, sacct_json, swf, ...)"
     )
     p_ingest.add_argument(
-        "--tz", default=None, help="time zone of naive times, e.g. America/Chicago (default UTC)"
+        "--tz",
+        type=time_zone,
+        default=None,
+        help="time zone of naive times, e.g. America/Chicago (default UTC)",
     )
     p_ingest.add_argument("--rules", metavar="FILE", help="classification rules TOML")
     p_ingest.add_argument(
@@ -493,14 +647,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_ingest.add_argument(
         "--window-days",
-        type=float,
+        type=flag(ranges.WINDOW_DAYS),
         metavar="DAYS",
-        help="days the logs cover, 0.042-3653 (default: an SWF header's StartTime-EndTime, "
-        "else first submit to last end)",
+        help="days the logs cover (default: an SWF header's StartTime-EndTime, else first "
+        "submit to last end)",
     )
     p_ingest.add_argument(
         "--gpus-per-proc",
-        type=float,
+        type=flag(ranges.GPUS_PER_PROC),
         metavar="X",
         help="count each SWF processor as X GPUs (an HPC log records no GPUs)",
     )
@@ -520,13 +674,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="read an SWF with extra fields (a simulator's extended SWF): the first 18 as SWF",
     )
     p_ingest.add_argument(
-        "--name", default="Inventory-derived scenario", help="the written scenario's name"
+        "--name",
+        type=text_flag,
+        default="Inventory-derived scenario",
+        help="the written scenario's name",
     )
     p_ingest.add_argument("--out", required=True, metavar="FILE", help="scenario TOML to write")
+    _add_max_time(p_ingest)
     p_ingest.set_defaults(func=_ingest)
     p_sim = sub.add_parser("simulate", help="replay jobs on the recommended plan's pools")
     _add_common(p_sim)
-    p_sim.add_argument("--days", type=float, default=28, help="days to simulate (default 28)")
+    p_sim.add_argument(
+        "--days", type=flag(ranges.SIM_DAYS), default=28, help="days to simulate (default 28)"
+    )
     p_sim.add_argument(
         "--jobs", metavar="FILE", help="CSV/Parquet jobs: workload, submit_h, gpus, duration_h"
     )
@@ -538,18 +698,75 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; returns the exit status (0 ok, 1 infeasible, 2 bad input)."""
+    """Run the CLI and return its exit status; never raises, never prints a traceback.
+
+    0 answered, 1 infeasible, 2 bad input, 3 no answer within the time limit, 4 internal error.
+    """
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse: --help (0) or a refused flag (2, message printed)
+        return exc.code if isinstance(exc.code, int) else EXIT_BAD_INPUT
     func: Callable[[argparse.Namespace], int] = args.func
     try:
-        return func(args)
-    except ScenarioError as exc:
-        sys.stderr.write(f"error: {exc}\n")
-        return 2
-    except (OSError, ValueError) as exc:
-        sys.stderr.write(f"error: {exc}\n")
-        return 2
+        refuse_inputs_as_outputs(_inputs(args), _outputs(args))
+        if getattr(args, "template", None):
+            check_template(Path(args.template))
+        with deadline(args.max_time, progress=sys.stderr.isatty()), clean_stdout():
+            return func(args)
+    except TimeLimitExceeded as exc:
+        sys.stderr.write(f"error: {exc} (stopped; no file was left half-written)\n")
+        return EXIT_TIME_LIMIT
+    except (ScenarioError, OutputError) as exc:
+        sys.stderr.write(clean(f"error: {exc}\n"))
+        return EXIT_BAD_INPUT
+    except OSError as exc:
+        where = f"{exc.filename}: " if exc.filename else ""
+        sys.stderr.write(clean(f"error: {where}{exc.strerror or exc}\n"))
+        return EXIT_BAD_INPUT
+    except ValueError as exc:
+        sys.stderr.write(clean(f"error: {exc}\n"))
+        return EXIT_BAD_INPUT
+    except RecursionError:  # json and tomllib recurse once per level of nesting
+        files = [p for p in _inputs(args) if Path(p).suffix in (".toml", ".json")]
+        sys.stderr.write(
+            clean(
+                f"error: {', '.join(files) or 'an input'}: lists or tables nested too deeply to "
+                "read (more than about 1,000 levels)\n"
+            )
+        )
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted (no file was left half-written)\n")
+        return EXIT_INTERRUPTED
+    except Exception as exc:  # the promise: no traceback on the terminal, ever
+        sys.stderr.write(report_internal_error(exc, argv) + "\n")
+        return EXIT_INTERNAL
+
+
+def _inputs(args: argparse.Namespace) -> list[str]:
+    """Every file the command reads (so none is also written)."""
+    found = [getattr(args, "scenario", None), getattr(args, "template", None)]
+    found += [getattr(args, "rules", None), getattr(args, "column_map", None)]
+    found += list(getattr(args, "files", None) or [])
+    if args.command == "simulate":
+        found.append(args.jobs)
+    return [str(p) for p in found if p and Path(str(p)).exists()]
+
+
+def _outputs(args: argparse.Namespace) -> list[str]:
+    """Every file the command writes (folders expand to the files written into them)."""
+    files = [getattr(args, k, None) for k in ("pptx", "html", "md", "chart")]
+    if args.command == "ingest":
+        files.append(args.out)
+    folders = [getattr(args, "images", None), getattr(args, "data", None)]
+    if args.command in ("solve", "uncertainty"):
+        folders.append(args.out)
+    for folder in filter(None, folders):
+        files.append(folder)
+        if Path(folder).is_dir():
+            files += [str(p) for p in Path(folder).iterdir()]
+    return [str(f) for f in files if f]
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -16,6 +16,7 @@ from cluster_decide.evaluate import Decisions, Evaluation
 from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, Combo, ModelData
 
 __all__ = [
+    "ARCHETYPE_SHORT",
     "ARCHETYPE_WORDS",
     "PLATFORM_WORDS",
     "explain",
@@ -31,6 +32,14 @@ ARCHETYPE_WORDS = {
     "hybrid_separate": "separate Slurm and Kubernetes clusters",
     "hybrid_shared": "one shared GPU pool (Slurm on Kubernetes)",
 }
+ARCHETYPE_SHORT = {
+    "slurm_only": "Slurm only",
+    "kubernetes_only": "Kubernetes only",
+    "kubernetes_batch": "Kubernetes with a batch add-on",
+    "hybrid_separate": "separate Slurm and Kubernetes clusters",
+    "hybrid_shared": "one shared Slurm-on-Kubernetes pool",
+}
+"""Archetypes in the fewest words a sentence can carry (a verdict, a chart label)."""
 SKILL_WORDS = {"hpc": "HPC (Slurm)", "kubernetes": "Kubernetes"}
 _DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 

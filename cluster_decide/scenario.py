@@ -12,12 +12,14 @@ from __future__ import annotations
 import copy
 import math
 import sys
+import typing
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import tomli_w
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -27,6 +29,8 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from cluster_decide import ranges
+from cluster_decide.atomic import write_atomic
 from cluster_decide.catalog import GPU_ATTRIBUTES, Catalog, data_dir, load_catalog
 from cluster_decide.constants import (
     HOURS_PER_WEEK,
@@ -36,6 +40,7 @@ from cluster_decide.constants import (
     WORKLOAD_KINDS,
 )
 from cluster_decide.errors import Problem, ScenarioError, did_you_mean
+from cluster_decide.ranges import Range
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -90,6 +95,8 @@ ArchetypeChoice = Literal[
     "any", "slurm_only", "kubernetes_only", "kubernetes_batch", "hybrid_separate", "hybrid_shared"
 ]
 
+# The open-ended number types below remain for fractions and for keys without a plausible range
+# yet; a new number key should get a Range of its own (cluster_decide/ranges.py).
 PosInt = Annotated[int, Field(strict=True, gt=0)]
 NonNegInt = Annotated[int, Field(strict=True, ge=0)]
 PosFloat = Annotated[float, Field(strict=True, gt=0, allow_inf_nan=False)]
@@ -98,6 +105,58 @@ Fraction = Annotated[float, Field(strict=True, gt=0, le=1, allow_inf_nan=False)]
 Share = Annotated[float, Field(strict=True, ge=0, lt=1, allow_inf_nan=False)]
 StrictBool = Annotated[bool, Field(strict=True)]
 Name = Annotated[str, Field(min_length=1, max_length=80, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")]
+
+
+def _no_control(value: str) -> str:
+    """Refuse text holding control characters (they would reach a terminal or report raw)."""
+    bad = [c for c in value if (ord(c) < 32 and c not in "\n\t") or 127 <= ord(c) < 160]
+    if bad:
+        raise PydanticCustomError(
+            "control_character",
+            "expected text without control characters, got one ({code}) at position {at}",
+            {"code": f"U+{ord(bad[0]):04X}", "at": value.index(bad[0]) + 1},
+        )
+    return value
+
+
+Text = Annotated[str, Field(max_length=200), AfterValidator(_no_control)]
+"""A short display text (a scenario or team name): no control characters, at most 200."""
+LongText = Annotated[str, Field(max_length=5_000), AfterValidator(_no_control)]
+"""A description: newlines and tabs allowed, no other control characters."""
+
+
+GpusPerJob = Annotated[int, Field(strict=True), ranges.GPUS_PER_JOB]
+Hires = Annotated[int, Field(strict=True), ranges.HIRES]
+HorizonMonths = Annotated[int, Field(strict=True), ranges.HORIZON_MONTHS]
+PoolCount = Annotated[int, Field(strict=True), ranges.POOLS]
+NodeCount = Annotated[int, Field(strict=True), ranges.NODES]
+Users = Annotated[int, Field(strict=True), ranges.USERS]
+GpusPerUser = Annotated[int, Field(strict=True), ranges.GPUS_PER_USER]
+Concurrency = Annotated[int, Field(strict=True), ranges.CONCURRENCY]
+GpusPerNode = Annotated[int, Field(strict=True), ranges.GPUS_PER_NODE]
+Fte = Annotated[float, Field(strict=True), ranges.FTE]
+FteEffort = Annotated[float, Field(strict=True), ranges.FTE_EFFORT]
+Salary = Annotated[float, Field(strict=True), ranges.SALARY]
+OneOffUsd = Annotated[float, Field(strict=True), ranges.ONE_OFF_USD]
+PriceScale = Annotated[float, Field(strict=True), ranges.PRICE_SCALE]
+BudgetUsdMonth = Annotated[float, Field(strict=True), ranges.BUDGET_USD_MONTH]
+GpuHoursMonth = Annotated[float, Field(strict=True), ranges.GPU_HOURS_MONTH]
+JobHours = Annotated[float, Field(strict=True), ranges.JOB_HOURS]
+WaitHours = Annotated[float, Field(strict=True), ranges.WAIT_HOURS]
+Scv = Annotated[float, Field(strict=True), ranges.SCV]
+RequestsPerSecond = Annotated[float, Field(strict=True), ranges.REQUESTS_PER_SECOND]
+GpuSeconds = Annotated[float, Field(strict=True), ranges.GPU_SECONDS]
+LatencyMs = Annotated[float, Field(strict=True), ranges.LATENCY_MS]
+MemoryGb = Annotated[float, Field(strict=True), ranges.MEMORY_GB]
+TdpW = Annotated[float, Field(strict=True), ranges.TDP_W]
+NodeKw = Annotated[float, Field(strict=True), ranges.NODE_KW]
+GpuHourUsd = Annotated[float, Field(strict=True), ranges.GPU_HOUR_USD]
+CapexUsd = Annotated[float, Field(strict=True), ranges.CAPEX_USD]
+Speed = Annotated[float, Field(strict=True), ranges.SPEED]
+LagMinutes = Annotated[float, Field(strict=True), ranges.LAG_MINUTES]
+PowerUsdKwh = Annotated[float, Field(strict=True), ranges.POWER_USD_KWH]
+Pue = Annotated[float, Field(strict=True), ranges.PUE]
+FacilityUsdKw = Annotated[float, Field(strict=True), ranges.FACILITY_USD_KW]
 
 
 class _Section(BaseModel):
@@ -109,15 +168,15 @@ class _Section(BaseModel):
 class ScenarioInfo(_Section):
     """Name and description shown on every output."""
 
-    name: Annotated[str, Field(min_length=1)]
-    description: str = ""
+    name: Annotated[Text, Field(min_length=1)]
+    description: LongText = ""
 
 
 class Team(_Section):
     """One skill's available staff and what an FTE of it costs per year, fully loaded."""
 
-    fte: NonNegFloat = 0.0
-    loaded_cost_usd_per_year: PosFloat | None = None
+    fte: Fte = 0.0
+    loaded_cost_usd_per_year: Salary | None = None
 
 
 class Teams(_Section):
@@ -131,8 +190,8 @@ class Hiring(_Section):
     """Whether the plan may hire, how many FTE at most, and the one-off cost of a hire."""
 
     allowed: StrictBool = False
-    max_fte: NonNegInt = 0
-    one_time_cost_usd: NonNegFloat | None = None
+    max_fte: Hires = 0
+    one_time_cost_usd: OneOffUsd | None = None
 
 
 class Procurement(_Section):
@@ -140,8 +199,8 @@ class Procurement(_Section):
 
     mode: Literal["cloud", "on_prem"] = "cloud"
     on_demand_burst: StrictBool = True
-    horizon_months: PosInt = 36
-    gpu_price_scale: PosFloat = 1.0
+    horizon_months: HorizonMonths = 36
+    gpu_price_scale: PriceScale = 1.0
 
 
 class Policy(_Section):
@@ -149,8 +208,8 @@ class Policy(_Section):
 
     platforms: tuple[Platform, ...] = PLATFORMS
     archetype: ArchetypeChoice = "any"
-    budget_usd_per_month: PosFloat | None = None
-    max_pools: PosInt | None = None
+    budget_usd_per_month: BudgetUsdMonth | None = None
+    max_pools: PoolCount | None = None
 
     @field_validator("platforms")
     @classmethod
@@ -168,12 +227,12 @@ class PoolSpec(_Section):
     name: Name
     platform: Platform
     gpu_types: tuple[str, ...] | None = None
-    max_nodes: PosInt | None = None
+    max_nodes: NodeCount | None = None
 
 
 class _WorkloadBase(_Section):
     name: Name
-    team: str = ""
+    team: Text = ""
     interface: Literal["slurm", "containers"] = "containers"
     gpu_types: Annotated[tuple[str, ...], Field(min_length=1)]
     profile: str | tuple[float, ...] = "flat"
@@ -181,6 +240,17 @@ class _WorkloadBase(_Section):
     prefers: tuple[Capability, ...] = ()
     divisible: StrictBool | None = None
     platforms: tuple[Platform, ...] | None = None
+
+    @field_validator("platforms")
+    @classmethod
+    def _platforms_listed(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        if value is not None and not value:
+            raise PydanticCustomError(
+                "no_platform", "expected at least one platform (leave the key out to allow any)"
+            )
+        if value is not None and len(set(value)) != len(value):
+            raise PydanticCustomError("unique", "lists a platform twice")
+        return value
 
     @field_validator("profile", mode="before")
     @classmethod
@@ -214,13 +284,13 @@ class TrainingWorkload(_WorkloadBase):
     """Gang jobs measured in GPU-hours, with a queue-wait SLO (distributed training, fine-tuning)."""
 
     kind: Literal["distributed_training", "fine_tuning"]
-    gpus_per_job: PosInt
-    gpu_hours_per_month: PosFloat
-    mean_job_hours: PosFloat
-    max_queue_wait_hours: PosFloat
-    duration_scv: NonNegFloat = 1.0
+    gpus_per_job: GpusPerJob
+    gpu_hours_per_month: GpuHoursMonth
+    mean_job_hours: JobHours
+    max_queue_wait_hours: WaitHours
+    duration_scv: Scv = 1.0
     """Squared coefficient of variation of job run times: 1 exponential, 0 fixed-length."""
-    arrival_scv: NonNegFloat = 1.0
+    arrival_scv: Scv = 1.0
     """Of the gaps between submissions: 1 independent submitters (Poisson), below 1 planned runs."""
 
 
@@ -228,11 +298,11 @@ class DeadlineWorkload(_WorkloadBase):
     """Batch jobs that must finish within a deadline (batch inference, pipelines)."""
 
     kind: Literal["batch_inference", "pipeline"]
-    gpus_per_job: PosInt
-    gpu_hours_per_month: PosFloat
-    mean_job_hours: PosFloat
-    max_completion_hours: PosFloat
-    duration_scv: NonNegFloat = 1.0
+    gpus_per_job: GpusPerJob
+    gpu_hours_per_month: GpuHoursMonth
+    mean_job_hours: JobHours
+    max_completion_hours: WaitHours
+    duration_scv: Scv = 1.0
     """Squared coefficient of variation of job run times: 1 exponential, 0 fixed-length."""
 
 
@@ -240,19 +310,19 @@ class ExperimentationWorkload(_WorkloadBase):
     """Interactive users holding GPUs (notebooks, debugging), with a short wait SLO."""
 
     kind: Literal["experimentation"]
-    concurrent_users: PosInt
-    gpus_per_user: PosInt
-    max_queue_wait_hours: PosFloat
+    concurrent_users: Users
+    gpus_per_user: GpusPerUser
+    max_queue_wait_hours: WaitHours
 
 
 class RealtimeWorkload(_WorkloadBase):
     """An online service: requests per second, GPU-seconds each, and a p99 latency SLO."""
 
     kind: Literal["realtime_inference"]
-    peak_requests_per_second: PosFloat
-    gpu_seconds_per_request: PosFloat
-    p99_latency_ms: PosFloat
-    concurrency_per_gpu: PosInt = 1
+    peak_requests_per_second: RequestsPerSecond
+    gpu_seconds_per_request: GpuSeconds
+    p99_latency_ms: LatencyMs
+    concurrency_per_gpu: Concurrency = 1
 
 
 Workload = Annotated[
@@ -291,28 +361,28 @@ DEMAND_KEYS = {
 class GpuOverride(_Section):
     """Changes to a catalog GPU type, or a whole new type (then every attribute is needed)."""
 
-    memory_gb: PosFloat | None = None
-    tdp_w: PosFloat | None = None
-    gpus_per_node: PosInt | None = None
-    node_power_kw: PosFloat | None = None
-    usd_per_gpu_hour_on_demand: PosFloat | None = None
-    usd_per_gpu_hour_reserved: PosFloat | None = None
-    node_capex_usd: PosFloat | None = None
-    training_speed: PosFloat | None = None
-    inference_speed: PosFloat | None = None
+    memory_gb: MemoryGb | None = None
+    tdp_w: TdpW | None = None
+    gpus_per_node: GpusPerNode | None = None
+    node_power_kw: NodeKw | None = None
+    usd_per_gpu_hour_on_demand: GpuHourUsd | None = None
+    usd_per_gpu_hour_reserved: GpuHourUsd | None = None
+    node_capex_usd: CapexUsd | None = None
+    training_speed: Speed | None = None
+    inference_speed: Speed | None = None
 
 
 class PlatformOverride(_Section):
     """Changes to a platform kind of the catalog."""
 
     interface: Literal["slurm", "containers", "both"] | None = None
-    scale_up_lag_minutes: NonNegFloat | None = None
+    scale_up_lag_minutes: LagMinutes | None = None
     preemption_overhead: Share | None = None
     topology_slowdown: Share | None = None
     capabilities: dict[Capability, Support] | None = None
     utilization: dict[Kind, Fraction] | None = None
     staffing: (
-        dict[Skill, dict[Literal["base", "per_100_nodes", "addon", "integration"], NonNegFloat]]
+        dict[Skill, dict[Literal["base", "per_100_nodes", "addon", "integration"], FteEffort]]
         | None
     ) = None
 
@@ -320,16 +390,16 @@ class PlatformOverride(_Section):
 class CostOverride(_Section):
     """Changes to the catalog's site and people cost parameters."""
 
-    power_usd_per_kwh: NonNegFloat | None = None
-    pue: Annotated[float, Field(strict=True, ge=1, allow_inf_nan=False)] | None = None
+    power_usd_per_kwh: PowerUsdKwh | None = None
+    pue: Pue | None = None
     average_power_fraction: Fraction | None = None
-    facility_usd_per_kw_month: NonNegFloat | None = None
+    facility_usd_per_kw_month: FacilityUsdKw | None = None
     residual_value_fraction: Share | None = None
-    hire_one_time_cost_usd: NonNegFloat | None = None
-    friction_fte_per_class: NonNegFloat | None = None
-    split_fte_per_extra_placement: NonNegFloat | None = None
-    hpc_loaded_cost_usd_per_year: PosFloat | None = None
-    kubernetes_loaded_cost_usd_per_year: PosFloat | None = None
+    hire_one_time_cost_usd: OneOffUsd | None = None
+    friction_fte_per_class: FteEffort | None = None
+    split_fte_per_extra_placement: FteEffort | None = None
+    hpc_loaded_cost_usd_per_year: Salary | None = None
+    kubernetes_loaded_cost_usd_per_year: Salary | None = None
 
 
 def _check_profile(value: Any) -> Any:
@@ -635,6 +705,8 @@ def _translate(err: Mapping[str, Any]) -> Problem:
     kind, ctx, got = err["type"], err.get("ctx", {}) or {}, err.get("input")
     where = _path(loc)
     noun = "integer" if _is_int_field(loc) else "number"
+    if kind in ("value_range", "control_character", "no_platform"):
+        return Problem(where, str(err["msg"]))
     if kind == "extra_forbidden":
         key = str(loc[-1])
         model = _model_at(loc)
@@ -778,6 +850,69 @@ def _check_against_catalog(scn: Scenario, catalog: Catalog) -> list[Problem]:
     return problems
 
 
+MAX_ESTATE_GPUS = 5_000_000
+"""The most GPUs an estate may need at peak: fifty times the largest estates of 100,000 GPUs."""
+MAX_ESTATE_USD_PER_MONTH = 1e12
+"""The most an estate may cost a month ($1 trillion): the model counts cents in 64-bit integers
+and weighs them against tie-breaks, so this keeps its objective far from overflowing."""
+
+
+def _check_size(scn: Scenario) -> list[Problem]:
+    """Values each in range can still combine into an estate no one runs; refuse those.
+
+    The model counts money in cents and GPUs in integers; a billion GPUs at a hundred times list
+    price would overflow its arithmetic and be reported as "infeasible". The estimate here is an
+    upper bound from the file's figures alone: each workload's peak GPUs on its slowest allowed
+    type, each priced at the dearest of its types (rented on demand or bought over the horizon).
+    """
+    import numpy as np
+
+    cat, hours = scn.catalog, 730.0
+    scale, horizon = scn.procurement.gpu_price_scale, scn.procurement.horizon_months
+
+    def month_usd(g: Any) -> float:
+        rent = max(g.usd_per_gpu_hour_on_demand, g.usd_per_gpu_hour_reserved) * hours
+        return max(rent, g.node_capex_usd / horizon / g.gpus_per_node) * scale
+
+    total_gpus = total_usd = 0.0
+    for w in scn.workloads:
+        types = [cat.gpus[g] for g in w.gpu_types]
+        shape = np.asarray(
+            cat.profile(w.profile) if isinstance(w.profile, str) else w.profile, dtype=float
+        )
+        peak = float(shape.max() / shape.mean())
+        if isinstance(w, TrainingWorkload | DeadlineWorkload):
+            slowest = min(g.training_speed for g in types)
+            gpus = max(w.gpu_hours_per_month / hours * peak / slowest, w.gpus_per_job)
+        elif isinstance(w, ExperimentationWorkload):
+            gpus = float(w.concurrent_users * w.gpus_per_user)
+        else:
+            slowest = min(g.inference_speed for g in types)
+            gpus = w.peak_requests_per_second * w.gpu_seconds_per_request / slowest
+        total_gpus += gpus
+        total_usd += gpus * max(month_usd(g) for g in types)
+    if total_gpus > MAX_ESTATE_GPUS:
+        return [
+            Problem(
+                "workloads",
+                f"together they need up to about {total_gpus:,.0f} GPUs at peak, more than the "
+                f"{MAX_ESTATE_GPUS:,} an estate may plan",
+                "check the demand figures and their units: GPU-hours a month, users, requests "
+                "a second",
+            )
+        ]
+    if total_usd > MAX_ESTATE_USD_PER_MONTH:
+        return [
+            Problem(
+                "",
+                f"the estate could cost up to about ${total_usd:,.0f} a month, more than the "
+                f"${MAX_ESTATE_USD_PER_MONTH:,.0f} the model can count exactly",
+                "check the GPU prices, procurement.gpu_price_scale and horizon_months",
+            )
+        ]
+    return []
+
+
 def _resolved_catalog(scn: Scenario, base: Catalog) -> Catalog:
     import numpy as np
 
@@ -844,6 +979,9 @@ def parse_scenario(
         raise ScenarioError(source, problems)
     scn._catalog = _resolved_catalog(scn, base)
     scn._source = source
+    problems = _check_size(scn)
+    if problems:
+        raise ScenarioError(source, problems)
     return scn
 
 
@@ -870,9 +1008,55 @@ def _unique(problems: list[Problem]) -> list[Problem]:
     return out
 
 
+def _ranges_in(annotation: Any) -> list[Range]:
+    """The ranges inside a (possibly optional, list or dict) field annotation."""
+    found = [m for m in getattr(annotation, "__metadata__", ()) if isinstance(m, Range)]
+    for arg in typing.get_args(annotation):
+        found += _ranges_in(arg)
+    return found
+
+
+def _models_in(annotation: Any) -> list[type[BaseModel]]:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [m for arg in typing.get_args(annotation) for m in _models_in(arg)]
+
+
+def scenario_ranges() -> list[tuple[str, Range]]:
+    """Every ranged key of a scenario file with its range, in file order (for the reference)."""
+    out: list[tuple[str, Range]] = []
+    seen: set[tuple[str, Range]] = set()
+
+    def walk(model: type[BaseModel], prefix: str) -> None:
+        for key, field in model.model_fields.items():
+            path = f"{prefix}.{key}" if prefix else key
+            direct = [m for m in field.metadata if isinstance(m, Range)]
+            for rng in direct + _ranges_in(field.annotation):
+                if (path, rng) not in seen:
+                    seen.add((path, rng))
+                    out.append((path, rng))
+            for sub in _models_in(field.annotation):
+                walk(sub, path)
+
+    walk(Team, "team.<skill>")
+    for key in ("hiring", "procurement", "policy"):
+        walk(_models_in(Scenario.model_fields[key].annotation)[0], key)
+    walk(PoolSpec, "pools[]")
+    for cls in (TrainingWorkload, DeadlineWorkload, ExperimentationWorkload, RealtimeWorkload):
+        walk(cls, "workloads[]")
+    walk(GpuOverride, "gpus.<type>")
+    walk(PlatformOverride, "platforms.<platform>")
+    walk(CostOverride, "costs")
+    return out
+
+
 def preset_path(name: str) -> Path:
     """The file of a shipped preset (``enterprise-mixed``, ``research-lab``, ``inference-platform``)."""
     return data_dir() / "scenarios" / f"{name}.toml"
+
+
+MAX_SCENARIO_BYTES = 20_000_000
+"""The largest scenario file read: 10,000 workloads take about 4 MB."""
 
 
 def load_scenario(path: str | Path | None = None, catalog: Catalog | None = None) -> Scenario:
@@ -887,28 +1071,70 @@ def load_scenario(path: str | Path | None = None, catalog: Catalog | None = None
     path = Path(path)
     source = path.name
     if not path.is_file():
-        hint = did_you_mean(path.stem, PRESETS) or f"presets: {', '.join(PRESETS)}"
-        raise ScenarioError(str(path), [Problem("", "no such scenario file", hint)])
-    raw = path.read_bytes()
+        raise ScenarioError(str(path), [_not_a_file(path)])
+    size = path.stat().st_size
+    if size > MAX_SCENARIO_BYTES:
+        raise ScenarioError(
+            source,
+            [
+                Problem(
+                    "",
+                    f"the file is {size / 1e6:,.0f} MB; a scenario is read whole, so at most "
+                    f"{MAX_SCENARIO_BYTES // 1_000_000} MB is accepted",
+                )
+            ],
+        )
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ScenarioError(str(path), [Problem("", f"cannot read it: {exc.strerror}")]) from None
+    data = read_scenario_toml(raw, source)
+    return parse_scenario(data, source=source, catalog=catalog)
+
+
+def _not_a_file(path: Path) -> Problem:
+    """Why ``path`` cannot be read as a scenario: missing, a folder, or a pipe or device."""
+    if path.is_dir():
+        return Problem("", "is a folder, not a scenario file", "give the path of a .toml file")
+    if path.exists():
+        return Problem(
+            "", "is not a regular file (a pipe, socket or device)", "give the path of a .toml file"
+        )
+    hint = did_you_mean(path.stem, PRESETS) or f"presets: {', '.join(PRESETS)}"
+    return Problem("", "no such scenario file", hint)
+
+
+def read_scenario_toml(raw: bytes, source: str) -> dict[str, Any]:
+    """Parse a scenario file's bytes into data, or raise ScenarioError naming ``source``.
+
+    A UTF-8 byte-order mark (which some Windows editors write) is skipped; nesting deeper than
+    the parser can follow, or an integer too long to read, is refused with a message.
+    """
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
     if not raw.strip():
         raise ScenarioError(
             source, [Problem("", "the file is empty", "expected a TOML scenario (see SCENARIO.md)")]
         )
     try:
-        data = tomllib.loads(raw.decode("utf-8"))
+        return tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise ScenarioError(
             source, [Problem("", f"not UTF-8 text (byte {exc.start})", "expected a TOML scenario")]
         ) from None
     except tomllib.TOMLDecodeError as exc:
         raise ScenarioError(source, [Problem("", f"invalid TOML: {exc}")]) from None
-    return parse_scenario(data, source=source, catalog=catalog)
+    except RecursionError:
+        raise ScenarioError(
+            source,
+            [Problem("", "lists or tables nested too deeply to read", "a scenario needs 4 levels")],
+        ) from None
+    except ValueError:  # tomllib's int() refuses integers of more than 4,300 digits
+        raise ScenarioError(
+            source, [Problem("", "invalid TOML: an integer of more than 4,300 digits")]
+        ) from None
 
 
 def save_scenario(scenario: Scenario, path: str | Path) -> Path:
     """Write ``scenario`` as TOML (atomically) and return the path."""
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(scenario.to_toml(), encoding="utf-8")
-    tmp.replace(path)
-    return path
+    return write_atomic(path, scenario.to_toml())

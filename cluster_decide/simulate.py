@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -36,7 +37,15 @@ from cluster_decide.scenario import (
 from cluster_decide.service import realtime_replicas
 from cluster_decide.simengine import JobClass, Pool, SimOptions, generate_jobs, run, wait_stats
 
-__all__ = ["POLICY_OF", "SESSION_HOURS", "Simulation", "simulate", "simulated_pools"]
+__all__ = [
+    "JOB_COLUMNS",
+    "POLICY_OF",
+    "SESSION_HOURS",
+    "Simulation",
+    "read_jobs",
+    "simulate",
+    "simulated_pools",
+]
 
 POLICY_OF = {
     "slurm": "slurm",
@@ -50,6 +59,8 @@ SESSION_HOURS = 2.0
 concurrent users, not sessions, so arrivals are users / session length."""
 WARMUP_H = 24.0
 """Hours at the start of a replay left out of the statistics, while the queues fill."""
+MAX_JOBS = 5_000_000
+"""The most jobs one replay draws (about 1 GB of memory with the simulator's state)."""
 SERVICE_PRIORITY = 10
 INTERACTIVE_PRIORITY = 5
 
@@ -110,6 +121,7 @@ def scenario_jobs(plan: Plan, data: ModelData, days: float, seed: int) -> pl.Dat
     classes: list[JobClass] = []
     weights: dict[str, np.ndarray] = {}
     service_rows: list[dict[str, object]] = []
+    expected = 0.0
     for row in plan.placements.iter_rows(named=True):
         w = workloads[row["workload"]]
         p, g = row["pool"], row["gpu_type"]
@@ -149,6 +161,8 @@ def scenario_jobs(plan: Plan, data: ModelData, days: float, seed: int) -> pl.Dat
             )
         elif isinstance(w, RealtimeWorkload):
             replicas = realtime_replicas(data, (w.name, p, g), share)
+            expected += float(np.sum(replicas)) * hours / 168.0
+            _check_size(expected, days)
             for t in range(int(hours)):
                 service_rows.extend(
                     {
@@ -162,11 +176,23 @@ def scenario_jobs(plan: Plan, data: ModelData, days: float, seed: int) -> pl.Dat
                     }
                     for _ in range(replicas[t % 168])
                 )
+    _check_size(expected + sum(k.rate_per_h for k in classes) * hours, days)
     jobs = _thin(generate_jobs(classes, hours, seed), weights, seed).drop("job_id")
     if service_rows:
         jobs = pl.concat([jobs, pl.DataFrame(service_rows, schema=jobs.schema)])
     jobs = jobs.sort(["submit_h", "workload"], maintain_order=True)
     return jobs.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias("job_id"))
+
+
+def _check_size(expected_jobs: float, days: float) -> None:
+    """Refuse, before drawing them, a replay of more than :data:`MAX_JOBS` jobs."""
+    if expected_jobs > MAX_JOBS:
+        fits = max(1.0, days * MAX_JOBS / expected_jobs)
+        raise ValueError(
+            f"simulating {days:g} days would draw about {expected_jobs:,.0f} jobs, more than the "
+            f"limit of {MAX_JOBS:,} (about 1 GB of memory); simulate at most {fits:.1f} days "
+            f"(--days {fits:.1f})"
+        )
 
 
 def _assign_pools(jobs: pl.DataFrame, plan: Plan, seed: int) -> pl.DataFrame:
@@ -231,4 +257,57 @@ def simulate(
     )
     return Simulation(
         waits, result.pools, comparison, result.jobs, result.events, result.wall_s, days
+    )
+
+
+JOB_COLUMNS = {"workload": "text", "submit_h": "number", "gpus": "integer", "duration_h": "number"}
+"""The columns a job table needs, and what each holds."""
+
+
+def read_jobs(path: Path) -> pl.DataFrame:
+    """A job table from a CSV or Parquet file (``simulate --jobs``), checked before the replay.
+
+    Raises ValueError naming the file, the line and the column of the first bad value.
+    """
+    if not path.is_file():
+        raise ValueError(f"{path}: no such jobs file (expected a CSV or Parquet job table)")
+    try:
+        if path.suffix == ".parquet":
+            jobs = pl.read_parquet(path)
+        else:
+            jobs = pl.read_csv(path, infer_schema_length=10_000)
+    except (pl.exceptions.PolarsError, OSError, ValueError) as exc:
+        kind = "Parquet" if path.suffix == ".parquet" else "CSV"
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ValueError(f"{path}: not a readable {kind} job table ({first[:160]})") from None
+    missing = [c for c in JOB_COLUMNS if c not in jobs.columns]
+    if missing:
+        raise ValueError(
+            f"{path}: missing column{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
+            f"(a job table needs {', '.join(JOB_COLUMNS)})"
+        )
+    checks = {
+        "submit_h": (pl.col("submit_h").cast(pl.Float64, strict=False), 0.0, None),
+        "duration_h": (pl.col("duration_h").cast(pl.Float64, strict=False), 0.0, None),
+        "gpus": (pl.col("gpus").cast(pl.Float64, strict=False), 1.0, 100_000.0),
+    }
+    for column, (expr, lo, hi) in checks.items():
+        values = jobs.select(expr.alias("v"))["v"]
+        bad = values.is_null() | values.is_nan() | (values < lo)
+        if hi is not None:
+            bad = bad | (values > hi)
+        if column == "gpus":
+            bad = bad | (values != values.floor())
+        if bad.any():
+            row = int(bad.arg_true()[0])
+            want = f"an integer {lo:,.0f}–{hi:,.0f}" if hi else f"a number of at least {lo:g}"
+            raise ValueError(
+                f"{path}: line {row + 2}: {column}: expected {want}, got "
+                f"{jobs[column][row]!r} ({int(bad.sum()):,} of {jobs.height:,} rows are bad)"
+            )
+    return jobs.with_columns(
+        pl.col("submit_h").cast(pl.Float64),
+        pl.col("duration_h").cast(pl.Float64),
+        pl.col("gpus").cast(pl.Int64),
+        pl.col("workload").cast(pl.String),
     )

@@ -80,7 +80,7 @@ def test_changes_return_validated_copies(default_scenario: cd.Scenario) -> None:
 
 def test_changes_are_validated(default_scenario: cd.Scenario) -> None:
     with pytest.raises(
-        cd.ScenarioError, match=r"team.hpc.fte: expected a number of at least 0, got -1.0"
+        cd.ScenarioError, match=r"team.hpc.fte: expected a number 0–1,000 FTE, got -1.0"
     ):
         default_scenario.set_fte("hpc", -1)
     with pytest.raises(cd.ScenarioError, match=r"policy\.archetype: expected one of"):
@@ -107,12 +107,12 @@ BAD = [
     (
         "gpus_per_job = 8",
         "gpus_per_job = -8",
-        "bad.toml: workloads[0].gpus_per_job: expected a positive integer, got -8",
+        "bad.toml: workloads[0].gpus_per_job: expected an integer 1–100,000 GPUs, got -8",
     ),
     (
         "gpus_per_job = 8",
         "gpus_per_job = 8.5",
-        "bad.toml: workloads[0].gpus_per_job: expected an integer, got 8.5",
+        "bad.toml: workloads[0].gpus_per_job: expected an integer 1–100,000 GPUs, got 8.5",
     ),
     (
         'gpu_types = ["H100"]',
@@ -147,7 +147,7 @@ BAD = [
     (
         "gpu_hours_per_month = 1000",
         'gpu_hours_per_month = "1000"',
-        "bad.toml: workloads[0].gpu_hours_per_month: expected a number, got '1000'",
+        "bad.toml: workloads[0].gpu_hours_per_month: expected a number 0.001–1,000,000,000 GPU-hours per month, got '1000'",
     ),
     (
         'requires = ["gang_scheduling"]',
@@ -177,7 +177,7 @@ BAD = [
     (
         'mode = "cloud"',
         'mode = "cloud"\nhorizon_months = 0',
-        "bad.toml: procurement.horizon_months: expected a positive integer, got 0",
+        "bad.toml: procurement.horizon_months: expected an integer 1–240 months, got 0",
     ),
     (
         "[procurement]",
@@ -187,12 +187,12 @@ BAD = [
     (
         "[procurement]",
         "[team.hpc]\nfte = -1\n[procurement]",
-        "bad.toml: team.hpc.fte: expected a number of at least 0, got -1",
+        "bad.toml: team.hpc.fte: expected a number 0–1,000 FTE, got -1",
     ),
     (
         "[procurement]",
         "[policy]\nbudget_usd_per_month = -5\n[procurement]",
-        "bad.toml: policy.budget_usd_per_month: expected a positive number, got -5",
+        "bad.toml: policy.budget_usd_per_month: expected a number above 0 to 10,000,000,000 USD per month, got -5",
     ),
     (
         'requires = ["gang_scheduling"]',

@@ -9,6 +9,9 @@ Every analysis re-solves the model; none reads solver internals. The modules:
 - ``uncertainty``: sampled inputs solved in parallel: who wins how often, cost and regret.
 - ``pareto``: cost against capability gaps or SLO margin, by the epsilon-constraint method.
 - ``showback``: the plan's monthly cost allocated to workloads and teams.
+- ``recommend``: the plan with its margin over the runner-up, the nearest input changes that
+  flip it (``flips``), a verdict (clear, close, fragile) and one sentence; with samples, the
+  robust choice over inputs drawn from the catalog's own ranges (``ranges``).
 - ``inputs`` and ``core``: the named inputs every analysis varies, and the fast solve they share.
 """
 
@@ -20,9 +23,18 @@ from cluster_decide.analysis.alternatives import (
 )
 from cluster_decide.analysis.compare import COMPARE_SCHEMA, capability_gaps, compare
 from cluster_decide.analysis.core import Outcome, quick_solve, run_all
+from cluster_decide.analysis.flips import FLIPS_SCHEMA, LEVELS, Flip, flip_inputs, nearest_flips
 from cluster_decide.analysis.inputs import apply_inputs, base_value, default_inputs, input_label
 from cluster_decide.analysis.levers import LEVER_SCHEMA, lever_scenarios, lever_values
 from cluster_decide.analysis.pareto import PARETO_SCHEMA, RISK_MEASURES, pareto_front
+from cluster_decide.analysis.ranges import RANGES_SCHEMA, catalog_distributions, input_ranges
+from cluster_decide.analysis.recommend import (
+    ROBUST_SCHEMA,
+    RUNNER_UPS_SCHEMA,
+    VERDICTS,
+    Recommendation,
+    recommend,
+)
 from cluster_decide.analysis.sensitivity import (
     BREAK_EVEN_SCHEMA,
     TORNADO_SCHEMA,
@@ -47,14 +59,22 @@ __all__ = [
     "BREAK_EVEN_SCHEMA",
     "COMPARE_SCHEMA",
     "COSTS_SCHEMA",
+    "FLIPS_SCHEMA",
+    "LEVELS",
     "LEVER_SCHEMA",
     "PARETO_SCHEMA",
+    "RANGES_SCHEMA",
     "RISK_MEASURES",
+    "ROBUST_SCHEMA",
+    "RUNNER_UPS_SCHEMA",
     "SHOWBACK_SCHEMA",
     "SUMMARY_SCHEMA",
     "TORNADO_SCHEMA",
+    "VERDICTS",
     "BreakEven",
+    "Flip",
     "Outcome",
+    "Recommendation",
     "UncertaintyResult",
     "alternative_plans",
     "apply_inputs",
@@ -62,18 +82,23 @@ __all__ = [
     "break_even",
     "break_evens",
     "capability_gaps",
+    "catalog_distributions",
     "compare",
     "default_distributions",
     "default_inputs",
     "describe_difference",
     "describe_inputs",
     "draw_samples",
+    "flip_inputs",
     "input_label",
+    "input_ranges",
     "lever_scenarios",
     "lever_values",
     "near_optimal",
+    "nearest_flips",
     "pareto_front",
     "quick_solve",
+    "recommend",
     "run_all",
     "showback",
     "showback_by_team",

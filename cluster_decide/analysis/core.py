@@ -203,5 +203,5 @@ def run_all(
     finally:
         bar.close()
         if own:
-            pool.shutdown()
+            pool.shutdown(cancel_futures=True)  # after --max-time, queued work is dropped
     return [r for r in results if r is not None]

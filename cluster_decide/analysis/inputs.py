@@ -10,6 +10,7 @@ Names are plain strings so a worker process can rebuild a scenario from ``(name,
 | ``staff_cost:<skill>`` | loaded USD per FTE-year | the scenario's or catalog's |
 | ``gpu_price`` | GPU price scale (reserved, on-demand, capex) | ``procurement.gpu_price_scale`` |
 | ``hiring`` | 1 allows hiring, 0 forbids it | 1 if the scenario allows it |
+| ``budget`` | monthly cash budget, USD | ``policy.budget_usd_per_month`` (only when set) |
 
 All changes of one call are merged into one validated copy (one parse, not one per input).
 """
@@ -47,12 +48,12 @@ def _split(name: str) -> tuple[str, str]:
     valid = (
         (head in ("demand", "slo") and arg in WORKLOAD_KINDS)
         or (head in ("fte", "staff_cost") and arg in SKILLS)
-        or (head in ("gpu_price", "hiring") and not arg)
+        or (head in ("gpu_price", "hiring", "budget") and not arg)
     )
     if not valid:
         raise ValueError(
             f"unknown input '{name}' (expected demand:<kind>, slo:<kind>, fte:<skill>, "
-            "staff_cost:<skill>, gpu_price or hiring)"
+            "staff_cost:<skill>, gpu_price, hiring or budget)"
         )
     return head, arg
 
@@ -67,13 +68,15 @@ def input_label(name: str) -> str:
         "staff_cost": f"the loaded cost of {SKILL_WORDS.get(arg, arg)} staff",
         "gpu_price": "GPU prices",
         "hiring": "hiring",
+        "budget": "the budget",
     }[head]
 
 
 def input_unit(name: str) -> str:
-    """The unit of an input's value: ``x`` (a factor), ``FTE``, ``USD/year`` or ``on/off``."""
+    """The unit of an input's value: ``x``, ``FTE``, ``USD/year``, ``USD/month`` or ``on/off``."""
     head, _ = _split(name)
-    return {"fte": "FTE", "staff_cost": "USD/year", "hiring": "on/off"}.get(head, "x")
+    units = {"fte": "FTE", "staff_cost": "USD/year", "hiring": "on/off", "budget": "USD/month"}
+    return units.get(head, "x")
 
 
 def base_value(scn: Scenario, name: str) -> float:
@@ -87,6 +90,11 @@ def base_value(scn: Scenario, name: str) -> float:
         return scn.procurement.gpu_price_scale
     if head == "hiring":
         return 1.0 if scn.hiring.allowed else 0.0
+    if head == "budget":
+        budget = scn.policy.budget_usd_per_month
+        if budget is None:
+            raise ValueError("budget: the scenario sets no budget (policy.budget_usd_per_month)")
+        return float(budget)
     return 1.0
 
 
@@ -128,6 +136,8 @@ def apply_inputs(scn: Scenario, values: Mapping[str, float]) -> Scenario:
             )
         elif head == "gpu_price":
             data.setdefault("procurement", {})["gpu_price_scale"] = float(value)
+        elif head == "budget":
+            data.setdefault("policy", {})["budget_usd_per_month"] = float(value)
         else:
             data.setdefault("hiring", {})["allowed"] = bool(value >= 0.5)
     return parse_scenario(data, source=scn.source)

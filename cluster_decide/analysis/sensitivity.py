@@ -83,6 +83,8 @@ def _fmt(name: str, value: float, base: float) -> str:
         return f"{value:.2f} FTE"
     if unit == "USD/year":
         return f"${value:,.0f} a year"
+    if unit == "USD/month":
+        return f"${value:,.0f} a month"
     return "on" if value >= 0.5 else "off"
 
 

@@ -153,8 +153,13 @@ def report_html(bundle: Bundle, timestamp: datetime | None = None) -> str:
     return html_report(bundle, render(bundle, width=WIDTH, png=False), timestamp)
 
 
+def _md(text: str) -> str:
+    """Text for Markdown: HTML and link syntax escaped, so a name like ``<script>`` stays text."""
+    return html.escape(text, quote=False).replace("[", "\\[").replace("]", "\\]")
+
+
 def _md_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    return _md(text).replace("|", "\\|").replace("\n", " ")
 
 
 def _md_table(table: Table) -> str:
@@ -169,23 +174,24 @@ def markdown_report(
 ) -> str:
     """The report in Markdown; charts are linked as ``image_folder/NAME.png`` when given."""
     plan = bundle.plan
-    lines = [f"# How to run the GPU estate: {plan.scenario}", ""]
+    lines = [f"# How to run the GPU estate: {_md(plan.scenario)}", ""]
     charts = set(CHART_TITLES)
     for sec in sections(bundle):
-        lines += [f"## {sec.title}", ""]
+        lines += [f"## {_md(sec.title)}", ""]
         if sec.lead:
-            lines += [f"**{sec.lead}**" if sec.key == "recommendation" else sec.lead, ""]
+            lead = _md(sec.lead)
+            lines += [f"**{lead}**" if sec.key == "recommendation" else lead, ""]
         if sec.metrics:
-            lines += [f"- **{v}** {label}" for label, v in sec.metrics] + [""]
+            lines += [f"- **{_md(v)}** {_md(label)}" for label, v in sec.metrics] + [""]
         if sec.chart and image_folder is not None and sec.chart in charts:
             lines += [f"![{CHART_TITLES[sec.chart]}]({image_folder}/{sec.chart}.png)", ""]
         if sec.table is not None and sec.table.rows:
             lines += [_md_table(sec.table), ""]
         if sec.bullets:
-            lines += [f"- {b}" for b in sec.bullets] + [""]
+            lines += [f"- {_md(b)}" for b in sec.bullets] + [""]
         if sec.notes:
             lines += ["<details><summary>Why</summary>", ""]
-            lines += [f"- {n}" for n in sec.notes if n] + ["", "</details>", ""]
+            lines += [f"- {_md(n)}" for n in sec.notes if n] + ["", "</details>", ""]
     stamp = f" on {timestamp:%Y-%m-%d %H:%M}" if timestamp is not None else ""
     lines += [f"_Made with cluster_decide{stamp}._", ""]
     return "\n".join(lines)

@@ -21,7 +21,6 @@ import polars as pl
 import tomli_w
 
 from cluster_decide.constants import DEADLINE_KINDS, HOURS_PER_MONTH, HOURS_PER_WEEK
-from cluster_decide.inventory.atomic import write_atomic
 from cluster_decide.inventory.errors import InventoryError
 from cluster_decide.inventory.jobs import time_zone_of
 from cluster_decide.inventory.rules import EXCLUDED
@@ -599,4 +598,6 @@ def write_scenario(path: str | Path, workloads: Sequence[Mapping[str, Any]], **k
 
     The write is atomic: a failure (a full disk) leaves the old file as it was.
     """
+    from cluster_decide.atomic import write_atomic
+
     return write_atomic(path, tomli_w.dumps(scenario_document(workloads, **kwargs)))

@@ -6,12 +6,14 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cluster_decide import ranges
 from cluster_decide.inventory.classify import Classification, classify
 from cluster_decide.inventory.demand import Demand, derive_workloads
 from cluster_decide.inventory.detect import Source, detect_format, source_name
@@ -25,7 +27,7 @@ if sys.version_info >= (3, 11):
 else:
     import tomli as tomllib
 
-__all__ = ["GPUS_PER_PROC", "WINDOW_DAYS", "Ingest", "RowProgress", "ingest", "load_column_map"]
+__all__ = ["Ingest", "RowProgress", "ingest", "load_column_map"]
 
 
 @dataclass(frozen=True)
@@ -89,13 +91,6 @@ class RowProgress:
         self._done = done
 
 
-WINDOW_DAYS = (1 / 24, 3653.0, "0.042 to 3,653 days (an hour to ten years)")
-"""The plausible range of `window_days`: shorter makes a monthly rate from minutes of log."""
-
-GPUS_PER_PROC = (1e-3, 64.0, "0.001 to 64 GPUs per processor")
-"""The plausible range of `gpus_per_proc` (a node's share of a GPU up to a node's GPUs)."""
-
-
 def ingest(
     files: Sequence[Source],
     *,
@@ -122,13 +117,14 @@ def ingest(
     InventoryError (only) for input that cannot be used, with a message to print that
     names the files.
     """
-    for key, value, (low, high, words) in (
-        ("window_days", window_days, WINDOW_DAYS),
-        ("gpus_per_proc", gpus_per_proc, GPUS_PER_PROC),
+    for key, value, rng in (
+        ("window_days", window_days, ranges.WINDOW_DAYS),
+        ("gpus_per_proc", gpus_per_proc, ranges.GPUS_PER_PROC),
     ):
-        if value is not None and not low <= value <= high:
+        if value is not None and not (math.isfinite(value) and rng.contains(value)):
             raise InventoryError(
-                f"{key} (--{key.replace('_', '-')})", f"expected {words}, got {value:g}"
+                f"{key} (--{key.replace('_', '-')})",
+                f"expected {rng.expected()} {rng.unit}, got {value:g}",
             )
     options: dict[str, Any] = {"format": format, "tz": tz, "column_map": column_map}
     if fields is not None or delimiter is not None:

@@ -856,10 +856,11 @@ def write_sacct(
     scale: float = 1.0,
 ) -> Path:
     """Write `generate_sacct(...)` to `path`, gzip-compressed when it ends in `.gz`."""
+    from cluster_decide.atomic import write_atomic
+
     out = Path(path)
     text = generate_sacct(estate, days=days, seed=seed, scale=scale).encode()
-    out.write_bytes(gzip.compress(text, mtime=0) if out.suffix == ".gz" else text)
-    return out
+    return write_atomic(out, gzip.compress(text, mtime=0) if out.suffix == ".gz" else text)
 
 
 SAMPLES = {

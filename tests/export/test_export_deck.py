@@ -224,7 +224,7 @@ def test_a_failure_leaves_no_half_written_file(
     def disk_full(fd: int) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(atomic.os, "fsync", disk_full)
+    monkeypatch.setattr("os.fsync", disk_full)
     with pytest.raises(OSError, match="No space"):
         atomic.write_atomic(target, b"the new deck")
     assert target.read_bytes() == b"the previous deck"

@@ -183,9 +183,9 @@ def test_an_hpc_log_needs_gpus_per_proc_and_says_so(
     assert main(["ingest", str(sacct), "--gpus-per-proc", "1", "--out", str(out)]) == 2
     assert "gpus_per_proc applies to SWF logs only" in capsys.readouterr().err
     for flag, value, expected in (
-        ("--gpus-per-proc", "-1", "expected 0.001 to 64 GPUs per processor, got -1"),
-        ("--window-days", "0", "expected 0.042 to 3,653 days (an hour to ten years), got 0"),
-        ("--window-days", "1e-9", "(an hour to ten years), got 1e-09"),
+        ("--gpus-per-proc", "-1", "argument --gpus-per-proc: expected a number above 0 to 64"),
+        ("--window-days", "0", "argument --window-days: expected a number 0.04–36,500 days, got 0"),
+        ("--window-days", "1e-9", "expected a number 0.04–36,500 days, got 1e-9"),
         ("--window-days", "nan", "got nan"),
     ):
         assert main(["ingest", str(path), flag, value, "--out", str(out)]) == 2

@@ -205,7 +205,7 @@ def test_bad_zone_and_output_that_is_an_input(
     with pytest.raises(InventoryError, match="unknown time zone"):
         ingest([export], tz="Mars/Olympus")
     assert main(["ingest", str(export), "--out", str(export)]) == 2
-    assert "the output is also an input" in capsys.readouterr().err
+    assert "is both an input and an output" in capsys.readouterr().err
     assert export.read_bytes() == before
     link = tmp_path / "link.txt"
     link.symlink_to(export)
@@ -227,7 +227,7 @@ def test_scenario_write_is_atomic(
     monkeypatch.setattr(os, "fsync", full_disk)
     assert main(["ingest", str(export), "--out", str(out)]) == 2
     err = capsys.readouterr().err
-    assert f"error: {out}: cannot write: No space left on device" in err
+    assert f"error: cannot write {out}: No space left on device; nothing was written" in err
     assert out.read_text() == "# the analyst's edited scenario\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["jobs.txt", "s.toml"]
     monkeypatch.undo()

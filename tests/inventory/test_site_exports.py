@@ -234,3 +234,11 @@ def test_a_truncated_line_in_a_headerless_export_is_a_bad_line() -> None:
     assert report.bad_lines[0].line == 7
     assert report.bad_lines[0].reason == "wrong number of fields: expected 13, got 6"
     assert sorted(done.demand.evidence["workload"]) == WORKLOADS
+
+
+def test_exit_status_5_is_documented(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["ingest", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "  5  (ingest) the scenario was written, but some files gave no jobs" in out
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    assert "| 5 | (`ingest` only) the scenario was written, but some input files" in readme

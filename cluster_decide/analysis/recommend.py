@@ -1,0 +1,734 @@
+"""A recommendation that knows its margin: the plan, the runner-up, what flips it, and a verdict.
+
+An optimal plan is stated as plainly whether it wins by 20% or by 2%. :func:`recommend` adds
+what a meeting needs to know how sure to be:
+
+- the **runner-up**: every other archetype solved with it forced (:func:`~cluster_decide.
+  analysis.compare.compare`), and the margin in dollars and percent to the cheapest of them;
+- the **nearest flips**: the smallest changes of demand per kind, staff per skill, GPU prices or
+  the budget that change the architecture (:func:`~cluster_decide.analysis.flips.nearest_flips`);
+- with ``samples=N``, the **robust choice**: each archetype's win rate and expected and worst
+  regret over inputs sampled from the catalog's own ranges (:mod:`~cluster_decide.analysis.
+  ranges`), and the archetype with the least worst-case regret;
+- a **verdict** — ``clear``, ``close`` or ``fragile`` (``none`` when there is no plan to judge) —
+  and one sentence an executive can repeat;
+- where the decision should wait for data, the **measurement that would settle it** (the input
+  with the nearest flip), written as a step to lead the pilot.
+
+Thresholds (justified in ``docs/analysis.md``): ``clear`` needs a margin of at least
+:data:`CLEAR_MARGIN` and no flip within :data:`CLEAR_FLIP` of any input (or no other feasible
+architecture at all); ``fragile`` is a point optimum that wins fewer than
+:data:`FRAGILE_WIN_RATE` of the sampled futures; anything else is ``close``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from concurrent.futures import Executor, ProcessPoolExecutor
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import polars as pl
+
+from cluster_decide.analysis.compare import compare
+from cluster_decide.analysis.flips import LEVELS, Flip, flips_frame, nearest_flips
+from cluster_decide.analysis.inputs import input_label
+from cluster_decide.analysis.ranges import RANGES_SCHEMA, catalog_distributions, input_ranges
+from cluster_decide.analysis.uncertainty import UncertaintyResult, uncertainty
+from cluster_decide.explain import ARCHETYPE_SHORT, money
+from cluster_decide.model.solve import solve
+from cluster_decide.plan import Plan
+from cluster_decide.scenario import DEMAND_KEYS, Scenario
+
+__all__ = [
+    "CLEAR_FLIP",
+    "CLEAR_MARGIN",
+    "FRAGILE_WIN_RATE",
+    "PILOT_STEP_COLUMNS",
+    "ROBUST_SCHEMA",
+    "RUNNER_UPS_SCHEMA",
+    "VERDICTS",
+    "Recommendation",
+    "recommend",
+]
+
+VERDICTS: Final = ("clear", "close", "fragile", "none")
+"""The verdicts, surest first; ``none`` when there is no plan to judge."""
+
+CLEAR_MARGIN: Final = 0.10
+"""A clear answer beats the runner-up by at least this share of its own monthly cost."""
+
+CLEAR_FLIP: Final = 0.25
+"""…and no single input a meeting argues about flips it within ±this share of its value."""
+
+FRAGILE_WIN_RATE: Final = 0.5
+"""A point optimum that wins fewer than this share of the sampled futures is fragile."""
+
+RUNNER_UPS_SCHEMA = {
+    "archetype": pl.String,
+    "status": pl.String,
+    "total_monthly_usd": pl.Float64,
+    "margin_usd": pl.Float64,
+    "margin_pct": pl.Float64,
+    "slo_met": pl.String,
+    "note": pl.String,
+}
+"""Columns of :attr:`Recommendation.runner_ups`, one row per archetype (the plan's own first,
+then the others cheapest first, infeasible last): each solved with that archetype forced;
+``margin_usd`` = its cost − the plan's (USD per month), ``margin_pct`` = that over the plan's
+cost (a fraction); ``slo_met`` predicted service levels met (``met/total``); ``note`` why it
+costs what it does, or why it is infeasible and the cheapest fix."""
+
+ROBUST_SCHEMA = {
+    "archetype": pl.String,
+    "win_rate": pl.Float64,
+    "p_feasible": pl.Float64,
+    "expected_monthly_usd": pl.Float64,
+    "expected_regret_usd": pl.Float64,
+    "worst_regret_usd": pl.Float64,
+    "least_worst_regret": pl.Boolean,
+}
+"""Columns of :attr:`Recommendation.robust`, one row per archetype feasible at the base
+figures: ``win_rate`` share of samples where it is the optimum; ``p_feasible`` share of samples
+(with any feasible plan) where it can be built; ``expected_monthly_usd`` its mean cost there;
+``expected_regret_usd`` and ``worst_regret_usd`` the mean and largest of its cost above each
+sample's optimum (infinite when it cannot be built in some sample that has a plan);
+``least_worst_regret`` marks the robust choice. Money in USD per month."""
+
+PILOT_STEP_COLUMNS: Final = ("test", "workload", "where", "run", "measure", "why")
+"""Columns of :attr:`Recommendation.pilot_step`: the pilot plan's own columns, so the step can
+lead it."""
+
+_PILOT_TEST: Final = {
+    "distributed_training": "Multi-node training",
+    "fine_tuning": "Fine-tuning",
+    "batch_inference": "Batch pipeline",
+    "pipeline": "Batch pipeline",
+    "realtime_inference": "Inference endpoint",
+    "fte": "GPU node replacement",
+    "gpu_price": "Cost reporting",
+    "budget": "Cost reporting",
+}
+"""The pilot test whose measurements bear on each input (the pilot plan of the reports)."""
+
+_HOW: Final = {
+    "distributed_training": "the GPU-hours a month of the pre-training runs planned for the "
+    "next year (run sizes × runs), checked against 90 days of job records "
+    "(`cluster-decide ingest`)",
+    "fine_tuning": "the fine-tuning GPU-hours a month the product teams will request, checked "
+    "against 90 days of job records (`cluster-decide ingest`)",
+    "experimentation": "the number of concurrent notebook users next year, from the hiring plan "
+    "and today's peak sessions",
+    "batch_inference": "the nightly batch GPU-hours a month, from the data volumes planned for "
+    "next year and 90 days of job records",
+    "pipeline": "the pipeline GPU-hours a month, from the data volumes planned for next year and "
+    "90 days of job records",
+    "realtime_inference": "the peak requests per second the services will see next year, from "
+    "the serving metrics and the product's growth plan",
+    "fte": "the staff who will really run the platform (named people, not headcount) and the "
+    "hiring plan's dates",
+    "gpu_price": "binding quotes for the capacity the plan buys (reserved GPU-hours, or node "
+    "prices on premises)",
+    "budget": "the budget with finance",
+}
+"""How to measure each input well enough to settle a close call."""
+
+
+_INPUT_WORDS: Final = {
+    "demand": "demand",
+    "fte": "staff",
+    "gpu_price": "GPU prices",
+    "budget": "the budget",
+}
+
+
+def _cap(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _name(archetype: str | None) -> str:
+    return ARCHETYPE_SHORT.get(archetype or "", str(archetype))
+
+
+def _verb(archetype: str | None, singular: str, plural: str) -> str:
+    """The verb agreeing with the archetype's words (separate clusters *beat*)."""
+    return plural if archetype == "hybrid_separate" else singular
+
+
+def _beats(archetype: str | None) -> str:
+    return _verb(archetype, "beats", "beat")
+
+
+def _pct(x: float) -> str:
+    return f"{abs(x):.1%}" if abs(x) < 0.1 else f"{abs(x):.0%}"
+
+
+@dataclass(frozen=True, eq=False)
+class Recommendation:
+    """The plan with its margin, what flips it, a verdict and one sentence to repeat.
+
+    Compared by identity (its frames have no single truth value); compare ``to_dict()``.
+    """
+
+    plan: Plan
+    verdict: str
+    """``clear``, ``close``, ``fragile`` or ``none`` (no plan to judge); see :data:`VERDICTS`."""
+    sentence: str
+    """What an executive can repeat: the verdict, the margin and what flips it."""
+    runner_up: str | None
+    """The cheapest other archetype that can be built (None when no other can)."""
+    runner_up_monthly_usd: float
+    margin_usd: float
+    """The runner-up's monthly cost minus the plan's (NaN when there is no runner-up)."""
+    margin_pct: float
+    """``margin_usd`` over the plan's monthly cost, as a fraction (0.019 is 1.9%)."""
+    runner_ups: pl.DataFrame
+    """Every archetype solved forced (:data:`RUNNER_UPS_SCHEMA`)."""
+    flips: pl.DataFrame
+    """The nearest flip of each input and direction (:data:`~cluster_decide.analysis.flips.
+    FLIPS_SCHEMA`), nearest first."""
+    robust: pl.DataFrame
+    """Win rates and regrets over the samples (:data:`ROBUST_SCHEMA`; empty without samples)."""
+    robust_choice: str | None
+    """The archetype with the least worst-case regret (None without samples)."""
+    samples: int
+    seed: int
+    settle: str
+    """The measurement that would settle a close call, tied to the pilot ("" when clear)."""
+    pilot_step: pl.DataFrame
+    """That measurement as a pilot step (:data:`PILOT_STEP_COLUMNS`; empty when clear)."""
+    ranges: pl.DataFrame = field(default_factory=pl.DataFrame)
+    """The sampled inputs' ranges (:data:`~cluster_decide.analysis.ranges.RANGES_SCHEMA`)."""
+    sweep: UncertaintyResult | None = field(default=None, repr=False, compare=False)
+    """The raw sweep behind :attr:`robust` (samples, per-sample costs)."""
+
+    @property
+    def archetype(self) -> str | None:
+        """The recommended archetype."""
+        return self.plan.archetype
+
+    def lines(self) -> list[str]:
+        """The verdict for a "How sure is this" page: sentence, margin, flips, win rates, data."""
+        out = [self.sentence]
+        for r in self.runner_ups.iter_rows(named=True):
+            if r["archetype"] == self.archetype:
+                continue
+            if math.isnan(r["total_monthly_usd"]):
+                out.append(f"{_cap(_name(r['archetype']))} cannot meet the requirements.")
+            else:
+                out.append(
+                    f"{_cap(_name(r['archetype']))} costs {money(r['margin_usd'])} "
+                    f"({_pct(r['margin_pct'])}) more a month (service levels met: {r['slo_met']})."
+                )
+        out += [s for s in self.flips.filter(pl.col("found"))["sentence"].head(3)]
+        for r in self.robust.iter_rows(named=True):
+            out.append(
+                f"{_cap(_name(r['archetype']))} wins {r['win_rate']:.0%} of {self.samples} "
+                f"sampled futures; its regret averages {money(r['expected_regret_usd'])} and "
+                + (
+                    f"is at worst {money(r['worst_regret_usd'])} a month."
+                    if math.isfinite(r["worst_regret_usd"])
+                    else f"it cannot be built in {1 - r['p_feasible']:.0%} of them."
+                )
+            )
+        if self.settle:
+            out.append(self.settle)
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for JSON (rounded numbers, NaN as null), stable for equal inputs."""
+        return {
+            "verdict": self.verdict,
+            "sentence": self.sentence,
+            "runner_up": self.runner_up,
+            "runner_up_monthly_usd": _clean(self.runner_up_monthly_usd),
+            "margin_usd": _clean(self.margin_usd),
+            "margin_pct": _clean(self.margin_pct),
+            "runner_ups": _rows(self.runner_ups),
+            "flips": _rows(self.flips),
+            "robust": _rows(self.robust),
+            "robust_choice": self.robust_choice,
+            "samples": self.samples,
+            "seed": self.seed,
+            "settle": self.settle,
+            "lines": self.lines(),
+        }
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, float):
+        return None if not math.isfinite(value) else round(value, 4)
+    return value
+
+
+def _rows(frame: pl.DataFrame) -> list[dict[str, Any]]:
+    return [{k: _clean(v) for k, v in row.items()} for row in frame.iter_rows(named=True)]
+
+
+def _has_plan(plan: Plan) -> bool:
+    return plan.feasible and plan.archetype is not None and math.isfinite(plan.total_monthly_usd)
+
+
+def _runner_ups(
+    scn: Scenario, plan: Plan, time_limit_s: float, workers: int, seed: int
+) -> pl.DataFrame:
+    frame = compare(scn, time_limit_s=time_limit_s, workers=workers, seed=seed)
+    feasible = (pl.col("status") != "infeasible") & pl.col("total_monthly_usd").is_finite()
+    rows = frame.with_columns(
+        pl.when(feasible).then(pl.col("total_monthly_usd")).otherwise(float("nan")),
+        (pl.col("archetype") != plan.archetype).alias("_other"),
+        feasible.alias("_feasible"),
+    ).with_columns(
+        (pl.col("total_monthly_usd") - plan.total_monthly_usd).alias("margin_usd"),
+        ((pl.col("total_monthly_usd") - plan.total_monthly_usd) / plan.total_monthly_usd).alias(
+            "margin_pct"
+        ),
+    )
+    rows = rows.sort(
+        ["_other", "_feasible", "total_monthly_usd", "archetype"],
+        descending=[False, True, False, False],
+    )
+    return rows.select(list(RUNNER_UPS_SCHEMA)).cast(RUNNER_UPS_SCHEMA)  # type: ignore[arg-type]
+
+
+def _robust(sweep: UncertaintyResult, tracked: Sequence[str]) -> pl.DataFrame:
+    """Win rate, expected and worst regret per tracked archetype over the samples with a plan."""
+    has_plan = sweep.samples.filter(pl.col("status") != "infeasible")["sample"]
+    costs = sweep.costs.filter(pl.col("sample").is_in(has_plan.implode()))
+    wins = dict(sweep.summary.select("archetype", "p_optimal").iter_rows())
+    rows = []
+    for a in tracked:
+        mine = costs.filter(pl.col("archetype") == a)
+        ok = mine.filter(pl.col("feasible"))
+        regret = ok["regret_usd"]
+        all_built = ok.height == mine.height and mine.height > 0
+        rows.append(
+            {
+                "archetype": a,
+                "win_rate": float(wins.get(a, 0.0)),
+                "p_feasible": ok.height / mine.height if mine.height else math.nan,
+                "expected_monthly_usd": float(ok["monthly_usd"].mean()) if ok.height else math.nan,  # type: ignore[arg-type]
+                "expected_regret_usd": float(regret.mean()) if ok.height else math.nan,  # type: ignore[arg-type]
+                "worst_regret_usd": float(regret.max()) if all_built else math.inf,  # type: ignore[arg-type]
+                "least_worst_regret": False,
+            }
+        )
+    frame = pl.DataFrame(rows, schema=ROBUST_SCHEMA)
+    if frame.height:
+        best = frame.sort(["worst_regret_usd", "expected_regret_usd", "archetype"]).row(
+            0, named=True
+        )["archetype"]
+        frame = frame.with_columns((pl.col("archetype") == best).alias("least_worst_regret"))
+    return frame.sort(["win_rate", "archetype"], descending=[True, False])
+
+
+_DEMAND_UNITS: Final = {
+    "gpu_hours_per_month": "GPU-hours a month",
+    "concurrent_users": "concurrent users",
+    "peak_requests_per_second": "requests a second at peak",
+}
+
+
+def _quantity(scn: Scenario, name: str, value: float) -> str:
+    """An input's value in the unit a measurement gives (``145,300 GPU-hours a month``)."""
+    head, _, arg = name.partition(":")
+    if head == "demand":
+        key = DEMAND_KEYS[arg]
+        total = sum(float(getattr(w, key)) for w in scn.workloads if w.kind == arg)
+        return f"{total * value:,.0f} {_DEMAND_UNITS.get(key, key)}"
+    if head == "fte":
+        return f"{value:.2f} FTE"
+    if head == "budget":
+        return f"{money(value)} a month"
+    return f"{value:.2f}× the catalog's GPU prices"
+
+
+def _settle(
+    scn: Scenario, plan: Plan, flip: Flip, flips: Sequence[Flip]
+) -> tuple[str, pl.DataFrame]:
+    """The measurement of the input nearest to flipping, as a sentence and a pilot step."""
+    head, _, arg = flip.input.partition(":")
+    key = arg if head == "demand" else head
+    test = _PILOT_TEST.get(key)
+    workload, where = "–", "–"
+    if head == "demand":
+        rows = plan.placements.filter(pl.col("kind") == arg)
+        if rows.height:
+            top = rows.group_by("workload").agg(pl.col("gpus").sum())
+            workload = top.sort(["gpus", "workload"], descending=[True, False])["workload"][0]
+            where = ", ".join(
+                f"{r['pool']} ({r['gpu_type']})"
+                for r in rows.filter(pl.col("workload") == workload).iter_rows(named=True)
+            )
+    elif plan.pools.height:
+        where = ", ".join(plan.pools["pool"].unique(maintain_order=True).to_list())
+    label = input_label(flip.input)
+    to = _name(flip.flips_to)
+    tie = (
+        f"make it the pilot's first step, before the "
+        f"{test if test[:3].isupper() else test[:1].lower() + test[1:]} test"
+        if test
+        else "make it the pilot's first step"
+    )
+    sentence = (
+        f"Before committing, measure {label}: {_HOW[key]}. It is the input nearest to changing "
+        f"the answer ({flip.change_words} makes {to} the better choice), so {tie}."
+    )
+    base = flip.base_value
+    scale = 1.0 if head in ("fte", "budget", "gpu_price") else 1.0 / base
+    points = [
+        f"{_quantity(scn, f.input, f.changed_value * scale)} ({f.change_pct:+.0%})"
+        for f in flips
+        if f.input == flip.input and f.architecture_flip
+    ]
+    measure = (
+        f"{_cap(label)}: {_quantity(scn, flip.input, base * scale)} today; {to} becomes the "
+        f"better choice at {' or '.join(points)}."
+    )
+    step = pl.DataFrame(
+        [
+            {
+                "test": "Settle the decision",
+                "workload": workload,
+                "where": where,
+                "run": f"Measure {_HOW[key]}.",
+                "measure": measure,
+                "why": "The recommendation is a close call and this is the input nearest to "
+                "flipping it; the pilot's other tests assume the architecture is settled.",
+            }
+        ],
+        schema=dict.fromkeys(PILOT_STEP_COLUMNS, pl.String),
+    )
+    return sentence, step
+
+
+def _settle_without_flip(plan: Plan, searched: float) -> tuple[str, pl.DataFrame]:
+    """What settles a close margin no single input flips, and its pilot step.
+
+    Such a margin rests on the catalog's cost of running each platform, which the pilot's node
+    replacement test measures.
+    """
+    where = ", ".join(plan.pools["pool"].unique(maintain_order=True).to_list()) or "–"
+    sentence = (
+        f"No single input flips it within ±{searched:.0%}: the margin rests on the catalog's "
+        "estimates of what each platform takes to run (staff per cluster, per node and per "
+        "add-on, assumption-grade figures), so make the pilot's GPU node replacement test, "
+        "which measures hands-on hours, its first step."
+    )
+    step = pl.DataFrame(
+        [
+            {
+                "test": "Settle the decision",
+                "workload": "–",
+                "where": where,
+                "run": "Drain, replace and re-admit one GPU node in each pool; log every "
+                "hands-on hour, and the upkeep of any batch add-on, for a month.",
+                "measure": "Hands-on hours per node and per cluster against the catalog's "
+                "staffing estimates, which decide the margin.",
+                "why": "The recommendation is a close call that no single input flips; the "
+                "running costs behind it are the least certain figures.",
+            }
+        ],
+        schema=dict.fromkeys(PILOT_STEP_COLUMNS, pl.String),
+    )
+    return sentence, step
+
+
+def _flip_words(nearest: Flip, flips: Sequence[Flip]) -> str:
+    """The nearest flip's change in words, and the same input's other direction if it also flips.
+
+    ``a 3% fall or a 6% rise in distributed training demand`` (the other direction only when it
+    flips within the clear threshold).
+    """
+    other = next(
+        (
+            f
+            for f in flips
+            if f.input == nearest.input
+            and f.direction != nearest.direction
+            and f.architecture_flip
+            and abs(f.change_pct) <= CLEAR_FLIP + 1e-9
+        ),
+        None,
+    )
+    if other is None:
+        return nearest.change_words
+    first, _, label = nearest.change_words.partition(" in ")
+    second = other.change_words.partition(" in ")[0]
+    return f"{first} or {second} in {label}"
+
+
+def _searched_words(flips: Sequence[Flip]) -> str:
+    """The kinds of input searched, in words: ``demand, staff, GPU prices or the budget``."""
+    heads = {f.input.partition(":")[0] for f in flips}
+    words = [w for h, w in _INPUT_WORDS.items() if h in heads]
+    return ", ".join(words[:-1]) + f" or {words[-1]}" if len(words) > 1 else "".join(words)
+
+
+def _verdict(
+    proven: bool,
+    margin_pct: float,
+    alternatives: bool,
+    nearest: Flip | None,
+    win_rate: float,
+) -> str:
+    """The verdict from the margin, the nearest flip and (when sampled) the win rate."""
+    if not math.isnan(win_rate) and win_rate < FRAGILE_WIN_RATE:
+        return "fragile"
+    if not proven:
+        return "close"
+    if not alternatives:
+        return "clear"
+    near = nearest is not None and abs(nearest.change_pct) <= CLEAR_FLIP + 1e-9
+    return "clear" if margin_pct >= CLEAR_MARGIN and not near else "close"
+
+
+def _sentence(
+    rec_plan: Plan,
+    verdict: str,
+    runner_up: str | None,
+    margin_usd: float,
+    margin_pct: float,
+    nearest: Flip | None,
+    flips: Sequence[Flip],
+    searched: float,
+    robust: pl.DataFrame,
+    robust_choice: str | None,
+    samples: int,
+) -> str:
+    a = rec_plan.archetype
+    flip = (
+        f"{_flip_words(nearest, flips)} flips it to {_name(nearest.flips_to)}"
+        if nearest is not None
+        else f"no single change of up to {searched:.0%} in {_searched_words(flips)} flips it"
+    )
+    if runner_up is None:
+        text = (
+            f"Clear: {_name(a)} is the only architecture that can meet the requirements; every "
+            "other one is infeasible" + (f" (though {flip})" if nearest is not None else "") + "."
+        )
+    else:
+        margin = f"by {_pct(margin_pct)} ({money(margin_usd)} a month)"
+        if verdict == "fragile":
+            wins = dict(robust.select("archetype", "win_rate").iter_rows())
+            top = max(wins, key=lambda k: (wins[k], k != a, k)) if wins else a
+            text = (
+                f"Fragile: {_name(a)} {_verb(a, 'is', 'are')} cheapest at today's figures, "
+                f"{margin} over {_name(runner_up)}, but {_verb(a, 'wins', 'win')} only "
+                f"{wins.get(a, 0):.0%} of {samples} sampled futures"
+                + (f" against {wins.get(top, 0):.0%} for {_name(top)}" if top != a else "")
+                + f"; {flip}."
+            )
+        elif margin_usd < 0:
+            text = (
+                f"Close call (unproven): {_name(runner_up)} solved on its own costs "
+                f"{money(-margin_usd)} a month ({_pct(margin_pct)}) less than this plan's "
+                f"{_name(a)}; {flip}."
+            )
+        elif verdict == "clear":
+            text = f"Clear: {_name(a)} {_beats(a)} {_name(runner_up)} {margin}, and " + (
+                f"it takes {_flip_words(nearest, flips)} to flip it to {_name(nearest.flips_to)}."
+                if nearest is not None
+                else f"{flip}."
+            )
+        else:
+            lead = "Close call" if rec_plan.status.value == "optimal" else "Close call (unproven)"
+            joint = "; " if nearest is not None else ", though "
+            text = f"{lead}: {_name(a)} {_beats(a)} {_name(runner_up)} {margin}{joint}{flip}."
+    if samples and verdict != "fragile" and robust.height:
+        wins = dict(robust.select("archetype", "win_rate").iter_rows())
+        text += (
+            f" {_cap(_name(a))} {_verb(a, 'wins', 'win')} {wins.get(a, 0.0):.0%} of {samples} "
+            "sampled futures."
+        )
+    if rec_plan.status.value != "optimal":
+        text += (
+            " The solver stopped before proving this plan the cheapest, so the margin is "
+            "indicative."
+        )
+    if robust_choice is not None and robust_choice != a:
+        r = {row["archetype"]: row for row in robust.iter_rows(named=True)}
+        mine, safe = r.get(a), r[robust_choice]
+        if mine is None or not math.isfinite(mine["worst_regret_usd"]):
+            risk = f"cannot be built in {1 - mine['p_feasible']:.0%} of them" if mine else ""
+        else:
+            risk = f"can be {money(mine['worst_regret_usd'])} above it"
+        bound = (
+            f"never more than {money(safe['worst_regret_usd'])} a month above the best plan"
+            if safe["worst_regret_usd"] >= 0.5
+            else "the cheapest plan in every one of them"
+        )
+        text += (
+            f" Over {samples} sampled futures, {_name(robust_choice)} "
+            f"{_verb(robust_choice, 'is', 'are')} the safer commitment: {bound}, while "
+            f"{_name(a)} {risk}."
+        )
+    return text
+
+
+def _feasible(runner_ups: pl.DataFrame) -> list[str]:
+    """The archetypes that can be built at the base figures (the plan's first)."""
+    return list(runner_ups.filter(pl.col("total_monthly_usd").is_not_nan())["archetype"])
+
+
+def _searches(
+    scn: Scenario,
+    plan: Plan,
+    runner_ups: pl.DataFrame,
+    samples: int,
+    seed: int,
+    inputs: Sequence[str] | None,
+    levels: Sequence[float],
+    executor: Executor | None,
+    progress: bool = False,
+) -> tuple[list[Flip], UncertaintyResult | None]:
+    """The flip search and, with samples, the sweep, on ``executor`` (None: in this process)."""
+    flips = nearest_flips(
+        scn,
+        plan.archetype,
+        plan.cash_monthly_usd,
+        inputs,
+        levels,
+        seed=seed,
+        executor=executor,
+        max_workers=1,
+    )
+    if not samples:
+        return flips, None
+    sweep = uncertainty(
+        scn,
+        samples,
+        seed,
+        distributions=catalog_distributions(scn),
+        archetypes=_feasible(runner_ups),
+        executor=executor,
+        max_workers=1,
+        progress=progress,
+    )
+    return flips, sweep
+
+
+def recommend(
+    scn: Scenario,
+    *,
+    plan: Plan | None = None,
+    samples: int = 0,
+    seed: int = 0,
+    time_limit_s: float = 10.0,
+    workers: int = 2,
+    executor: Executor | None = None,
+    max_workers: int | None = 1,
+    inputs: Sequence[str] | None = None,
+    levels: Sequence[float] = LEVELS,
+    progress: bool = False,
+) -> Recommendation:
+    """The recommendation for ``scn`` with its margin, nearest flips and verdict.
+
+    ``plan`` is ``cd.solve(scn, time_limit_s, workers, seed)`` unless given. Every other
+    archetype is solved forced (``cd.compare``); the flips search ``inputs`` (default: demand
+    per kind, staff per skill, GPU prices, budget) level by level over ``levels``. With
+    ``samples`` > 0, that many input sets are drawn from the catalog's ranges
+    (:func:`~cluster_decide.analysis.ranges.catalog_distributions`, seeded by ``seed``) and solved
+    freely and with each feasible archetype forced, on ``executor`` (any
+    ``concurrent.futures.Executor``: a thread pool, a process pool, Dask's
+    ``client.get_executor()``) or one local process pool of ``max_workers`` (None: 2 or the CPU
+    count if lower; 1, the default: in this process) that the flip search shares. Every
+    analysis solve is deterministic, so the numbers do not depend on the executor.
+    """
+    if samples < 0:
+        raise ValueError(f"samples must be 0 or more, got {samples}")
+    plan = plan if plan is not None else solve(scn, time_limit_s, workers, seed)
+    empty_flips = flips_frame([], plan.archetype)
+    empty_robust = pl.DataFrame(schema=ROBUST_SCHEMA)
+    empty_step = pl.DataFrame(schema=dict.fromkeys(PILOT_STEP_COLUMNS, pl.String))
+    if not _has_plan(plan):
+        why = (
+            "no plan meets the requirements; the plan lists why and the cheapest fixes"
+            if plan.status.value == "infeasible"
+            else "the solver found no plan within its time limit; give it more time"
+        )
+        return Recommendation(
+            plan,
+            "none",
+            f"No recommendation: {why}.",
+            None,
+            math.nan,
+            math.nan,
+            math.nan,
+            pl.DataFrame(schema=RUNNER_UPS_SCHEMA),
+            empty_flips,
+            empty_robust,
+            None,
+            samples,
+            seed,
+            "",
+            empty_step,
+        )
+    runner_ups = _runner_ups(scn, plan, time_limit_s, workers, seed)
+    others = runner_ups.filter(
+        (pl.col("archetype") != plan.archetype) & pl.col("total_monthly_usd").is_not_nan()
+    )
+    runner_up = others["archetype"][0] if others.height else None
+    runner_cost = float(others["total_monthly_usd"][0]) if others.height else math.nan
+    margin_usd = runner_cost - plan.total_monthly_usd
+    margin_pct = margin_usd / plan.total_monthly_usd if plan.total_monthly_usd else math.nan
+    local = max_workers if max_workers is not None else min(2, os.cpu_count() or 1)
+    with ExitStack() as stack:
+        if executor is None and local > 1:  # one local pool for the flips and the samples
+            executor = stack.enter_context(ProcessPoolExecutor(local))
+        flips, sweep = _searches(
+            scn, plan, runner_ups, samples, seed, inputs, levels, executor, progress
+        )
+    nearest = next((f for f in flips if f.architecture_flip), None)
+    searched = max((f.searched_pct for f in flips), default=0.0)
+    robust, robust_choice = empty_robust, None
+    ranges = pl.DataFrame(schema=RANGES_SCHEMA)
+    win_rate = math.nan
+    if sweep is not None:
+        robust = _robust(sweep, _feasible(runner_ups))
+        robust_choice = robust.filter(pl.col("least_worst_regret"))["archetype"][0]
+        win_rate = float(dict(robust.select("archetype", "win_rate").iter_rows())[plan.archetype])
+        ranges = input_ranges(scn)
+    verdict = _verdict(
+        plan.status.value == "optimal", margin_pct, runner_up is not None, nearest, win_rate
+    )
+    sentence = _sentence(
+        plan,
+        verdict,
+        runner_up,
+        margin_usd,
+        margin_pct,
+        nearest,
+        flips,
+        searched,
+        robust,
+        robust_choice,
+        samples,
+    )
+    settle, step = "", empty_step
+    if verdict != "clear" and nearest is not None and abs(nearest.change_pct) <= CLEAR_FLIP:
+        settle, step = _settle(scn, plan, nearest, flips)
+    elif verdict != "clear" and runner_up is not None:
+        settle, step = _settle_without_flip(plan, CLEAR_FLIP if nearest else searched)
+    return Recommendation(
+        plan,
+        verdict,
+        sentence,
+        runner_up,
+        runner_cost,
+        margin_usd,
+        margin_pct,
+        runner_ups,
+        flips_frame(flips, plan.archetype),
+        robust,
+        robust_choice,
+        samples,
+        seed,
+        settle,
+        step,
+        ranges,
+        sweep,
+    )

@@ -1,0 +1,391 @@
+"""cd.recommend: the margin over the runner-up, what flips it, the verdict and its sentence.
+
+Estates written for the purpose: one whose runner-up is within a few percent (close), one where
+every other architecture is infeasible (clear) and one where the runner-up is far dearer
+(clear). Every claim is checked against independent forced solves.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import polars as pl
+import pytest
+from builders import service, small_scenario, training
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from test_bruteforce import instance
+
+import cluster_decide as cd
+from cluster_decide import analysis as an
+from cluster_decide.analysis.recommend import (
+    CLEAR_FLIP,
+    CLEAR_MARGIN,
+    PILOT_STEP_COLUMNS,
+)
+from cluster_decide.cli import main
+from cluster_decide.constants import ARCHETYPES
+
+GANG_AND_TOPOLOGY = ["gang_scheduling", "topology_aware"]
+
+
+@pytest.fixture(scope="module")
+def close_estate() -> cd.Scenario:
+    """Pre-training beside a small service: one Kubernetes cluster with a batch add-on, or a
+    Slurm cluster for the training beside Kubernetes for the service. An architect expects the
+    two within a few percent: the second Slurm team's base costs about what Kubernetes loses in
+    packing large gangs."""
+    return small_scenario([training(gpu_hours_per_month=60000.0), service()])
+
+
+@pytest.fixture(scope="module")
+def only_slurm_estate() -> cd.Scenario:
+    """Topology-bound training and an HPC team with no Kubernetes staff and no hiring: only
+    Slurm can be run at all."""
+    return small_scenario(
+        [training(gpu_hours_per_month=20000.0, requires=GANG_AND_TOPOLOGY)],
+        team={"hpc": {"fte": 3.0}, "kubernetes": {"fte": 0.0}},
+    )
+
+
+@pytest.fixture(scope="module")
+def training_estate() -> cd.Scenario:
+    """Training only, with both teams: Kubernetes is possible but packs gangs worse and needs a
+    batch add-on, so Slurm should win by a wide margin."""
+    return small_scenario(
+        [
+            training(
+                gpu_hours_per_month=20000.0,
+                requires=GANG_AND_TOPOLOGY,
+                prefers=["fair_share", "accounting"],
+            )
+        ]
+    )
+
+
+@pytest.fixture(scope="module")
+def close_rec(close_estate: cd.Scenario) -> an.Recommendation:
+    return cd.recommend(close_estate)
+
+
+def _forced(scn: cd.Scenario, archetype: str) -> an.Outcome:
+    return an.quick_solve(scn.force_archetype(archetype))
+
+
+def test_close_estate_is_close_with_its_runner_up_and_flipping_input(
+    close_estate: cd.Scenario, close_rec: an.Recommendation
+) -> None:
+    rec = close_rec
+    assert rec.archetype == "kubernetes_batch"
+    assert rec.verdict == "close"
+    assert rec.runner_up == "hybrid_separate"
+    assert 0 < rec.margin_pct < CLEAR_MARGIN
+    assert rec.margin_usd == pytest.approx(
+        _forced(close_estate, "hybrid_separate").total_monthly_usd - rec.plan.total_monthly_usd,
+        abs=0.01,
+    )
+    nearest = rec.flips.row(0, named=True)
+    assert nearest["found"] and nearest["input"] == "demand:distributed_training"
+    assert abs(nearest["change_pct"]) <= CLEAR_FLIP
+    # The flip is bracketed by two real solves, 1 percentage point apart at most.
+    name = nearest["input"]
+    at_changed = an.quick_solve(an.apply_inputs(close_estate, {name: nearest["changed_value"]}))
+    at_same = an.quick_solve(an.apply_inputs(close_estate, {name: nearest["same_value"]}))
+    assert at_changed.archetype == nearest["flips_to"] != rec.archetype
+    assert at_same.archetype == rec.archetype
+    assert abs(nearest["changed_value"] - nearest["same_value"]) <= 0.01 + 1e-9
+    assert rec.sentence.startswith("Close call: Kubernetes with a batch add-on beats separate")
+    assert "distributed training demand flips it" in rec.sentence
+    assert f"${rec.margin_usd / 1e3:.0f}k a month" in rec.sentence
+
+
+def test_close_call_names_the_measurement_and_leads_the_pilot(
+    close_rec: an.Recommendation,
+) -> None:
+    assert "measure distributed training demand" in close_rec.settle
+    assert "pilot's first step, before the multi-node training test" in close_rec.settle
+    step = close_rec.pilot_step
+    assert list(step.columns) == list(PILOT_STEP_COLUMNS)
+    assert step.height == 1 and step["workload"][0] == "train"
+    # The thresholds in the unit the measurement gives: GPU-hours a month, today and at the flip.
+    flip = close_rec.flips.row(0, named=True)
+    assert "60,000 GPU-hours a month today" in step["measure"][0]
+    assert f"{60000 * flip['changed_value']:,.0f} GPU-hours a month" in step["measure"][0]
+
+
+def test_only_feasible_architecture_is_clear_and_says_so(only_slurm_estate: cd.Scenario) -> None:
+    rec = cd.recommend(only_slurm_estate)
+    assert rec.archetype == "slurm_only"
+    assert rec.verdict == "clear"
+    assert rec.runner_up is None and math.isnan(rec.margin_usd) and math.isnan(rec.margin_pct)
+    assert "only architecture that can meet the requirements" in rec.sentence
+    others = rec.runner_ups.filter(pl.col("archetype") != "slurm_only")
+    assert others.height == 4 and others["status"].to_list() == ["infeasible"] * 4
+    assert rec.settle == "" and rec.pilot_step.height == 0
+    for a in others["archetype"]:
+        assert not _forced(only_slurm_estate, a).feasible
+
+
+def test_far_dearer_alternatives_are_clear(training_estate: cd.Scenario) -> None:
+    rec = cd.recommend(training_estate)
+    assert rec.archetype == "slurm_only"
+    assert rec.verdict == "clear"
+    assert rec.margin_pct >= CLEAR_MARGIN
+    near = rec.flips.filter(
+        pl.col("found")
+        & pl.col("flips_to").is_not_null()
+        & (pl.col("change_pct").abs() <= CLEAR_FLIP)
+    )
+    assert near.height == 0
+    assert rec.sentence.startswith(f"Clear: Slurm only beats {'Kubernetes with a batch add-on'}")
+    # Every input was searched to at least the clear threshold before the verdict was given.
+    assert rec.flips["searched_pct"].min() >= CLEAR_FLIP  # type: ignore[operator]
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000))
+def test_margin_is_the_forced_runner_up_cost_minus_the_plan_cost(seed: int) -> None:
+    scn = instance(seed)
+    rec = cd.recommend(scn, inputs=())  # no flip search: the margin is the property
+    assume(rec.plan.status is cd.Status.OPTIMAL)
+    forced = {a: _forced(scn, a) for a in ARCHETYPES if a != rec.archetype}
+    feasible = {a: o.total_monthly_usd for a, o in forced.items() if o.feasible}
+    if not feasible:
+        assert rec.runner_up is None and rec.verdict == "clear"
+        return
+    runner_up = min(feasible, key=lambda a: (feasible[a], a))
+    assert rec.runner_up_monthly_usd == pytest.approx(feasible[runner_up], abs=0.01)
+    assert rec.margin_usd == pytest.approx(
+        feasible[runner_up] - rec.plan.total_monthly_usd, abs=0.01
+    )
+    assert rec.margin_usd >= -0.01  # the plan is the optimum: nothing forced is cheaper
+    assert rec.margin_pct == pytest.approx(rec.margin_usd / rec.plan.total_monthly_usd)
+
+
+def test_infeasible_plan_has_no_verdict_to_give() -> None:
+    scn = small_scenario([training()], policy={"budget_usd_per_month": 1000.0})
+    rec = cd.recommend(scn)
+    assert rec.plan.status is cd.Status.INFEASIBLE
+    assert rec.verdict == "none"
+    assert rec.sentence.startswith("No recommendation: no plan meets the requirements")
+    assert rec.runner_ups.height == 0 and rec.flips.height == 0
+
+
+def test_unproven_plan_is_never_clear(training_estate: cd.Scenario) -> None:
+    plan = cd.solve(training_estate)
+    unproven = dataclasses.replace(plan, status=cd.Status.FEASIBLE)
+    rec = cd.recommend(training_estate, plan=unproven, inputs=())
+    assert rec.verdict == "close"
+    assert "margin is indicative" in rec.sentence
+    # A time-limited plan dearer than a forced rival says so instead of claiming to beat it.
+    dear = dataclasses.replace(unproven, total_monthly_usd=rec.runner_up_monthly_usd + 1000.0)
+    worse = cd.recommend(training_estate, plan=dear, inputs=())
+    assert worse.verdict == "close" and worse.margin_usd == pytest.approx(-1000.0)
+    assert worse.sentence.startswith(
+        "Close call (unproven): Kubernetes with a batch add-on solved on its own costs $1.0k a "
+        "month"
+    )
+
+
+def test_recommendation_json_carries_the_verdict(close_rec: an.Recommendation) -> None:
+    data = close_rec.to_dict()
+    assert data["verdict"] == "close" and data["sentence"] == close_rec.sentence
+    assert data["runner_up"] == "hybrid_separate"
+    assert data["flips"][0]["input"] == "demand:distributed_training"
+    assert set(close_rec.flips.columns) == set(an.FLIPS_SCHEMA)
+    assert dict(close_rec.runner_ups.schema) == an.RUNNER_UPS_SCHEMA
+
+
+def test_sampled_recommendation_is_the_same_on_a_thread_pool(close_estate: cd.Scenario) -> None:
+    serial = cd.recommend(close_estate, samples=10, seed=1)
+    with ThreadPoolExecutor(2) as pool:
+        threaded = cd.recommend(close_estate, samples=10, seed=1, executor=pool)
+    assert threaded.robust.equals(serial.robust)
+    assert threaded.flips.equals(serial.flips)
+    assert threaded.sentence == serial.sentence
+    assert serial.sweep is not None and threaded.sweep is not None
+    assert threaded.sweep.costs.equals(serial.sweep.costs)
+    pooled = cd.recommend(close_estate, samples=10, seed=1, max_workers=2)  # its own processes
+    assert pooled.to_dict() == serial.to_dict()
+
+
+def test_win_rates_and_regrets_are_those_of_the_samples(close_estate: cd.Scenario) -> None:
+    rec = cd.recommend(close_estate, samples=12, seed=1)
+    sweep = rec.sweep
+    assert sweep is not None and rec.samples == 12
+    assert set(rec.robust["archetype"]) == {"kubernetes_batch", "hybrid_separate"}
+    for r in rec.robust.iter_rows(named=True):
+        won = float((sweep.samples["archetype"] == r["archetype"]).mean())  # type: ignore[arg-type]
+        assert r["win_rate"] == pytest.approx(won)
+        assert -0.01 <= r["expected_regret_usd"] <= r["worst_regret_usd"] + 0.01
+    # Two samples re-solved independently: each archetype's regret is its forced cost above
+    # the sample's optimum.
+    inputs = [c for c in sweep.samples.columns if ":" in c or c in ("gpu_price", "hiring")]
+    for i in (0, 7):
+        row = sweep.samples.row(i, named=True)
+        sample = an.apply_inputs(close_estate, {k: row[k] for k in inputs})
+        best = an.quick_solve(sample)
+        assert best.archetype == row["archetype"]
+        for c in sweep.costs.filter(pl.col("sample") == i).iter_rows(named=True):
+            forced = _forced(sample, c["archetype"]).total_monthly_usd
+            assert c["regret_usd"] == pytest.approx(forced - best.total_monthly_usd, abs=0.01)
+    worst = rec.robust.sort("worst_regret_usd").row(0, named=True)
+    assert rec.robust_choice == worst["archetype"] == "hybrid_separate"
+    # The point optimum wins a quarter of the futures: fragile, and the sentence says who is safer.
+    assert rec.verdict == "fragile"
+    assert rec.sentence.startswith("Fragile: Kubernetes with a batch add-on is cheapest")
+    assert "separate Slurm and Kubernetes clusters are the safer commitment" in rec.sentence
+
+
+def test_ranges_follow_the_catalog_confidence_of_what_the_scenario_buys() -> None:
+    cloud = small_scenario([training(gpu_types=["H100"]), service(gpu_types=["L40S"])])
+    frame = an.input_ranges(cloud)
+    price = frame.filter(pl.col("input") == "gpu_price").row(0, named=True)
+    # Reserved hourly prices are derived from on-demand with a discount band: low confidence.
+    assert price["confidence"] == "low"
+    assert price["p5_multiplier"] == pytest.approx(0.82)
+    quoted = cloud.update(
+        {"gpus": {g: {"usd_per_gpu_hour_reserved": 3.0} for g in ("H100", "L40S")}}
+    )
+    assert an.input_ranges(quoted).filter(pl.col("input") == "gpu_price")["confidence"][0] == (
+        "medium"
+    )
+    demand = dict(frame.select("input", "p95_multiplier").iter_rows())
+    # Not one flat range: real-time traffic is less predictable than a training roadmap.
+    assert demand["demand:realtime_inference"] > demand["demand:distributed_training"]
+    assert set(an.catalog_distributions(cloud)) == set(frame["input"])
+
+
+@pytest.mark.optional
+def test_sampled_recommendation_on_a_local_dask_cluster(close_estate: cd.Scenario) -> None:
+    distributed = pytest.importorskip(
+        "dask.distributed",
+        reason="dask.distributed is not installed (pip install 'dask[distributed]')",
+    )
+    with ThreadPoolExecutor(2) as pool:
+        threaded = cd.recommend(close_estate, samples=8, seed=2, executor=pool)
+    cluster = distributed.LocalCluster(
+        n_workers=1,
+        threads_per_worker=2,
+        processes=False,
+        protocol="tcp",
+        host="127.0.0.1",
+        dashboard_address=None,
+    )
+    with cluster, distributed.Client(cluster.scheduler_address) as client:
+        remote = cd.recommend(close_estate, samples=8, seed=2, executor=client.get_executor())
+    assert remote.robust.equals(threaded.robust)
+    assert remote.flips.equals(threaded.flips)
+    assert remote.sentence == threaded.sentence
+
+
+def test_cli_prints_the_verdict_under_the_architecture(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["solve", "research-lab"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    at = next(i for i, ln in enumerate(lines) if ln.startswith("Architecture:"))
+    assert lines[at + 1].startswith("Verdict:      Clear: Slurm only is the only architecture")
+    assert main(["solve", "research-lab", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["archetype"] == "slurm_only" and data["verdict"]["verdict"] == "clear"
+    assert main(["solve", "research-lab", "--json", "--no-verdict"]) == 0
+    assert "verdict" not in json.loads(capsys.readouterr().out)
+    assert main(["solve", "research-lab", "--out", str(tmp_path)]) == 0
+    written = json.loads((tmp_path / "verdict.json").read_text(encoding="utf-8"))
+    assert written == data["verdict"]
+    assert pl.read_csv(tmp_path / "runner_ups.csv")["archetype"][0] == "slurm_only"
+
+
+@pytest.mark.optional
+def test_cli_sweeps_on_a_dask_scheduler(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], close_estate: cd.Scenario
+) -> None:
+    distributed = pytest.importorskip(
+        "dask.distributed",
+        reason="dask.distributed is not installed (pip install 'dask[distributed]')",
+    )
+    path = tmp_path / "close.toml"
+    cd.save_scenario(close_estate, path)
+    sweep = ["uncertainty", str(path), "--samples", "4", "--seed", "5", "--json"]
+    verdict = ["solve", str(path), "--samples", "6", "--seed", "5", "--json"]
+
+    def run(argv: list[str]) -> dict[str, object]:
+        assert main(argv) == 0
+        return json.loads(capsys.readouterr().out)  # type: ignore[no-any-return]
+
+    local_sweep, local_verdict = run([*sweep, "--jobs", "1"]), run([*verdict, "--jobs", "1"])
+    cluster = distributed.LocalCluster(
+        n_workers=1,
+        threads_per_worker=2,
+        processes=False,
+        protocol="tcp",
+        host="127.0.0.1",
+        dashboard_address=None,
+    )
+    with cluster:
+        address = cluster.scheduler_address
+        assert address.startswith("tcp://127.0.0.1:")
+        remote_sweep = run([*sweep, "--dask", address])
+        remote_verdict = run([*verdict, "--dask", address])
+    assert remote_sweep == local_sweep
+    assert remote_verdict == local_verdict
+    assert local_verdict["verdict"]["robust"]  # type: ignore[index]
+
+
+def test_close_margin_no_input_flips_points_the_pilot_at_running_costs() -> None:
+    """A bigger service alone: Kubernetes with or without a batch add-on differ only by the
+    add-on's upkeep, so the margin is thin but no demand, staff or price change flips it."""
+    rec = cd.recommend(small_scenario([service(peak_requests_per_second=400.0)]))
+    assert (rec.archetype, rec.runner_up, rec.verdict) == (
+        "kubernetes_only",
+        "kubernetes_batch",
+        "close",
+    )
+    assert not rec.flips["found"].any()
+    assert rec.flips["searched_pct"].min() == max(an.LEVELS)
+    assert "though no single change of up to 50%" in rec.sentence
+    assert "GPU node replacement test" in rec.settle
+    assert rec.pilot_step["test"].to_list() == ["Settle the decision"]
+
+
+def test_a_binding_budget_is_searched_and_infeasibility_is_not_a_flip(
+    training_estate: cd.Scenario,
+) -> None:
+    plan = cd.solve(training_estate)
+    scn = training_estate.set_budget(plan.cash_monthly_usd * 1.01)
+    rec = cd.recommend(scn, inputs=["budget"])
+    rows = {r["direction"]: r for r in rec.flips.iter_rows(named=True)}
+    # The plan spends less than the budget, so raising it cannot matter and is not solved.
+    assert set(rows) == {"down"}
+    down = rows["down"]
+    assert down["found"] and down["flips_to"] is None
+    assert "leaves no feasible plan" in down["sentence"]
+    assert not an.quick_solve(an.apply_inputs(scn, {"budget": down["changed_value"]})).feasible
+    same = an.quick_solve(an.apply_inputs(scn, {"budget": down["same_value"]}))
+    assert same.archetype == "slurm_only"
+    assert down["same_value"] >= plan.cash_monthly_usd - 0.01
+    # Running out of money is not another architecture winning: the verdict stays clear.
+    assert rec.verdict == "clear"
+
+
+def test_sampled_close_call_says_how_often_it_wins() -> None:
+    """A margin the samples never overturn stays a close call (the rule is the margin), but the
+    sentence adds how often it wins."""
+    rec = cd.recommend(small_scenario([service(peak_requests_per_second=400.0)]), samples=6)
+    assert rec.verdict == "close" and rec.robust_choice == "kubernetes_only"
+    assert rec.robust.filter(pl.col("archetype") == "kubernetes_only")["win_rate"][0] == 1.0
+    assert rec.sentence.endswith("Kubernetes only wins 100% of 6 sampled futures.")
+
+
+def test_uncertainty_command_samples_the_catalog_ranges(capsys: pytest.CaptureFixture[str]) -> None:
+    # research-lab buys on premises, where most node prices are assumptions: ±35%.
+    assert main(["uncertainty", "research-lab", "--samples", "2", "--jobs", "1"]) == 0
+    assert "GPU prices: uniform(loc=0.65, scale=0.7)" in capsys.readouterr().out
+    argv = ["uncertainty", "research-lab", "--samples", "2", "--jobs", "1", "--ranges", "flat"]
+    assert main(argv) == 0
+    assert "GPU prices: uniform(loc=0.8, scale=0.4)" in capsys.readouterr().out
