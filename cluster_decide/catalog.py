@@ -18,6 +18,14 @@ from typing import Any
 import numpy as np
 
 from cluster_decide.constants import CAPABILITIES, HOURS_PER_WEEK, PLATFORMS, SKILLS, WORKLOAD_KINDS
+from cluster_decide.market import (
+    Offer,
+    OnPremNode,
+    read_burst_caps,
+    read_offers,
+    read_onprem,
+    read_resale,
+)
 
 __all__ = [
     "GPU_ATTRIBUTES",
@@ -108,6 +116,13 @@ class CostParameters:
     split_fte_per_extra_placement: float
     hpc_loaded_cost_usd_per_year: float
     kubernetes_loaded_cost_usd_per_year: float
+    support_fraction_per_year: float
+    discount_rate: float
+    useful_life_months: float
+    spot_interruptions_per_node_month: float
+    checkpoint_interval_hours: float
+    spot_restart_hours: float
+    max_spot_share: float
 
 
 @dataclass(frozen=True)
@@ -120,6 +135,14 @@ class Catalog:
     costs: CostParameters
     capability_gaps_usd: Mapping[str, float]
     capability_descriptions: Mapping[str, str]
+    offers: tuple[Offer, ...] = ()
+    """Rental offers per GPU type, provider class and term (``offers.csv``)."""
+    resale: tuple[tuple[int, float], ...] = ()
+    """Resale value of owned hardware by months owned (``resale.csv``)."""
+    onprem: Mapping[str, OnPremNode] = field(default_factory=dict)
+    """Fabric and storage share per owned node (``onprem.csv``)."""
+    burst_caps: Mapping[str, int] = field(default_factory=dict)
+    """On-demand GPUs per hour an estate can count on, per GPU type (``burst_caps.csv``)."""
 
     def profile(self, name: str) -> np.ndarray:
         """The 168 hour-of-week weights of a named profile (max 1.0)."""
@@ -254,4 +277,8 @@ def load_catalog(folder: Path | None = None) -> Catalog:
             {r["capability"]: float(r["gap_usd_per_month"]) for r in gaps}
         ),
         capability_descriptions=MappingProxyType({r["capability"]: r["description"] for r in gaps}),
+        offers=read_offers(folder),
+        resale=read_resale(folder),
+        onprem=MappingProxyType(read_onprem(folder)),
+        burst_caps=MappingProxyType(read_burst_caps(folder)),
     )

@@ -10,7 +10,9 @@ for a projector and a 1280×800 screen.
 from __future__ import annotations
 
 import html
+import json
 import math
+from collections.abc import Mapping
 from typing import Any, Final
 
 import altair as alt
@@ -39,6 +41,7 @@ __all__ = [
     "finish",
     "placements",
     "service_levels",
+    "short_number",
     "simulated_waits",
     "staffing",
     "to_png",
@@ -99,12 +102,22 @@ _SMALL = 14
 _VL_VERSION = "_".join(alt.SCHEMA_VERSION.lstrip("v").split(".")[:2])
 
 
-def _platform_scale() -> alt.Scale:
-    return alt.Scale(domain=list(PLATFORMS), range=[PLATFORM_COLORS[p] for p in PLATFORMS])
+def _present(plan: Plan | None) -> tuple[str, ...]:
+    """The platforms the plan opens, in vocabulary order (all of them without a plan)."""
+    if plan is None or plan.pools.height == 0:
+        return tuple(PLATFORMS)
+    used = set(plan.pools["platform"].to_list())
+    return tuple(p for p in PLATFORMS if p in used)
 
 
-def _platform_legend(title: str | None = "Platform") -> alt.Legend:
-    labels = " : ".join(f"datum.label === '{p}' ? '{PLATFORM_LABELS[p]}'" for p in PLATFORMS)
+def _platform_scale(plan: Plan | None = None) -> alt.Scale:
+    """Platform colours; with a plan, only its platforms (a legend lists what is there)."""
+    shown = _present(plan)
+    return alt.Scale(domain=list(shown), range=[PLATFORM_COLORS[p] for p in shown])
+
+
+def _platform_legend(title: str | None = "Platform", plan: Plan | None = None) -> alt.Legend:
+    labels = " : ".join(f"datum.label === '{p}' ? '{PLATFORM_LABELS[p]}'" for p in _present(plan))
     return alt.Legend(
         title=title,
         orient="bottom",
@@ -242,7 +255,9 @@ def _architecture_layout(
             heads.append(
                 {"x": x0, "x2": x0 + block_w, "y": y0, "y2": y0 + head_h, "platform": platform}
             )
-            label = f"{pool} — {PLATFORM_LABELS.get(platform, platform)}"
+            words = PLATFORM_LABELS.get(platform, platform)
+            # A pool already named for its platform (an export's display name) says it once.
+            label = pool if pool.startswith(f"{words} cluster") else f"{pool} — {words}"
             texts.append(
                 {
                     "x": x0 + pad,
@@ -286,7 +301,7 @@ def architecture(plan: Plan, width: int = WIDTH) -> Any:
     blocks, heads, texts, height = _architecture_layout(plan, width)
     x = alt.X("x:Q", scale=alt.Scale(domain=[0, width], nice=False), axis=None)
     y = alt.Y("y:Q", scale=alt.Scale(domain=[height, 0], nice=False, zero=False), axis=None)
-    color = alt.Color("platform:N", scale=_platform_scale(), legend=_platform_legend())
+    color = alt.Color("platform:N", scale=_platform_scale(plan), legend=_platform_legend(plan=plan))
     body = (
         alt.Chart(alt.Data(values=blocks))
         .mark_rect(fillOpacity=0.12, strokeWidth=3, cornerRadius=6)
@@ -296,7 +311,7 @@ def architecture(plan: Plan, width: int = WIDTH) -> Any:
             y=y,
             y2="y2:Q",
             fill=color,
-            stroke=alt.Stroke("platform:N", scale=_platform_scale(), legend=None),
+            stroke=alt.Stroke("platform:N", scale=_platform_scale(plan), legend=None),
         )
     )
     head = (
@@ -307,7 +322,7 @@ def architecture(plan: Plan, width: int = WIDTH) -> Any:
             x2="x2:Q",
             y=y,
             y2="y2:Q",
-            fill=alt.Fill("platform:N", scale=_platform_scale(), legend=None),
+            fill=alt.Fill("platform:N", scale=_platform_scale(plan), legend=None),
         )
     )
     words = [
@@ -507,7 +522,9 @@ def placements(plan: Plan, width: int = WIDTH) -> Any:
     bars = base.mark_bar(height=22, stroke="white", strokeWidth=1).encode(
         x=x,
         y=y,
-        color=alt.Color("platform:N", scale=_platform_scale(), legend=_platform_legend()),
+        color=alt.Color(
+            "platform:N", scale=_platform_scale(plan), legend=_platform_legend(plan=plan)
+        ),
         order=alt.Order("pool:N"),
         tooltip=["workload:N", "where:N", "share_label:N", alt.Tooltip("gpus:Q", format=".0f")],
     )
@@ -533,26 +550,47 @@ _METRIC_WORDS = {
 }
 
 
-def _num(value: float) -> str:
+def short_number(value: float) -> str:
+    """A measured level as charts and exports print it: 631, 18, 4.9, 0.33.
+
+    Two significant digits under ten, so a figure reads the same on a chart and in a table.
+    """
     return f"{value:,.0f}" if abs(value) >= 10 else f"{value:.2g}"
 
 
 def service_levels(plan: Plan, width: int = WIDTH) -> Any:
-    """Predicted service level as a share of its target (under 100% is met), one bar each."""
+    """Predicted service level as a share of its target (under 100% is met), one bar each.
+
+    A workload split over pools or GPU types has one row per piece in ``service_levels``; the
+    chart shows one bar per workload and metric, the worst piece (a target holds only when it
+    holds everywhere), and says how many pieces there are.
+    """
     title = "Service levels"
-    frame = plan.service_levels.filter(pl.col("predicted").is_not_null())
+    frame = plan.service_levels.filter(
+        pl.col("predicted").is_not_null() & pl.col("predicted").is_finite()
+    )
     if frame.height == 0:
         return _empty(title, "No service-level predictions for this plan.", width)
-    rows: list[dict[str, Any]] = []
+    worst: dict[tuple[str, str], dict[str, Any]] = {}
+    pieces: dict[tuple[str, str], int] = {}
     for r in frame.iter_rows(named=True):
-        words, unit = _METRIC_WORDS.get(r["metric"], (r["metric"], ""))
+        key = (r["workload"], r["metric"])
         ratio = r["predicted"] / r["target"] if r["target"] else 0.0
+        pieces[key] = pieces.get(key, 0) + 1
+        if key not in worst or ratio > worst[key]["ratio"]:
+            worst[key] = {**r, "ratio": ratio}
+    rows: list[dict[str, Any]] = []
+    for key, r in worst.items():
+        words, unit = _METRIC_WORDS.get(r["metric"], (r["metric"], ""))
+        label = f"{short_number(r['predicted'])} of {short_number(r['target'])} {unit}".strip()
+        if pieces[key] > 1:
+            label += f" (worst of {pieces[key]} parts)"
         rows.append(
             {
                 "row": f"{r['workload']} ({words})",
-                "ratio": ratio,
-                "state": "met" if r["met"] else "missed",
-                "label": f"{_num(r['predicted'])} of {_num(r['target'])} {unit}".strip(),
+                "ratio": r["ratio"],
+                "state": "met" if r["ratio"] <= 1.0 + 1e-9 and r["met"] else "missed",
+                "label": label,
             }
         )
     top = max(1.2, max(float(r["ratio"]) for r in rows) * 1.1)
@@ -576,16 +614,23 @@ def service_levels(plan: Plan, width: int = WIDTH) -> Any:
         ),
         tooltip=["row:N", "label:N", "state:N"],
     )
-    labels = base.mark_text(align="left", dx=6, fontSize=_SMALL, color=INK).encode(
-        x=x, y=y, text="label:N"
+    # Labels sit past the longer of the bar and the target line, so neither overprints them.
+    label_rows = [{**r, "at": max(float(r["ratio"]), 1.0)} for r in rows]
+    labels = (
+        alt.Chart(alt.Data(values=label_rows))
+        .mark_text(align="left", dx=8, fontSize=_SMALL, color=INK)
+        .encode(x=alt.X("at:Q", scale=alt.Scale(domain=[0, top])), y=y, text="label:N")
     )
     target = (
         alt.Chart(alt.Data(values=[{"ratio": 1.0}]))
         .mark_rule(color=INK, strokeDash=[6, 4], strokeWidth=2)
         .encode(x="ratio:Q")
     )
-    chart = alt.layer(bars, labels, target).properties(width=width - 300, height=34 * len(rows))
-    return finish(chart, title, "The dashed line is the target")
+    plot_w = max(200, width - 520)
+    chart = alt.layer(bars, target, labels).properties(width=plot_w, height=34 * len(rows))
+    return finish(
+        chart, title, "The dashed line is the target; each bar is a workload's worst part"
+    )
 
 
 def simulated_waits(comparison: pl.DataFrame, width: int = WIDTH) -> Any:
@@ -643,6 +688,8 @@ def staffing(plan: Plan, width: int = WIDTH) -> Any:
     title = "Staffing"
     rows = []
     for r in plan.staffing.iter_rows(named=True):
+        if r["required_fte"] <= 0 and r["available_fte"] <= 0 and not r["hires"]:
+            continue  # a skill the plan neither needs nor has: nothing to draw
         hires = int(r["hires"] or 0)
         label = f"needs {r['required_fte']:.1f} of {r['available_fte']:.1f} FTE"
         if hires:
@@ -723,23 +770,35 @@ def compare_archetypes(frame: pl.DataFrame, width: int = WIDTH) -> Any:
         x=x, y=y, text="label:N"
     )
     chart = alt.layer(bars, labels).properties(width=width - 330, height=40 * len(rows))
-    return finish(chart, title, "Each solved with that architecture forced")
+    return finish(chart, title, "Each solved with that architecture required")
 
 
 # -- rendering --------------------------------------------------------------------------------
 
 
-def _spec(chart: Any) -> dict[str, Any]:
+def _spec(chart: Any, colours: Mapping[str, str] | None = None) -> dict[str, Any]:
     # Our charts are built from typed Altair objects, so the schema check is skipped for speed.
     spec: dict[str, Any] = chart.to_dict(validate=False)
+    if colours:
+        # A company template's accent replaces the house blue (exports match their theme).
+        text = json.dumps(spec)
+        for old, new in colours.items():
+            text = text.replace(f'"{old}"', f'"{new}"')
+        spec = json.loads(text)
     return spec
 
 
-def to_svg(chart: Any) -> str:
-    """The chart as SVG text, rendered offline by vl-convert (embeds in any HTML)."""
-    return str(vlc.vegalite_to_svg(_spec(chart), vl_version=_VL_VERSION))
+def to_svg(chart: Any, colours: Mapping[str, str] | None = None) -> str:
+    """The chart as SVG text, rendered offline by vl-convert (embeds in any HTML).
+
+    ``colours`` maps palette colours to replacements (a template's theme accent).
+    """
+    return str(vlc.vegalite_to_svg(_spec(chart, colours), vl_version=_VL_VERSION))
 
 
-def to_png(chart: Any, scale: float = 2) -> bytes:
-    """The chart as PNG bytes at ``scale`` × its pixel size (2 suits slides and projectors)."""
-    return bytes(vlc.vegalite_to_png(_spec(chart), vl_version=_VL_VERSION, scale=scale))
+def to_png(chart: Any, scale: float = 2, colours: Mapping[str, str] | None = None) -> bytes:
+    """The chart as PNG bytes at ``scale`` × its pixel size (2 suits slides and projectors).
+
+    ``colours`` maps palette colours to replacements (a template's theme accent).
+    """
+    return bytes(vlc.vegalite_to_png(_spec(chart, colours), vl_version=_VL_VERSION, scale=scale))

@@ -24,6 +24,7 @@ __all__ = [
     "PROVENANCE_COLUMNS",
     "FactFile",
     "load_facts",
+    "provenance_problems",
     "read_catalog_file",
     "render_markdown",
 ]
@@ -66,6 +67,15 @@ FACT_FILES: Final = (
     FactFile("costs", ("parameter",), "value", unit_column="unit"),
     FactFile("capability_gaps", ("capability",), "gap_usd_per_month", fixed_unit="USD/month"),
     FactFile("profile_sources", ("profile",), "description", fixed_unit="text"),
+    FactFile(
+        "offers",
+        ("gpu", "provider_class", "provider", "term"),
+        "usd_per_gpu_hour",
+        fixed_unit="USD/GPU-hour",
+    ),
+    FactFile("onprem", ("gpu", "attribute"), "value", unit_column="unit"),
+    FactFile("resale", ("months",), "residual_fraction", fixed_unit="fraction of the outlay"),
+    FactFile("burst_caps", ("gpu",), "gpus", fixed_unit="GPUs per hour"),
 )
 """The catalog files that carry provenance columns, in documentation order.
 
@@ -110,6 +120,28 @@ def load_facts(catalog_dir: Path | None = None) -> pl.DataFrame:
             )
         )
     return pl.concat(parts).sort("_order", "key").select(_FACT_COLUMNS)
+
+
+def provenance_problems(facts: pl.DataFrame) -> list[str]:
+    """Rows whose figure is not sourced, one message per bad row naming its key.
+
+    Each figure needs a source, a date and a confidence, and either a URL or a note saying why
+    there is none (assumptions: source ``assumption`` and the reasoning in the note).
+    """
+    problems = []
+    for row in facts.iter_rows(named=True):
+        key = row["key"]
+        if not row["source"].strip() or not row["date"].strip():
+            problems.append(f"{key}: no source or no date")
+        elif row["confidence"] not in CONFIDENCE_LEVELS:
+            problems.append(
+                f"{key}: confidence {row['confidence']!r} is not one of {CONFIDENCE_LEVELS}"
+            )
+        elif row["source"] == ASSUMPTION and not row["note"].strip():
+            problems.append(f"{key}: an assumption without its reasoning in the note")
+        elif not row["url"].strip() and not row["note"].strip():
+            problems.append(f"{key}: a source without a URL and no note saying why")
+    return problems
 
 
 def _cell(text: str) -> str:

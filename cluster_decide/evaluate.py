@@ -18,7 +18,13 @@ import numpy as np
 import polars as pl
 
 from cluster_decide.constants import HOURS_PER_WEEK, SKILLS
-from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, ModelData, prepare
+from cluster_decide.model.data import (
+    DEMAND_UNITS_PER_GPU,
+    MILLI,
+    ModelData,
+    prepare,
+    spot_cap_weight,
+)
 
 if TYPE_CHECKING:
     from cluster_decide.plan import Plan
@@ -40,6 +46,7 @@ COST_COMPONENTS = (
         "Baseline GPU nodes (reserved cloud, or on-prem capex, power and space)",
     ),
     ("burst", True, "On-demand GPUs rented by the hour above the baseline"),
+    ("spot", True, "Spot GPUs for interruptible work, interruption overhead included"),
     ("staff", True, "Engineers operating the pools (FTE the plan needs × loaded cost)"),
     (
         "addon_integration",
@@ -74,6 +81,8 @@ class Decisions:
 
     shares: Mapping[tuple[str, str, str], int]
     nodes: Mapping[tuple[str, str], int]
+    spot: Mapping[tuple[str, str, str], int] = field(default_factory=dict)
+    """Percent of each workload run on spot, out of its share in that pool and GPU type."""
 
     def open_pools(self) -> list[str]:
         """Pools that host a workload or buy a node, sorted."""
@@ -180,13 +189,15 @@ def evaluate_decisions(data: ModelData, dec: Decisions) -> Evaluation:
         if n < 0:
             v.append(f"nodes[{p},{g}]: negative")
 
+    v.extend(_spot_violations(data, dec))
     placed: dict[tuple[str, str], np.ndarray] = {}
     burst: dict[tuple[str, str], np.ndarray] = {}
     for (w, p, g), s in dec.shares.items():
         combo = data.combos.get((w, p, g))
-        if s and combo is not None:
+        s_base = s - dec.spot.get((w, p, g), 0)
+        if s_base > 0 and combo is not None:
             placed.setdefault((p, g), np.zeros(HOURS_PER_WEEK, dtype=np.int64))
-            placed[(p, g)] = placed[(p, g)] + s * combo.demand
+            placed[(p, g)] = placed[(p, g)] + s_base * combo.demand
             n = dec.nodes.get((p, g), 0)
             if combo.gang_gpus > 1 and combo.gang_gpus > data.gpus_per_node[g] * n:
                 v.append(
@@ -204,6 +215,15 @@ def evaluate_decisions(data: ModelData, dec: Decisions) -> Evaluation:
             v.append(
                 f"capacity[{p},{g},t={t}]: {need[t] / DEMAND_UNITS_PER_GPU:.1f} GPUs short in hour {t} "
                 "and the pool cannot burst"
+            )
+
+    for g, cap in data.burst_cap_units.items():
+        rented = sum((b for (_p, gg), b in burst.items() if gg == g), np.zeros(HOURS_PER_WEEK))
+        if rented.max(initial=0) > cap:
+            t = int(np.argmax(rented))
+            v.append(
+                f"burst_cap[{g},t={t}]: {rented[t] / DEMAND_UNITS_PER_GPU:.1f} on-demand GPUs in hour "
+                f"{t}, more than the {cap / DEMAND_UNITS_PER_GPU:.0f} one can count on renting"
             )
 
     open_pools = tuple(dec.open_pools())
@@ -237,6 +257,9 @@ def evaluate_decisions(data: ModelData, dec: Decisions) -> Evaluation:
             data.node_cents[g] * n for (p, g), n in dec.nodes.items() if p in pools
         ),
         "burst": sum(int(data.burst_cents[g] * b.sum()) for (_p, g), b in burst.items()),
+        "spot": sum(
+            data.spot_cents.get(k, 0) * pct for k, pct in dec.spot.items() if k in data.combos
+        ),
         "staff": sum(data.staff_cents_per_milli[k] * (required[k] - addon[k]) for k in SKILLS),
         "addon_integration": sum(data.staff_cents_per_milli[k] * addon[k] for k in SKILLS),
         "hiring": data.hire_cents * sum(hires.values()),
@@ -281,6 +304,45 @@ def evaluate_decisions(data: ModelData, dec: Decisions) -> Evaluation:
         archetype=arch,
         placed_units=placed,
     )
+
+
+def _spot_violations(data: ModelData, dec: Decisions) -> list[str]:
+    """Spot only where it is open, never above the share placed, and within each pool's cap."""
+    v = []
+    for (w, p, g), pct in dec.spot.items():
+        if pct <= 0:
+            continue
+        if (w, p, g) not in data.spot_cents:
+            v.append(
+                f"spot[{w},{p},{g}]: {w} may not run on spot there (not interruptible, a pool that "
+                "cannot replace reclaimed nodes, or no spot offer that fits its jobs)"
+            )
+        if pct > dec.shares.get((w, p, g), 0):
+            v.append(
+                f"spot[{w},{p},{g}]: {pct}% on spot is more than the {dec.shares.get((w, p, g), 0)}% placed"
+            )
+        wl = next((x for x in data.workloads if x.name == w), None)
+        if wl is not None and not wl.is_divisible and pct != dec.shares.get((w, p, g), 0):
+            v.append(f"spot[{w},{p},{g}]: an indivisible workload runs all on spot or none")
+    cap = data.spot_cap_pct
+    pairs = {(p, g) for (_w, p, g), pct in dec.spot.items() if pct > 0}
+    for p, g in sorted(pairs):
+        on_spot = base = 0
+        for (w, pp, gg), s in dec.shares.items():
+            combo = data.combos.get((w, pp, gg))
+            if pp != p or gg != g or combo is None:
+                continue
+            hours = spot_cap_weight(combo)
+            sp = dec.spot.get((w, pp, gg), 0)
+            on_spot += hours * sp
+            base += hours * (s - sp)
+        if (100 - cap) * on_spot > cap * base:
+            share = on_spot / (on_spot + base) if on_spot + base else 0.0
+            v.append(
+                f"spot[{p},{g},cap]: {share:.0%} of the pool's GPU-hours on spot, more than the "
+                f"{cap}% it may rely on"
+            )
+    return v
 
 
 def evaluate(scn: Scenario, plan: Plan) -> Evaluation:

@@ -13,6 +13,7 @@ import numpy as np
 
 from cluster_decide.constants import PLATFORM_WORDS, SKILLS
 from cluster_decide.evaluate import Decisions, Evaluation
+from cluster_decide.market import PROVIDER_WORDS, TERM_WORDS
 from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, Combo, ModelData
 
 __all__ = [
@@ -22,6 +23,7 @@ __all__ = [
     "explain",
     "hour_name",
     "money",
+    "procurement_sentences",
     "standalone_cost_usd",
 ]
 
@@ -198,6 +200,95 @@ def explain(data: ModelData, dec: Decisions, ev: Evaluation, archetype: str | No
         f"It needs {staff}"
         + (f", including {hires} new hire{'s' if hires > 1 else ''}." if hires else "."),
     ]
+    lines += procurement_sentences(data, dec, ev)
     lines += [_why_workload(data, dec, w.name) for w in data.workloads]
     lines += _binding(data, dec, ev)
     return lines
+
+
+def procurement_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[str]:
+    """Where the GPUs come from: market and term per GPU type, the up-front outlay, spot."""
+    out = []
+    scn = data.scenario
+    proc = scn.procurement
+    discount = (
+        proc.discount_rate if proc.discount_rate is not None else scn.catalog.costs.discount_rate
+    )
+    upfront = 0.0
+    nodes_by_gpu: dict[str, int] = defaultdict(int)
+    for (_p, g), n in dec.nodes.items():
+        nodes_by_gpu[g] += n
+    for g, n in sorted(nodes_by_gpu.items()):
+        market = data.markets.get(g)
+        if not n or market is None or market.baseline is None:
+            continue
+        offer = market.baseline
+        if market.onprem is not None:
+            cost = market.onprem
+            upfront += n * cost.upfront_usd
+            out.append(
+                f"{_nodes(n, g)} bought outright: {money(n * cost.upfront_usd)} up front "
+                f"(server, network fabric and storage share); over {cost.life_months} months at "
+                f"{discount:.0%} cost of capital, with {cost.residual_fraction:.0%} back on resale, "
+                f"{'they cost' if n > 1 else 'it costs'} ${offer.usd_per_gpu_hour:.2f} per "
+                "GPU-hour including support, power "
+                "and space."
+            )
+        else:
+            out.append(
+                f"{_nodes(n, g)} rented from {PROVIDER_WORDS[offer.provider_class]} "
+                f"({offer.provider}) {TERM_WORDS[offer.term]} at ${offer.usd_per_gpu_hour:.2f} per "
+                "GPU-hour."
+            )
+    rented = sorted({g for (_p, g), b in ev.burst.items() if b.any()})
+    for g in rented:
+        market = data.markets.get(g)
+        if market is None or market.burst is None:
+            continue
+        offer = market.burst
+        cap = market.burst_cap_gpus
+        out.append(
+            f"Peaks of {g} are rented on demand from {PROVIDER_WORDS[offer.provider_class]} "
+            f"({offer.provider}) at ${offer.usd_per_gpu_hour:.2f} per GPU-hour"
+            + (f", never more than {cap} GPUs in an hour." if cap is not None else ".")
+        )
+    if upfront:
+        out.append(
+            f"Up front: {money(upfront)} for owned hardware, beside {money(ev.cash_cents / 100)} "
+            "a month; the monthly figure already spreads that outlay over the horizon."
+        )
+    out += _spot_sentences(data, dec, ev)
+    return out
+
+
+def _nodes(n: int, gpu: str) -> str:
+    return f"The {n} {gpu} nodes are" if n > 1 else f"The one {gpu} node is"
+
+
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _spot_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[str]:
+    """What spot carries, what it saves against the pools' own capacity, and what it risks."""
+    on_spot = {k: pct for k, pct in dec.spot.items() if pct > 0}
+    if not on_spot:
+        return []
+    costs = data.scenario.catalog.costs
+    saved = 0.0
+    names = []
+    for (w, p, g), pct in sorted(on_spot.items()):
+        market = data.markets[g]
+        gpu_hours = float(data.combos[(w, p, g)].demand.sum()) / DEMAND_UNITS_PER_GPU * 730 / 168
+        baseline = market.baseline.usd_per_gpu_hour if market.baseline else 0.0
+        saved += gpu_hours * pct / 100 * baseline - data.spot_cents[(w, p, g)] * pct / 100
+        names.append(f"{pct}% of {w}" if pct < 100 else w)
+    risk = costs.spot_interruptions_per_node_month
+    return [
+        f"Spot capacity carries {_and(names)} for {money(ev.costs_cents['spot'] / 100)} a "
+        f"month, about {money(max(saved, 0.0))} less than the same GPU-hours on the pools' own "
+        f"terms. The risk: a spot node can be reclaimed at two minutes' notice (about {risk:g} "
+        "times a node a month), costing the work since the last checkpoint and a restart, and "
+        f"spot capacity can run out; no pool relies on spot for more than "
+        f"{data.spot_cap_pct}% of its GPU-hours, and real-time services never use it."
+    ]

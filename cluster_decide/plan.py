@@ -3,9 +3,16 @@
 Frames and their columns (units in the names):
 
 - ``placements``: workload, kind, pool, platform, gpu_type, share (0-1), gpus (peak GPUs this
-  share needs, SLO headroom included), gpu_hours_per_month (capacity it takes).
+  share needs, SLO headroom included), gpu_hours_per_month (capacity it takes), spot_share
+  (0-share: the part of ``share`` run on spot capacity rather than the pool's own).
 - ``pools``: pool, platform, gpu_type, nodes, gpus (baseline), burst_gpu_hours (per month),
-  peak_gpus (largest hourly need), utilization (average need over provisioned capacity, 0-1).
+  peak_gpus (largest hourly need), utilization (average need over provisioned capacity, 0-1),
+  provider_class (on_prem | hyperscaler | gpu_cloud | marketplace | scenario), provider, term
+  (owned | on_demand | commit_1y | commit_3y), usd_per_gpu_hour (baseline, equivalent monthly
+  cost per GPU-hour for owned nodes), spot_gpu_hours (per month), upfront_usd (nodes × (server +
+  fabric share + storage share) for owned nodes, 0 when rented).
+- ``cash_flow``: month (0 = purchase), upfront_usd, monthly_usd (cash spend without the capital
+  charge of owned nodes), resale_usd, cash_usd, cumulative_usd; one row per month of the horizon.
 - ``staffing``: skill, available_fte, required_fte, hires, idle_fte.
 - ``costs``: component, monthly_usd, cash (counts against a budget), meaning.
 - ``service_levels``: workload, metric, predicted, target, met.
@@ -25,12 +32,20 @@ import polars as pl
 
 from cluster_decide.constants import HOURS_PER_MONTH, HOURS_PER_WEEK, SKILLS
 from cluster_decide.evaluate import Decisions, Evaluation
+from cluster_decide.market import CASH_FLOW_SCHEMA, cash_flow, residual_fraction
 from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, ModelData
 
 if TYPE_CHECKING:
     from cluster_decide.scenario import Scenario
 
-__all__ = ["RELAXATION_SCHEMA", "SERVICE_LEVEL_SCHEMA", "Plan", "Status", "build_frames"]
+__all__ = [
+    "RELAXATION_SCHEMA",
+    "SERVICE_LEVEL_SCHEMA",
+    "Plan",
+    "Status",
+    "build_frames",
+    "investment",
+]
 
 WEEKS_PER_MONTH = HOURS_PER_MONTH / HOURS_PER_WEEK
 SERVICE_LEVEL_SCHEMA = {
@@ -56,6 +71,7 @@ _PLACEMENT_SCHEMA = {
     "share": pl.Float64,
     "gpus": pl.Float64,
     "gpu_hours_per_month": pl.Float64,
+    "spot_share": pl.Float64,
 }
 _POOL_SCHEMA = {
     "pool": pl.String,
@@ -66,6 +82,12 @@ _POOL_SCHEMA = {
     "burst_gpu_hours": pl.Float64,
     "peak_gpus": pl.Float64,
     "utilization": pl.Float64,
+    "provider_class": pl.String,
+    "provider": pl.String,
+    "term": pl.String,
+    "usd_per_gpu_hour": pl.Float64,
+    "spot_gpu_hours": pl.Float64,
+    "upfront_usd": pl.Float64,
 }
 
 
@@ -100,6 +122,10 @@ class Plan:
     )
     gap: float = 0.0
     wall_time_s: float = 0.0
+    upfront_usd: float = 0.0
+    """Cash out before the first month: owned nodes × (server + fabric share + storage share)."""
+    cash_flow: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=CASH_FLOW_SCHEMA))
+    """Cumulative cash over the horizon, one row per month (see the module docstring)."""
     inputs: Scenario | None = field(default=None, repr=False, compare=False)
     """The scenario this plan answers (not part of the JSON), so the plan can be simulated or exported."""
 
@@ -117,7 +143,12 @@ class Plan:
         nodes = {
             (r["pool"], r["gpu_type"]): int(r["nodes"]) for r in self.pools.iter_rows(named=True)
         }
-        return Decisions(shares=shares, nodes=nodes)
+        spot = {
+            (r["workload"], r["pool"], r["gpu_type"]): round(r["spot_share"] * 100)
+            for r in self.placements.iter_rows(named=True)
+            if r["spot_share"]
+        }
+        return Decisions(shares=shares, nodes=nodes, spot=spot)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for JSON: rounded numbers, no timing, so equal plans give equal bytes."""
@@ -134,6 +165,8 @@ class Plan:
             "service_levels": _rows(self.service_levels),
             "relaxations": _rows(self.relaxations),
             "explanations": list(self.explanations),
+            "upfront_usd": round(self.upfront_usd, 2),
+            "cash_flow": _rows(self.cash_flow),
         }
 
     def to_json(self) -> str:
@@ -172,6 +205,7 @@ def build_frames(data: ModelData, dec: Decisions, ev: Evaluation) -> dict[str, p
                 "share": s / 100.0,
                 "gpus": round(s * float(demand.max()) / units, 1),
                 "gpu_hours_per_month": round(s * float(demand.mean()) / units * HOURS_PER_MONTH, 1),
+                "spot_share": dec.spot.get((w, p, g), 0) / 100.0,
             }
         )
     placements = pl.DataFrame(rows, schema=_PLACEMENT_SCHEMA)
@@ -185,6 +219,13 @@ def build_frames(data: ModelData, dec: Decisions, ev: Evaluation) -> dict[str, p
             ev.burst.get((p, g), np.zeros(HOURS_PER_WEEK, dtype=np.int64)) / DEMAND_UNITS_PER_GPU
         )
         provided = gpus + burst.mean()
+        market = data.markets.get(g)
+        offer = market.baseline if market is not None else None
+        spot_units = sum(
+            pct * float(data.combos[k].demand.mean())
+            for k, pct in dec.spot.items()
+            if k[1] == p and k[2] == g
+        )
         pool_rows.append(
             {
                 "pool": p,
@@ -195,6 +236,12 @@ def build_frames(data: ModelData, dec: Decisions, ev: Evaluation) -> dict[str, p
                 "burst_gpu_hours": round(float(burst.sum()) * WEEKS_PER_MONTH, 1),
                 "peak_gpus": round(float(load.max()), 1),
                 "utilization": round(float(load.mean()) / provided, 4) if provided else 0.0,
+                "provider_class": offer.provider_class if offer else "",
+                "provider": offer.provider if offer else "",
+                "term": offer.term if offer else "",
+                "usd_per_gpu_hour": round(offer.usd_per_gpu_hour, 4) if offer else 0.0,
+                "spot_gpu_hours": round(spot_units / units * HOURS_PER_MONTH, 1),
+                "upfront_usd": nodes * market.upfront_usd_per_node if market else 0.0,
             }
         )
     pools = pl.DataFrame(pool_rows, schema=_POOL_SCHEMA)
@@ -226,3 +273,35 @@ def build_frames(data: ModelData, dec: Decisions, ev: Evaluation) -> dict[str, p
         "staffing": staffing,
         "costs": ev.costs_frame(),
     }
+
+
+def investment(data: ModelData, dec: Decisions, ev: Evaluation) -> tuple[float, pl.DataFrame]:
+    """The up-front outlay of a plan and its cumulative cash over the horizon.
+
+    Outlay: Σ over owned pools of nodes × (server + fabric share + storage share). Monthly cash
+    is the evaluator's cash spend less the capital charge of owned nodes (that charge stands for
+    the outlay and resale, which the frame shows as they happen).
+    """
+    upfront = capital = 0.0
+    life = data.scenario.procurement.horizon_months
+    for (_p, g), n in dec.nodes.items():
+        market = data.markets.get(g)
+        if n <= 0 or market is None or market.onprem is None:
+            continue
+        upfront += n * market.onprem.upfront_usd
+        capital += n * market.onprem.capital_usd_per_month
+        life = market.onprem.life_months
+    override = data.scenario.costs.residual_value_fraction
+    curve = data.scenario.catalog.resale
+
+    def resale_at(age: int) -> float:
+        return override if override is not None else residual_fraction(curve, age)
+
+    frame = cash_flow(
+        upfront,
+        ev.cash_cents / 100.0 - capital,
+        data.scenario.procurement.horizon_months,
+        life,
+        resale_at,
+    )
+    return upfront, frame

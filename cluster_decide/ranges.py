@@ -207,6 +207,19 @@ LAG_MINUTES = Range(0, 100_000, "minutes", "from instant to a quarter's lead tim
 POWER_USD_KWH = Range(0, 10, "USD per kWh", "industrial power costs $0.05–0.40")
 PUE = Range(1, 5, "", "hyperscale 1.1, industry average 1.56, an old machine room 3")
 FACILITY_USD_KW = Range(0, 100_000, "USD per kW-month", "colocation is $150–250 per kW-month")
+BURST_CAP_GPUS = Range(
+    0, 1_000_000, "GPUs", "ten times a 100,000-GPU estate rented for one hour", integer=True
+)
+SUPPORT_FRACTION = Range(
+    0, 1, "of capex per year", "vendor support contracts run 5-15% of the hardware price a year"
+)
+USEFUL_LIFE_MONTHS = Range(
+    1, 240, "months", "servers are depreciated over 3-6 years; 20 years is far past any GPU's life"
+)
+SPOT_INTERRUPTIONS = Range(
+    0, 1_000, "per node-month", "the worst spot markets reclaim a node several times a day"
+)
+INTERVAL_HOURS = Range(0, 10_000, "hours", "from no delay to more than a year")
 PROFILE_WEIGHT = Range(0, 1e12, "", "weights are relative; only their ratios matter")
 
 # -- command-line flags ------------------------------------------------------------------

@@ -26,6 +26,7 @@ from pydantic import (
     PrivateAttr,
     ValidationError,
     field_validator,
+    model_validator,
 )
 from pydantic_core import PydanticCustomError
 
@@ -157,6 +158,11 @@ LagMinutes = Annotated[float, Field(strict=True), ranges.LAG_MINUTES]
 PowerUsdKwh = Annotated[float, Field(strict=True), ranges.POWER_USD_KWH]
 Pue = Annotated[float, Field(strict=True), ranges.PUE]
 FacilityUsdKw = Annotated[float, Field(strict=True), ranges.FACILITY_USD_KW]
+BurstCapGpus = Annotated[int, Field(strict=True), ranges.BURST_CAP_GPUS]
+SupportFraction = Annotated[float, Field(strict=True), ranges.SUPPORT_FRACTION]
+UsefulLifeMonths = Annotated[float, Field(strict=True), ranges.USEFUL_LIFE_MONTHS]
+SpotInterruptions = Annotated[float, Field(strict=True), ranges.SPOT_INTERRUPTIONS]
+IntervalHours = Annotated[float, Field(strict=True), ranges.INTERVAL_HOURS]
 
 
 class _Section(BaseModel):
@@ -195,12 +201,58 @@ class Hiring(_Section):
 
 
 class Procurement(_Section):
-    """How capacity is bought: reserved cloud or on-prem, and whether pools may burst on demand."""
+    """How capacity is bought: the markets a plan may use (see ``docs/scenario.md``).
 
-    mode: Literal["cloud", "on_prem"] = "cloud"
+    ``mode`` says where the pools' baseline nodes come from: rented on a commitment (``cloud``),
+    owned (``on_prem``) or whichever is cheaper per GPU type (``cheapest``). ``provider_classes``
+    are the sellers it may rent from (baseline in cloud mode, bursts and spot always);
+    ``commitment`` the longest term it accepts (default: the longest that fits the horizon).
+    """
+
+    mode: Literal["cloud", "on_prem", "cheapest"] = "cloud"
     on_demand_burst: StrictBool = True
     horizon_months: HorizonMonths = 36
     gpu_price_scale: PriceScale = 1.0
+    provider_classes: tuple[Literal["hyperscaler", "gpu_cloud", "marketplace"], ...] = (
+        "hyperscaler",
+        "gpu_cloud",
+    )
+    commitment: Literal["none", "1y", "3y"] | None = None
+    spot: StrictBool = True
+    max_spot_share: Annotated[float, Field(strict=True, ge=0, le=1, allow_inf_nan=False)] | None = (
+        None
+    )
+    discount_rate: Annotated[float, Field(strict=True, ge=0, le=1, allow_inf_nan=False)] | None = (
+        None
+    )
+    burst_cap_gpus: dict[str, BurstCapGpus] | None = None
+    gpu_price_scale_by_type: dict[str, PriceScale] | None = None
+
+    @model_validator(mode="after")
+    def _commitment_fits_horizon(self) -> Procurement:
+        months = {"none": 0, "1y": 12, "3y": 36}
+        if self.commitment is not None and months[self.commitment] > self.horizon_months:
+            raise PydanticCustomError(
+                "commitment_horizon",
+                "commitment '{term}' binds {months} months but horizon_months is {horizon}: "
+                "choose a commitment no longer than the horizon ('1y' needs 12 months, 'none' "
+                "rents on demand) or lengthen the horizon",
+                {
+                    "term": self.commitment,
+                    "months": months[self.commitment],
+                    "horizon": self.horizon_months,
+                },
+            )
+        return self
+
+    @property
+    def commitment_term(self) -> str:
+        """The commitment in force: the scenario's, or the longest that fits the horizon."""
+        if self.commitment is not None:
+            return self.commitment
+        if self.horizon_months >= 36:
+            return "3y"
+        return "1y" if self.horizon_months >= 12 else "none"
 
 
 class Policy(_Section):
@@ -240,6 +292,8 @@ class _WorkloadBase(_Section):
     prefers: tuple[Capability, ...] = ()
     divisible: StrictBool | None = None
     platforms: tuple[Platform, ...] | None = None
+    interruptible: StrictBool | None = None
+    """May run on spot capacity (checkpointed or re-runnable); default by kind, see below."""
 
     @field_validator("platforms")
     @classmethod
@@ -268,6 +322,22 @@ class _WorkloadBase(_Section):
         if self.divisible is not None:
             return self.divisible
         return self.kind not in ("distributed_training", "realtime_inference")  # type: ignore[attr-defined]
+
+    @property
+    def is_interruptible(self) -> bool:
+        """Whether the class may run on spot capacity that can be reclaimed at any time.
+
+        Default: yes for fine-tuning (checkpointed, usually single-node), batch inference and
+        pipelines (a reclaimed job is re-run); no for distributed training (one reclaimed node
+        stops the whole gang; set ``interruptible = true`` for checkpointed runs), interactive
+        sessions (a person loses their session) and real-time services (never).
+        """
+        kind = self.kind  # type: ignore[attr-defined]
+        if kind == "realtime_inference":
+            return False
+        if self.interruptible is not None:
+            return self.interruptible
+        return kind in ("fine_tuning", "batch_inference", "pipeline")
 
     @property
     def slo_key(self) -> str:
@@ -319,6 +389,18 @@ class RealtimeWorkload(_WorkloadBase):
     """An online service: requests per second, GPU-seconds each, and a p99 latency SLO."""
 
     kind: Literal["realtime_inference"]
+
+    @field_validator("interruptible")
+    @classmethod
+    def _never_on_spot(cls, value: bool | None) -> bool | None:
+        if value:
+            raise PydanticCustomError(
+                "realtime_spot",
+                "a real-time service cannot be interruptible: a reclaimed spot node drops live "
+                "requests; remove the key or set it to false",
+            )
+        return value
+
     peak_requests_per_second: RequestsPerSecond
     gpu_seconds_per_request: GpuSeconds
     p99_latency_ms: LatencyMs
@@ -400,6 +482,11 @@ class CostOverride(_Section):
     split_fte_per_extra_placement: FteEffort | None = None
     hpc_loaded_cost_usd_per_year: Salary | None = None
     kubernetes_loaded_cost_usd_per_year: Salary | None = None
+    support_fraction_per_year: SupportFraction | None = None
+    useful_life_months: UsefulLifeMonths | None = None
+    spot_interruptions_per_node_month: SpotInterruptions | None = None
+    checkpoint_interval_hours: IntervalHours | None = None
+    spot_restart_hours: IntervalHours | None = None
 
 
 def _check_profile(value: Any) -> Any:
@@ -786,6 +873,25 @@ def _check_against_catalog(scn: Scenario, catalog: Catalog) -> list[Problem]:
                 )
                 continue
         known_gpus.add(name)
+    by_type = {
+        **(scn.procurement.burst_cap_gpus or {}),
+        **(scn.procurement.gpu_price_scale_by_type or {}),
+    }
+    for name in by_type:
+        if name not in known_gpus:
+            key = (
+                "burst_cap_gpus"
+                if name in (scn.procurement.burst_cap_gpus or {})
+                else "gpu_price_scale_by_type"
+            )
+            problems.append(
+                Problem(
+                    f"procurement.{key}.{name}",
+                    f"unknown GPU type '{name}'",
+                    did_you_mean(name, sorted(known_gpus))
+                    or f"known: {', '.join(sorted(known_gpus))}",
+                )
+            )
     profiles = set(catalog.profiles) | set(scn.profiles)
     seen: dict[str, int] = {}
     for i, w in enumerate(scn.workloads):

@@ -60,19 +60,20 @@ def batch_waits_by_pool(
     cat = data.scenario.catalog
     workloads = {w.name: w for w in data.workloads}
     groups: dict[tuple[str, str], list[tuple[str, BatchClass]]] = defaultdict(list)
-    for (name, p, g), s in sorted(dec.shares.items()):
+    shares = _own_capacity_shares(dec)
+    out: dict[tuple[str, str, str], float] = _spot_waits(data, dec)
+    for (name, p, g), s in sorted(shares.items()):
         w = workloads[name]
         if s > 0 and isinstance(w, TrainingWorkload | DeadlineWorkload):
             stretch = job_stretch(w, data.platform(p), cat.gpus[g], cat)
             groups[(p, g)].append((name, batch_class(w, stretch, s)))
     units = DEMAND_UNITS_PER_GPU * 100
-    out: dict[tuple[str, str, str], float] = {}
     for (p, g), classes in groups.items():
         gpn = data.gpus_per_node[g]
         names = {n for n, _ in classes}
         batch_load = sum(
             s * data.combos[k].demand
-            for k, s in dec.shares.items()
+            for k, s in shares.items()
             if k[1] == p and k[2] == g and k[0] in names
         )
         weights = np.asarray(batch_load, dtype=float)
@@ -83,7 +84,7 @@ def batch_waits_by_pool(
         )
         held = sum(
             float((data.combos[k].demand * weights).sum()) * s / units
-            for k, s in dec.shares.items()
+            for k, s in shares.items()
             if k[1] == p and k[2] == g and s > 0 and k[0] not in names
         )
         burst = ev.burst.get((p, g))
@@ -96,7 +97,34 @@ def batch_waits_by_pool(
         )
         estimates = batch_waits(usable, [c for _, c in classes], gpn, order=order)
         for (name, _cls), est in zip(classes, estimates, strict=True):
-            out[(name, p, g)] = est.mean
+            out[(name, p, g)] = max(est.mean, out.get((name, p, g), 0.0))
+    return out
+
+
+def _own_capacity_shares(dec: Decisions) -> dict[tuple[str, str, str], int]:
+    """Percent of each placement on the pool's own capacity (nodes and burst), spot excluded."""
+    return {k: s - dec.spot.get(k, 0) for k, s in dec.shares.items() if s - dec.spot.get(k, 0) > 0}
+
+
+def _spot_waits(data: ModelData, dec: Decisions) -> dict[tuple[str, str, str], float]:
+    """Mean queue wait of each batch share run on spot.
+
+    The share runs alone on spot nodes that follow its own hourly need (sized, like any pool,
+    for its SLO), counted in whole nodes as the pools are.
+    """
+    cat = data.scenario.catalog
+    workloads = {w.name: w for w in data.workloads}
+    out = {}
+    for (name, p, g), pct in sorted(dec.spot.items()):
+        w = workloads[name]
+        if pct <= 0 or not isinstance(w, TrainingWorkload | DeadlineWorkload):
+            continue
+        gpn = data.gpus_per_node[g]
+        gpus = float(data.combos[(name, p, g)].demand.max()) / DEMAND_UNITS_PER_GPU * pct / 100
+        usable = max(gpn, math.floor(gpus / gpn) * gpn)
+        cls = batch_class(w, job_stretch(w, data.platform(p), cat.gpus[g], cat), pct)
+        order: Literal["backfill", "fifo"] = "fifo"
+        out[(name, p, g)] = batch_waits(usable, [cls], gpn, order=order)[0].mean
     return out
 
 
@@ -109,7 +137,9 @@ def _deadline_window(
     """
     name, p, g = key
     units = DEMAND_UNITS_PER_GPU * 100
-    s = dec.shares[key]
+    s = dec.shares[key] - dec.spot.get(key, 0)
+    if s <= 0:  # all on spot: capacity that follows its own need, sized for its deadline
+        return 0.0
     own = s * data.combos[key].demand / units
     total = ev.placed_units.get((p, g), np.zeros_like(own)) / units
     burst = ev.burst.get((p, g))

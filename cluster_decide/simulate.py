@@ -125,7 +125,9 @@ def scenario_jobs(plan: Plan, data: ModelData, days: float, seed: int) -> pl.Dat
     for row in plan.placements.iter_rows(named=True):
         w = workloads[row["workload"]]
         p, g = row["pool"], row["gpu_type"]
-        share = round(row["share"] * 100)
+        share = round((row["share"] - row["spot_share"]) * 100)
+        if share <= 0:
+            continue  # run on spot nodes that follow its own need, outside the pools replayed here
         pool = _name(p, g)
         shape = np.asarray(
             cat.profile(w.profile) if isinstance(w.profile, str) else w.profile, dtype=float

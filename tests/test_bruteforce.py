@@ -99,19 +99,33 @@ def _node_options(data: ModelData, pool: str, gpu: str, combos: list[Any]) -> ra
 
 
 def brute_force(data: ModelData) -> int | None:
+    """Cheapest feasible plan over every placement, spot choice (all or none: the workloads are
+    indivisible) and node count that could matter."""
     options = [[c for c in data.allowed() if c.workload == w.name] for w in data.workloads]
     best: int | None = None
     for choice in itertools.product(*options):
-        groups: dict[tuple[str, str], list[Any]] = {}
-        for c in choice:
-            groups.setdefault((c.pool, c.gpu_type), []).append(c)
-        keys = sorted(groups)
-        ranges = [_node_options(data, p, g, groups[(p, g)]) for p, g in keys]
-        shares = {(c.workload, c.pool, c.gpu_type): 100 for c in choice}
-        for nodes in itertools.product(*ranges):
-            ev = evaluate_decisions(data, Decisions(shares, dict(zip(keys, nodes, strict=True))))
-            if ev.feasible and (best is None or ev.total_cents < best):
-                best = ev.total_cents
+        spot_options = [
+            (0, 100) if (c.workload, c.pool, c.gpu_type) in data.spot_cents else (0,)
+            for c in choice
+        ]
+        for spot_choice in itertools.product(*spot_options):
+            groups: dict[tuple[str, str], list[Any]] = {}
+            for c, on_spot in zip(choice, spot_choice, strict=True):
+                if not on_spot:
+                    groups.setdefault((c.pool, c.gpu_type), []).append(c)
+            keys = sorted(groups)
+            ranges = [_node_options(data, p, g, groups[(p, g)]) for p, g in keys]
+            shares = {(c.workload, c.pool, c.gpu_type): 100 for c in choice}
+            spot = {
+                (c.workload, c.pool, c.gpu_type): 100
+                for c, on_spot in zip(choice, spot_choice, strict=True)
+                if on_spot
+            }
+            for nodes in itertools.product(*ranges):
+                dec = Decisions(shares, dict(zip(keys, nodes, strict=True)), spot)
+                ev = evaluate_decisions(data, dec)
+                if ev.feasible and (best is None or ev.total_cents < best):
+                    best = ev.total_cents
     return best
 
 

@@ -55,6 +55,13 @@ COST_PARAMETERS = (
     "split_fte_per_extra_placement",
     "hpc_loaded_cost_usd_per_year",
     "kubernetes_loaded_cost_usd_per_year",
+    "support_fraction_per_year",
+    "discount_rate",
+    "useful_life_months",
+    "spot_interruptions_per_node_month",
+    "checkpoint_interval_hours",
+    "spot_restart_hours",
+    "max_spot_share",
 )
 STAFFING_COMPONENTS = ("base", "per_100_nodes", "addon", "integration")
 PROFILES = ("flat", "business_hours", "diurnal", "nightly_batch")

@@ -125,3 +125,41 @@ def test_family_policy() -> None:
     assert plan.placements.filter(pl.col("workload") == "train")["platform"].to_list() == [
         "kubernetes_batch"
     ]
+
+
+def test_family_spot() -> None:
+    scoring = {
+        "name": "scoring",
+        "kind": "batch_inference",
+        "interface": "containers",
+        "gpu_types": ["H100"],
+        "gpus_per_job": 1,
+        "gpu_hours_per_month": 9000.0,
+        "mean_job_hours": 1.0,
+        "max_completion_hours": 8.0,
+        "profile": "nightly_batch",
+    }
+    scn = small_scenario(
+        [scoring], policy={"platforms": ["kubernetes"]}, procurement={"max_spot_share": 0.4}
+    )
+    plan = cd.solve(scn)
+    assert 0 < plan.placements["spot_share"][0] <= 0.4
+    dec = plan.decisions()
+    key = next(iter(dec.shares))
+    greedy = Decisions(dec.shares, dec.nodes, {key: dec.shares[key]})
+    assert any(
+        v.startswith("spot[k8s,H100,cap]")
+        for v in evaluate_decisions(prepare(scn), greedy).violations
+    )
+
+
+def test_family_burst_cap() -> None:
+    scn = small_scenario([service(gpu_types=["H100"], peak_requests_per_second=400.0)])
+    free = cd.solve(scn.update({"procurement": {"burst_cap_gpus": {"H100": 10000}}}))
+    capped = cd.solve(scn.update({"procurement": {"burst_cap_gpus": {"H100": 8}}}))
+    assert free.pools["burst_gpu_hours"].sum() > capped.pools["burst_gpu_hours"].sum()
+    assert capped.cash_monthly_usd >= free.cash_monthly_usd
+    data = prepare(scn.update({"procurement": {"burst_cap_gpus": {"H100": 8}}}))
+    ev = evaluate_decisions(data, free.decisions())
+    assert any(v.startswith("burst_cap[H100") for v in ev.violations)
+    assert not cd.evaluate(capped.inputs, capped).violations  # type: ignore[arg-type]

@@ -142,7 +142,7 @@ BAD = [
     (
         'mode = "cloud"',
         'mode = "onprem"',
-        "bad.toml: procurement.mode: expected one of cloud, on_prem, got 'onprem' (did you mean 'on_prem'?)",
+        "bad.toml: procurement.mode: expected one of cloud, on_prem, cheapest, got 'onprem' (did you mean 'on_prem'?)",
     ),
     (
         "gpu_hours_per_month = 1000",

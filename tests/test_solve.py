@@ -21,7 +21,12 @@ def preset_plans() -> dict[str, cd.Plan]:
 def test_presets_give_the_seeds_answers(preset_plans: dict[str, cd.Plan]) -> None:
     assert preset_plans["research-lab"].archetype == "slurm_only"
     assert "slurm" not in set(preset_plans["inference-platform"].pools["platform"])
-    assert preset_plans["enterprise-mixed"].archetype in ("hybrid_separate", "hybrid_shared")
+    # At GPU-cloud commitment prices the 2 extra H100 nodes one Kubernetes platform needs cost
+    # less than the Slurm staff and hire it saves: the seed's hybrid answer is now the runner-up,
+    # about 3% dearer (README, "Presets"); with hyperscaler prices only it still wins.
+    assert preset_plans["enterprise-mixed"].archetype == "kubernetes_batch"
+    hyperscaler = cd.load_scenario().update({"procurement": {"provider_classes": ["hyperscaler"]}})
+    assert cd.solve(hyperscaler).archetype == "hybrid_separate"
     for plan in preset_plans.values():
         assert plan.status == "optimal"
 

@@ -12,6 +12,8 @@ Every analysis re-solves the model; none reads solver internals. The modules:
 - ``recommend``: the plan with its margin over the runner-up, the nearest input changes that
   flip it (``flips``), a verdict (clear, close, fragile) and one sentence; with samples, the
   robust choice over inputs drawn from the catalog's own ranges (``ranges``).
+- ``procurement``: buy versus rent over time, and the discount-rate, horizon and spot-share
+  break-evens.
 - ``inputs`` and ``core``: the named inputs every analysis varies, and the fast solve they share.
 """
 
@@ -27,6 +29,13 @@ from cluster_decide.analysis.flips import FLIPS_SCHEMA, LEVELS, Flip, flip_input
 from cluster_decide.analysis.inputs import apply_inputs, base_value, default_inputs, input_label
 from cluster_decide.analysis.levers import LEVER_SCHEMA, lever_scenarios, lever_values
 from cluster_decide.analysis.pareto import PARETO_SCHEMA, RISK_MEASURES, pareto_front
+from cluster_decide.analysis.procurement import (
+    BUY_VS_RENT_SCHEMA,
+    PROCUREMENT_BREAK_EVEN_SCHEMA,
+    BuyVsRent,
+    buy_vs_rent,
+    procurement_break_evens,
+)
 from cluster_decide.analysis.ranges import RANGES_SCHEMA, catalog_distributions, input_ranges
 from cluster_decide.analysis.recommend import (
     ROBUST_SCHEMA,
@@ -57,12 +66,14 @@ from cluster_decide.analysis.uncertainty import (
 __all__ = [
     "ALTERNATIVES_SCHEMA",
     "BREAK_EVEN_SCHEMA",
+    "BUY_VS_RENT_SCHEMA",
     "COMPARE_SCHEMA",
     "COSTS_SCHEMA",
     "FLIPS_SCHEMA",
     "LEVELS",
     "LEVER_SCHEMA",
     "PARETO_SCHEMA",
+    "PROCUREMENT_BREAK_EVEN_SCHEMA",
     "RANGES_SCHEMA",
     "RISK_MEASURES",
     "ROBUST_SCHEMA",
@@ -72,6 +83,7 @@ __all__ = [
     "TORNADO_SCHEMA",
     "VERDICTS",
     "BreakEven",
+    "BuyVsRent",
     "Flip",
     "Outcome",
     "Recommendation",
@@ -81,6 +93,7 @@ __all__ = [
     "base_value",
     "break_even",
     "break_evens",
+    "buy_vs_rent",
     "capability_gaps",
     "catalog_distributions",
     "compare",
@@ -97,6 +110,7 @@ __all__ = [
     "near_optimal",
     "nearest_flips",
     "pareto_front",
+    "procurement_break_evens",
     "quick_solve",
     "recommend",
     "run_all",

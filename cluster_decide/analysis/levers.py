@@ -66,17 +66,17 @@ def lever_scenarios(
                 scn.set_slo(w.name, w.slo * slo_factor),
             )
         )
-    cat = scn.catalog
     gpus = sorted({g for w in scn.workloads for g in w.gpu_types})
+    scales = dict(scn.procurement.gpu_price_scale_by_type or {})
     for g in gpus:
-        gpu = cat.gpus[g]
-        change = {
-            "usd_per_gpu_hour_reserved": gpu.usd_per_gpu_hour_reserved * (1 - gpu_discount),
-            "usd_per_gpu_hour_on_demand": gpu.usd_per_gpu_hour_on_demand * (1 - gpu_discount),
-            "node_capex_usd": gpu.node_capex_usd * (1 - gpu_discount),
-        }
+        # Every market price of the type (offers and capex), not one figure in place of the market.
+        change = {g: scales.get(g, 1.0) * (1 - gpu_discount)}
         out.append(
-            (f"gpu:{g}", f"{g} {gpu_discount:.0%} cheaper", scn.update({"gpus": {g: change}}))
+            (
+                f"gpu:{g}",
+                f"{g} {gpu_discount:.0%} cheaper",
+                scn.update({"procurement": {"gpu_price_scale_by_type": {**scales, **change}}}),
+            )
         )
     return out
 

@@ -87,8 +87,13 @@ def showback(scn: Scenario, plan: Plan, staff_key: str = "gpu_hours") -> pl.Data
     # Capacity of each (pool, GPU type), by GPU-hours; the rest is idle.
     used: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
     for (w, p, g), s in dec.shares.items():
-        if s > 0:
-            used[(p, g)][w] = s * float(data.combos[(w, p, g)].demand.sum())
+        own = s - dec.spot.get((w, p, g), 0)
+        if own > 0:
+            used[(p, g)][w] = own * float(data.combos[(w, p, g)].demand.sum())
+    # Spot is bought for one workload's own need: it goes to that workload directly.
+    for (w, p, _g), pct in sorted(dec.spot.items()):
+        if pct > 0:
+            add(w, p, "spot", "direct", float(data.spot_cents[(w, p, _g)] * pct))
     for p, g in sorted(set(used) | {k for k, n in dec.nodes.items() if n}):
         burst = ev.burst.get((p, g))
         burst_units = float(burst.sum()) if burst is not None else 0.0

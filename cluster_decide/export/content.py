@@ -1,9 +1,13 @@
-"""What an export says, once: the sections of the story, their tables, sentences and notes.
+"""What an export says, once: the story's sections, their tables, sentences and talking points.
 
 The deck, the HTML report and the Markdown report render the same :class:`Section` list, so a
-number never differs between them. Tables are built here as formatted text (money the way
-:func:`~cluster_decide.explain.money` says it, shares as percentages) and carry which columns
-are numeric, so every renderer aligns them alike.
+fact never reads differently between them. Every figure is formatted by
+:mod:`cluster_decide.export.words` (one formatter per unit) and every workload, pool and
+architecture is named by its display name. The story runs as a consultant's: the executive
+summary, the recommendation and why, what it costs, the alternatives, the risks and what would
+change the answer, how sure we are, service levels and staff, today against the proposal, the
+pilot and the decision asked for; placements, levers, break-evens, assumptions and a glossary
+follow in an appendix. Each section's title states its takeaway (an action title).
 """
 
 from __future__ import annotations
@@ -11,22 +15,40 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from functools import lru_cache
+from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 import polars as pl
 
 from cluster_decide.analysis import compare
-from cluster_decide.charts import ARCHETYPE_LABELS, COMPONENT_LABELS, PLATFORM_LABELS, SKILL_LABELS
-from cluster_decide.datasources import load_facts
-from cluster_decide.explain import ARCHETYPE_WORDS, money
+from cluster_decide.charts import ARCHETYPE_LABELS, COMPONENT_LABELS, PLATFORM_LABELS
+from cluster_decide.explain import ARCHETYPE_WORDS
+from cluster_decide.export.assumptions import key_assumptions
+from cluster_decide.export.pilot import pilot_plan
+from cluster_decide.export.words import (
+    GLOSSARY,
+    NOTE_WORDS,
+    Names,
+    display,
+    effort,
+    finite,
+    fte,
+    gpu_hours,
+    gpus,
+    level,
+    multiple,
+    number,
+    pct,
+    skill,
+    usd,
+    usd_year,
+)
 from cluster_decide.model.solve import solve
 from cluster_decide.plan import Plan
 from cluster_decide.scenario import Scenario
 
 __all__ = [
-    "PILOT_COLUMNS",
+    "PILOT_WEEKS",
     "Bundle",
     "Section",
     "Table",
@@ -34,15 +56,14 @@ __all__ = [
     "headline",
     "is_break_evens",
     "is_levers",
-    "key_assumptions",
-    "pilot_plan",
     "sections",
     "standard_analyses",
     "table_of",
 ]
 
-PILOT_COLUMNS: Final = ("test", "workload", "where", "run", "measure", "why")
-"""Columns of :func:`pilot_plan`."""
+PILOT_WEEKS: Final = 6
+"""Length of the pilot the deck proposes: long enough for a month of cost reports, short
+enough to decide within a quarter (a planning convention, not a measured figure)."""
 _KIND_WORDS: Final = {
     "distributed_training": "distributed training",
     "fine_tuning": "fine-tuning",
@@ -58,29 +79,15 @@ _METRIC_WORDS: Final = {
     "queue_wait_hours": ("queue wait", "h"),
     "completion_hours": ("completion", "h"),
 }
-_QUOTA: Final = {
-    "slurm": "Slurm accounts with fair share and QOS GPU limits",
-    "kubernetes": "namespace ResourceQuotas",
-    "kubernetes_batch": "Kueue ClusterQueues with borrowing limits (or Volcano / KAI queues)",
-    "shared": "Slurm accounts and QOS inside the shared pool",
-}
-_COST_SOURCE: Final = {
-    "slurm": "Slurm accounting (sacct / slurmdbd)",
-    "kubernetes": "OpenCost",
-    "kubernetes_batch": "OpenCost and Kueue usage metrics",
-    "shared": "Slurm accounting and OpenCost",
-}
-_COMPONENT_WORDS: Final = {
-    "base": "base team",
-    "per_100_nodes": "per 100 nodes",
-    "addon": "batch add-on upkeep",
-    "integration": "integration",
-}
-_SEED_WHY: Final = (
-    "The seed article's advice: run a representative pilot before standardizing; it exposes "
-    "gaps in resource management and batch-scheduler configuration that product demonstrations "
-    "rarely show."
+_PILOT_WHY: Final = (
+    "A pilot on our own workloads before we standardize shows the gaps in scheduling and "
+    "quotas that vendor demonstrations rarely show."
 )
+_VERDICT_WORDS: Final = {
+    "clear": "A clear answer",
+    "close": "A close call",
+    "fragile": "A fragile answer",
+}
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
 
 
@@ -99,12 +106,15 @@ class Table:
 
 @dataclass(frozen=True)
 class Section:
-    """One slide's worth of the story (a deck may continue a long table on more slides).
+    """One slide's worth of the story, and one heading of the reports.
 
-    ``chart`` names an entry of :func:`cluster_decide.export.figures.chart_set`;
-    ``chart_in_deck`` is False where the deck shows the table alone (placements: a native
-    table, as reviewers edit it; break-evens: the table is more precise at slide size). ``metrics`` are headline figures (label, value); ``notes``
-    are the reasons, spoken from the speaker notes.
+    ``title`` is the action title (the takeaway); ``topic`` the short name a contents list and
+    the appendix use. ``chart`` names an entry of
+    :func:`cluster_decide.export.figures.chart_set`; ``chart_in_deck`` is False where the deck
+    shows the table alone. ``rows`` are labelled statements (the executive summary, the
+    decision); ``notes`` the talking points, read
+    from the speaker notes (at most :data:`~cluster_decide.export.words.NOTE_WORDS` words).
+    ``appendix`` sections follow the story, for the reader who wants the detail.
     """
 
     key: str
@@ -114,18 +124,26 @@ class Section:
     chart_in_deck: bool = True
     table: Table | None = None
     bullets: tuple[str, ...] = ()
-    metrics: tuple[tuple[str, str], ...] = ()
     notes: tuple[str, ...] = ()
+    rows: tuple[tuple[str, str], ...] = ()
+    topic: str = ""
+    appendix: bool = False
 
 
 @dataclass(frozen=True)
 class Bundle:
-    """Everything an export shows: the plan and, when known, its scenario and analyses."""
+    """Everything an export shows: the plan and, when known, its scenario and analyses.
+
+    ``recommendation`` is an optional verdict (``cd.recommend``'s result, or anything with
+    ``verdict``, ``sentence``, ``runner_up``, ``margin_usd``, ``margin_pct`` and ``flips``);
+    without it the exports state the margin the alternatives and analyses show.
+    """
 
     plan: Plan
     scenario: Scenario | None = None
     alternatives: pl.DataFrame | None = None
     analyses: Mapping[str, pl.DataFrame] = field(default_factory=dict)
+    recommendation: Any = None
 
 
 def gather(
@@ -135,55 +153,77 @@ def gather(
     analyses: Mapping[str, pl.DataFrame] | None = None,
     run_compare: bool = True,
     time_limit_s: float = 10.0,
+    recommendation: Any = None,
 ) -> Bundle:
     """A :class:`Bundle` from a plan or a scenario (solved here), with what is known about it.
 
     ``alternatives`` is a ``cd.compare`` frame; when it is None and the scenario is known it is
     computed (unless ``run_compare`` is False: one solve per archetype takes seconds).
-    ``analyses`` are named frames from the analysis module (lever values, break-evens), shown
-    under "What would change the answer".
+    ``analyses`` are named frames from the analysis module (lever values, break-evens);
+    ``recommendation`` a verdict object (see :class:`Bundle`). A bundle passed in keeps its
+    own, gaining the recommendation when it had none.
     """
     if isinstance(source, Bundle):
+        if recommendation is not None and source.recommendation is None:
+            return replace(source, recommendation=recommendation)
         return source
     if isinstance(source, Scenario):
         scenario = source
         plan = solve(source, time_limit_s=time_limit_s)
     else:
         plan = source
+        scenario = scenario if scenario is not None else plan.inputs
     if alternatives is None and run_compare and scenario is not None:
         alternatives = compare(scenario, time_limit_s=time_limit_s)
-    return Bundle(plan, scenario, alternatives, dict(analyses or {}))
+    return Bundle(plan, scenario, alternatives, dict(analyses or {}), recommendation)
 
 
-# -- small formatting helpers -------------------------------------------------------------------
-
-
-def _num(value: float | None, digits: int = 1) -> str:
-    if value is None:
-        return "–"
-    if abs(value) >= 100 or float(value).is_integer():
-        return f"{value:,.0f}"
-    return f"{value:,.{digits}f}"
+# -- small helpers -------------------------------------------------------------------------------
 
 
 def _sentences(text: str) -> list[str]:
     return [s for s in _SENTENCE.split(text.strip()) if s]
 
 
-def _workload_reason(plan: Plan, workload: str) -> str:
-    for line in plan.explanations:
-        if line.startswith(f"{workload} runs on"):
-            return line
-    return ""
+def _cap(text: str) -> str:
+    return text[0].upper() + text[1:] if text else text
 
 
-def _binding(plan: Plan) -> list[str]:
-    marks = ("binds", "sized for its busiest hour", "rents about")
-    return [s for s in plan.explanations if any(m in s for m in marks)]
+def _uncap(text: str) -> str:
+    """``The loaded cost`` → ``the loaded cost`` (a label inside a sentence)."""
+    return text[0].lower() + text[1:] if text[:4] in ("The ", "One ") else text
 
 
 def _platform(platform: str) -> str:
     return PLATFORM_LABELS.get(platform, platform)
+
+
+def _arch(archetype: str | None) -> str:
+    return ARCHETYPE_LABELS.get(archetype or "", archetype or "") or "no feasible plan"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+def _names(b: Bundle) -> Names:
+    return Names.of(b.plan, b.scenario)
+
+
+def _talk(*points: str) -> tuple[str, ...]:
+    """Talking points within the word budget: whole points, in order, until it is spent."""
+    out: list[str] = []
+    used = 0
+    for point in points:
+        n = len(point.split())
+        if not point or (out and used + n > NOTE_WORDS):
+            continue
+        if n > NOTE_WORDS:
+            point = " ".join(point.split()[:NOTE_WORDS]).rstrip(",;:") + "…"
+            n = NOTE_WORDS
+        out.append(point)
+        used += n
+    return tuple(out)
 
 
 def table_of(
@@ -201,166 +241,71 @@ def table_of(
             elif isinstance(v, bool) or v is None:
                 cells.append({True: "yes", False: "no", None: "–"}[v])
             else:
-                cells.append(str(v))
+                cells.append(display(str(v)) if re.fullmatch(r"[a-z0-9_-]+", str(v)) else str(v))
         rows.append(tuple(cells))
-    cols = tuple(headers.get(c, c.replace("_", " ")) for c in frame.columns)
+    cols = tuple(headers.get(c, _cap(c.replace("_", " "))) for c in frame.columns)
     return Table(cols, tuple(rows), numeric)
 
 
-# -- the story ---------------------------------------------------------------------------------
+# -- facts the story repeats -----------------------------------------------------------------------
+
+
+def _upfront_usd(plan: Plan) -> float | None:
+    """The plan's one-off outlay (on-premises purchase, migration), when the plan carries one."""
+    return number(getattr(plan, "upfront_usd", None))
+
+
+def _current_usd(plan: Plan) -> float | None:
+    """What today's estate costs a month, when the plan carries it."""
+    return number(getattr(plan, "current_monthly_usd", None))
+
+
+def _hires(plan: Plan) -> list[tuple[str, int]]:
+    return [
+        (str(r["skill"]), int(r["hires"]))
+        for r in plan.staffing.iter_rows(named=True)
+        if (r["hires"] or 0) > 0
+    ]
+
+
+def _hire_words(plan: Plan) -> str:
+    """``one new HPC (Slurm) engineer`` / ``no new hires``."""
+    hires = _hires(plan)
+    if not hires:
+        return "no new hires"
+    return " and ".join(
+        f"{'one' if n == 1 else n} new {skill(s)} engineer{'s' if n > 1 else ''}" for s, n in hires
+    )
 
 
 def _staff_words(plan: Plan) -> str:
     parts = [
-        f"{r['required_fte']:.1f} {SKILL_LABELS.get(r['skill'], r['skill'])} FTE"
+        f"{fte(r['required_fte'])} {skill(r['skill'])} FTE"
         for r in plan.staffing.iter_rows(named=True)
         if r["required_fte"] > 0
     ]
-    hires = int(plan.staffing["hires"].sum()) if plan.staffing.height else 0
-    words = " and ".join(parts) if parts else "no platform staff"
-    if hires:
-        words += f" ({hires} new hire{'s' if hires > 1 else ''})"
-    return words
+    return " and ".join(parts) if parts else "no platform staff"
 
 
 def headline(plan: Plan) -> str:
     """The recommendation in one sentence a reviewer can repeat."""
     if not plan.feasible:
         fix = plan.relaxations["sentence"][0] if plan.relaxations.height else ""
+        names = Names.of(plan, plan.inputs)
         return "No architecture meets this scenario as stated" + (
-            f"; the smallest change that makes it feasible: {fix[0].lower()}{fix[1:].rstrip('.')}."
+            "; the smallest change that makes it feasible: "
+            f"{names.plain(fix[0].lower() + fix[1:]).rstrip('.')}."
             if fix
             else "."
         )
     words = ARCHETYPE_WORDS.get(plan.archetype or "", "the plan below")
-    gpus = int(plan.pools["gpus"].sum())
     n_pools = plan.pools["pool"].n_unique()
+    hires = _hire_words(plan)
     return (
-        f"Run {words}: {money(plan.total_monthly_usd)} a month for {gpus:,} reserved GPUs "
-        f"in {n_pools} pool{'s' if n_pools != 1 else ''}, operated by {_staff_words(plan)}."
-    )
-
-
-def _recommendation(b: Bundle) -> Section:
-    plan = b.plan
-    if not plan.feasible:
-        why = [s for s in plan.explanations if s.startswith("Why")]
-        others = plan.relaxations["sentence"].to_list()[1:4]
-        return Section(
-            "recommendation",
-            "Recommendation",
-            headline(plan),
-            bullets=(*why, *(f"Or: {s}" for s in others)),
-            notes=tuple(plan.explanations),
-        )
-    # One reason per platform: its largest workload that rules another platform out, or else
-    # its largest workload, so the room hears why each platform is in the plan.
-    reasons: list[str] = []
-    by_platform: dict[str, list[str]] = {}
-    for r in plan.placements.sort(["gpus", "workload"], descending=[True, False]).iter_rows(
-        named=True
-    ):
-        by_platform.setdefault(r["platform"], []).append(r["workload"])
-    for workloads in by_platform.values():
-        said = [_sentences(_workload_reason(plan, w)) for w in workloads]
-        ruled = [s for sentences in said for s in sentences if "ruled out" in s]
-        reasons.append(ruled[0] if ruled else said[0][0] if said[0] else "")
-    reasons += [s for s in plan.explanations if "binds" in s]
-    hires = int(plan.staffing["hires"].sum())
-    staff = float(plan.staffing["required_fte"].sum())
-    metrics = (
-        ("a month in total", money(plan.total_monthly_usd)),
-        ("of it cash spend", money(plan.cash_monthly_usd)),
-        ("reserved GPUs", f"{int(plan.pools['gpus'].sum()):,}"),
-        (
-            "platform FTE" + (f", {hires} hire{'s' if hires > 1 else ''}" if hires else ""),
-            f"{staff:.1f}",
-        ),
-    )
-    return Section(
-        "recommendation",
-        "Recommendation",
-        headline(plan),
-        bullets=tuple(r for r in reasons if r)[:4],
-        metrics=metrics,
-        notes=tuple(plan.explanations),
-    )
-
-
-def _architecture(b: Bundle) -> Section:
-    plan = b.plan
-    parts = []
-    for pool in plan.pools["pool"].unique(maintain_order=True).to_list():
-        rows = plan.pools.filter(pl.col("pool") == pool)
-        gpus = int(rows["gpus"].sum())
-        parts.append(f"{pool} ({_platform(rows['platform'][0])}, {gpus:,} GPUs)")
-    lead = ("Pools: " + "; ".join(parts) + ".") if parts else "No feasible architecture."
-    notes = [_workload_reason(plan, w) for w in plan.placements["workload"].unique().sort()]
-    return Section("architecture", "Architecture", lead, chart="architecture", notes=tuple(notes))
-
-
-def _costs(b: Bundle) -> Section:
-    plan = b.plan
-    costs = plan.costs.filter(pl.col("monthly_usd") > 0).sort("monthly_usd", descending=True)
-    rows = tuple(
-        (
-            COMPONENT_LABELS.get(r["component"], r["component"]),
-            money(r["monthly_usd"]),
-            "cash" if r["cash"] else "estimate",
-        )
-        for r in costs.iter_rows(named=True)
-    )
-    table = Table(("Component", "US$ / month", "Kind"), rows, (False, True, False))
-    lead = ""
-    if costs.height and plan.total_monthly_usd > 0:
-        top = costs.row(0, named=True)
-        share = top["monthly_usd"] / plan.total_monthly_usd
-        lead = (
-            f"{COMPONENT_LABELS.get(top['component'], top['component'])} is {share:.0%} of the "
-            f"{money(plan.total_monthly_usd)} a month; estimates (grey) are effort, not invoices."
-        )
-    notes = tuple(
-        f"{COMPONENT_LABELS.get(r['component'], r['component'])}: {r['meaning']}"
-        for r in costs.iter_rows(named=True)
-    )
-    return Section(
-        "costs", "Cost breakdown", lead, chart="cost_breakdown", table=table, notes=notes
-    )
-
-
-def _placements(b: Bundle) -> Section:
-    plan = b.plan
-    frame = plan.placements.sort(["gpus", "workload"], descending=[True, False])
-    rows = tuple(
-        (
-            r["workload"],
-            _KIND_WORDS.get(r["kind"], r["kind"]),
-            r["pool"],
-            _platform(r["platform"]),
-            r["gpu_type"],
-            f"{r['share']:.0%}",
-            f"{r['gpus']:,.1f}",
-            f"{r['gpu_hours_per_month']:,.0f}",
-        )
-        for r in frame.iter_rows(named=True)
-    )
-    table = Table(
-        ("Workload", "Kind", "Pool", "Platform", "GPU", "Share", "Peak GPUs", "GPU-h / month"),
-        rows,
-        (False, False, False, False, False, True, True, True),
-    )
-    split = frame.group_by("workload").len().filter(pl.col("len") > 1).height
-    lead = f"Every workload is placed in full; {frame['workload'].n_unique()} workloads"
-    lead += f", {split} split across pools." if split else ", none split."
-    notes = tuple(_workload_reason(plan, w) for w in frame["workload"].unique().sort())
-    return Section(
-        "placements",
-        "Placements",
-        lead,
-        chart="placements",
-        chart_in_deck=False,
-        table=table,
-        notes=notes,
+        f"Run {words}: {usd(plan.total_monthly_usd)} a month for "
+        f"{gpus(float(plan.pools['gpus'].sum()))} reserved GPUs in "
+        f"{_plural(n_pools, 'cluster')}, operated by {_staff_words(plan)}"
+        + (f", including {hires}." if _hires(plan) else ".")
     )
 
 
@@ -379,53 +324,6 @@ def _nearest(b: Bundle) -> tuple[str, float, float] | None:
     return row["archetype"], delta, delta / b.plan.total_monthly_usd
 
 
-def _alternatives(b: Bundle) -> Section:
-    frame = b.alternatives
-    if frame is None:
-        return Section(
-            "alternatives",
-            "Alternatives",
-            "Alternatives were not computed for this export (pass a scenario or cd.compare).",
-        )
-    rows = []
-    for r in frame.iter_rows(named=True):
-        feasible = r["status"] != "infeasible"
-        delta = r["delta_usd"]
-        rows.append(
-            (
-                ARCHETYPE_LABELS.get(r["archetype"], r["archetype"]),
-                r["status"],
-                money(r["total_monthly_usd"]) if feasible else "–",
-                ("this plan" if r["archetype"] == b.plan.archetype else f"+{money(delta)}")
-                if feasible and delta is not None
-                else "–",
-                str(r["hires"]) if feasible else "–",
-            )
-        )
-    table = Table(
-        ("Architecture", "Status", "US$ / month", "vs. plan", "Hires"),
-        tuple(rows),
-        (False, False, True, True, True),
-    )
-    near = _nearest(b)
-    if near is not None:
-        arch, delta, share = near
-        lead = (
-            f"The nearest alternative, {ARCHETYPE_LABELS.get(arch, arch)}, costs "
-            f"{money(delta)} ({share:.1%}) more a month."
-        )
-    else:
-        lead = "No other architecture is feasible for this scenario."
-    infeasible = frame.filter(pl.col("status") == "infeasible")["archetype"].to_list()
-    if infeasible:
-        lead += " Infeasible: " + ", ".join(ARCHETYPE_LABELS.get(a, a) for a in infeasible) + "."
-    notes = tuple(
-        f"{ARCHETYPE_LABELS.get(r['archetype'], r['archetype'])}: {r['note']}"
-        for r in frame.iter_rows(named=True)
-    )
-    return Section("alternatives", "Alternatives", lead, chart="compare", table=table, notes=notes)
-
-
 def is_levers(frame: pl.DataFrame) -> bool:
     """Whether ``frame`` is ``cluster_decide.analysis.lever_values``'s result."""
     return {"change", "value_usd_per_month", "lever_archetype"} <= set(frame.columns)
@@ -436,23 +334,802 @@ def is_break_evens(frame: pl.DataFrame) -> bool:
     return {"found", "changed_archetype", "same_value", "sentence"} <= set(frame.columns)
 
 
-def _arch_or_none(archetype: str | None) -> str:
-    return ARCHETYPE_LABELS.get(archetype or "", archetype or "") or "no feasible plan"
-
-
 def _input_value(value: float | None, unit: str, base: float) -> str:
-    if value is None or math.isnan(value):
+    """An analysed input's value, one way everywhere: multiples as 1.75×, money as $240k."""
+    if value is None or not math.isfinite(value):
         return "–"
     if unit == "x":
-        return f"{value / base:.2f}×" if base else f"{value:.3g}"
+        return multiple(value / base) if base else multiple(value)
     if unit == "FTE":
-        return f"{value:.2f} FTE"
+        return f"{effort(value)} FTE"
     if unit == "USD/year":
-        return f"{money(value)} a year"
+        return usd_year(value)
     return f"{value:g} {unit}".strip()
 
 
-def _levers_section(key: str, name: str, frame: pl.DataFrame) -> Section:
+def _break_even_rows(b: Bundle) -> pl.DataFrame:
+    """Break-evens found, nearest first (the smallest relative change that flips the answer)."""
+    frames = [f for f in b.analyses.values() if is_break_evens(f)]
+    if not frames:
+        return pl.DataFrame()
+    found = pl.concat([f.filter(pl.col("found")) for f in frames], how="diagonal_relaxed")
+    if found.height == 0:
+        return found
+    return found.with_columns(
+        (pl.col("changed_value") / pl.col("base_value") - 1.0).abs().alias("_distance")
+    ).sort(["_distance", "label"])
+
+
+def _flip_sentence(r: Mapping[str, Any], names: Names) -> str:
+    """One break-even as a sentence built from the same formatted values as its table row."""
+    base = r["base_value"]
+    same = _input_value(r["same_value"], r["unit"], base)
+    changed = _input_value(r["changed_value"], r["unit"], base)
+    then = (
+        f"{_arch(r['changed_archetype'])} becomes the cheapest"
+        if r["changed_archetype"]
+        else "no architecture meets every requirement"
+    )
+    up = finite(r["changed_value"]) and r["changed_value"] > base
+    label = names.plain(r["label"])
+    return (
+        f"{_cap(label)}: the answer holds {'up' if up else 'down'} to {same}; at {changed}, {then}."
+    )
+
+
+def _margin_words(b: Bundle) -> tuple[str, str]:
+    """(how sure we are, in a sentence; the verdict word) from the recommendation or margin."""
+    rec = b.recommendation
+    if rec is not None:
+        verdict = str(getattr(rec, "verdict", "") or "")
+        sentence = str(getattr(rec, "sentence", "") or "")
+        return _names(b).plain(sentence), _VERDICT_WORDS.get(verdict, _cap(verdict))
+    near = _nearest(b)
+    flips = _break_even_rows(b)
+    flip = ""
+    if flips.height:
+        r = flips.row(0, named=True)
+        flip = (
+            f" It flips at {_uncap(_names(b).plain(r['label']))} of "
+            f"{_input_value(r['changed_value'], r['unit'], r['base_value'])}."
+        )
+    if near is None:
+        if b.alternatives is None:
+            return "The margin over other architectures was not computed." + flip, ""
+        return "No other architecture meets every requirement." + flip, "Clear"
+    arch, delta, share = near
+    word = "A close call" if share < 0.05 else "A clear answer"
+    return (
+        f"{word}: the runner-up, {_arch(arch)}, costs {usd(delta)} ({pct(share, 1)}) more a "
+        f"month." + flip,
+        word,
+    )
+
+
+# -- the story ---------------------------------------------------------------------------------
+
+
+def _ask_words(b: Bundle) -> str:
+    plan = b.plan
+    if not plan.feasible:
+        return "Agree which requirement to relax, then re-run this analysis."
+    budget = f"a run-rate of {usd(plan.cash_monthly_usd)} a month in cash"
+    upfront = _upfront_usd(plan)
+    if upfront:
+        budget += f" and {usd(upfront)} up front"
+    hires = _hire_words(plan)
+    return (
+        f"Approve {budget}; {hires if _hires(plan) else 'no new hires are needed'}; "
+        f"a {PILOT_WEEKS}-week pilot with a named owner."
+    )
+
+
+def _summary(b: Bundle) -> Section:
+    plan = b.plan
+    sure, _word = _margin_words(b)
+    rows: list[tuple[str, str]] = []
+    if plan.feasible:
+        arch = ARCHETYPE_WORDS.get(plan.archetype or "", _arch(plan.archetype))
+        title = f"Run {arch} for {usd(plan.total_monthly_usd)} a month"
+        rows.append(
+            (
+                "Answer",
+                f"{_cap(arch)}: {gpus(float(plan.pools['gpus'].sum()))} reserved GPUs in "
+                f"{_plural(plan.pools['pool'].n_unique(), 'cluster')}, every workload placed "
+                "and every service target met."
+                if bool(plan.service_levels["met"].all())
+                else f"{_cap(arch)}, with the service targets the next slides show.",
+            )
+        )
+        cost = (
+            f"{usd(plan.total_monthly_usd)} a month, {usd(plan.cash_monthly_usd)} of it cash; "
+            f"{_staff_words(plan)}, {_hire_words(plan)}."
+        )
+        current = _current_usd(plan)
+        if current is not None:
+            cost += f" Today's estate costs {usd(current)} a month."
+        rows.append(("Cost", cost))
+        upfront = _upfront_usd(plan)
+        if upfront:
+            rows.append(("Up front", f"{usd(upfront)} once, before the monthly run-rate."))
+    else:
+        title = "No architecture meets every requirement as stated"
+        rows.append(("Answer", headline(plan)))
+    rows.append(("How sure", sure))
+    rows.append(("We ask", _ask_words(b)))
+    return Section(
+        "summary",
+        title,
+        rows=tuple(rows),
+        topic="Executive summary",
+        notes=_talk(
+            "Open with the answer, then the cost, then how sure we are.",
+            "The rest of the deck backs each line: why this design, what it costs, what could "
+            "change it, and the pilot that proves it before we commit.",
+        ),
+    )
+
+
+def _workload_reason(plan: Plan, workload: str) -> str:
+    for line in plan.explanations:
+        if line.startswith(f"{workload} runs on"):
+            return line
+    return ""
+
+
+def _recommendation(b: Bundle) -> Section:
+    plan = b.plan
+    names = _names(b)
+    if not plan.feasible:
+        why = [names.plain(s) for s in plan.explanations if s.startswith("Why")]
+        fixes = [names.plain(s) for s in plan.relaxations["sentence"].to_list()[:4]]
+        return Section(
+            "recommendation",
+            "Each of these changes would make a plan possible",
+            "No architecture meets every requirement; the smallest changes that fix it:",
+            bullets=tuple((*why[:2], *fixes))[:5] or ("No relaxation was found.",),
+            topic="Recommendation",
+            notes=_talk(
+                "Nothing feasible as stated: the choice is which requirement to relax.",
+                *(names.plain(s) for s in plan.explanations[:3]),
+            ),
+        )
+    # One reason per platform: a workload that rules another platform out (else its largest).
+    by_platform: dict[str, list[str]] = {}
+    for r in plan.placements.sort(["gpus", "workload"], descending=[True, False]).iter_rows(
+        named=True
+    ):
+        by_platform.setdefault(r["platform"], []).append(r["workload"])
+    reasons: list[str] = []
+    for platform, workloads in by_platform.items():
+        ruled = [
+            s for w in workloads for s in _sentences(_workload_reason(plan, w)) if "ruled out" in s
+        ]
+        kinds = sorted(
+            {
+                _KIND_WORDS.get(k, k)
+                for k in plan.placements.filter(pl.col("platform") == platform)["kind"]
+            }
+        )
+        line = f"{_platform(platform)} runs {', '.join(kinds)}"
+        if ruled:
+            line += f". {names.plain(ruled[0])}"
+        else:
+            line += "."
+        reasons.append(line)
+    said = " ".join(reasons)
+    for w in plan.placements.sort(["gpus", "workload"], descending=[True, False])["workload"]:
+        for sentence in _sentences(_workload_reason(plan, w)):
+            plain = names.plain(sentence)
+            if len(reasons) < 3 and "ruled out" in sentence and plain not in said:
+                reasons.append(plain)
+                said += " " + plain
+    binds = [names.plain(s) for s in plan.explanations if "binds" in s]
+    arch = _arch(plan.archetype)
+    return Section(
+        "recommendation",
+        f"{arch} is the cheapest design that meets every requirement",
+        headline(plan),
+        bullets=tuple((*reasons, *binds))[:4],
+        topic="Why this design",
+        notes=_talk(
+            "Each workload goes where its needs are met at the least total cost: GPUs, staff "
+            "and the friction of changing how a team works.",
+        ),
+    )
+
+
+def _architecture(b: Bundle) -> Section:
+    """What would be built: the clusters, their GPUs and what runs on each (the picture)."""
+    plan = b.plan
+    names = _names(b)
+    parts = []
+    for pool in plan.pools["pool"].unique(maintain_order=True).to_list():
+        placed = plan.placements.filter(pl.col("pool") == pool)
+        kinds = (
+            placed.group_by("kind")
+            .agg(pl.col("gpus").sum())
+            .sort(["gpus", "kind"], descending=[True, False])["kind"]
+            .to_list()
+        )
+        platform = plan.pools.filter(pl.col("pool") == pool)["platform"][0]
+        work = _KIND_WORDS.get(kinds[0], kinds[0]) if kinds else "spare capacity"
+        parts.append(f"{_platform(platform)} for {work}" + (" and more" if len(kinds) > 1 else ""))
+    n = len(parts)
+    count = ["One cluster", "Two clusters", "Three clusters", "Four clusters"]
+    title = f"{count[n - 1] if 0 < n <= 4 else _plural(n, 'cluster')}: {'; '.join(parts)}"
+    if len(title) > 100:
+        title = f"{_plural(n, 'cluster')} with {gpus(float(plan.pools['gpus'].sum()))} GPUs"
+    burst = float(plan.pools["burst_gpu_hours"].sum())
+    lead = (
+        f"{gpus(float(plan.pools['gpus'].sum()))} reserved GPUs, plus about "
+        f"{gpu_hours(burst)} on-demand GPU-hours a month rented for peaks."
+        if burst >= 1
+        else f"{gpus(float(plan.pools['gpus'].sum()))} reserved GPUs; no on-demand burst."
+    )
+    return Section(
+        "architecture",
+        title,
+        lead,
+        chart="architecture",
+        topic="What we would build",
+        notes=_talk(
+            *(names.plain(s) for s in plan.explanations if "sized for" in s),
+            "Each box is a cluster: its GPUs on top, the workloads it runs below.",
+        ),
+    )
+
+
+def _costs(b: Bundle) -> Section:
+    plan = b.plan
+    costs = plan.costs.filter(pl.col("monthly_usd") >= 0.5).sort("monthly_usd", descending=True)
+    rows = tuple(
+        (
+            COMPONENT_LABELS.get(r["component"], r["component"]),
+            usd(r["monthly_usd"]),
+            "cash" if r["cash"] else "estimate",
+        )
+        for r in costs.iter_rows(named=True)
+    )
+    table = Table(("Component", "US$ a month", "Kind"), rows, (False, True, False))
+    title = f"{usd(plan.total_monthly_usd)} a month"
+    if costs.height and plan.total_monthly_usd > 0:
+        top = costs.row(0, named=True)
+        share = top["monthly_usd"] / plan.total_monthly_usd
+        title += f", {pct(share)} of it {COMPONENT_LABELS.get(top['component'], top['component'])}"
+    estimates = plan.total_monthly_usd - plan.cash_monthly_usd
+    lead = (
+        f"{usd(plan.cash_monthly_usd)} is cash; {usd(estimates)} is estimated effort, not an "
+        "invoice."
+        if estimates >= 0.5
+        else "All of it is cash spend."
+    )
+    notes = _talk(
+        "Read the biggest line first; it is where a price change moves the total most.",
+        *(
+            f"{COMPONENT_LABELS.get(r['component'], r['component'])}: {r['meaning']}"
+            for r in costs.head(3).iter_rows(named=True)
+        ),
+    )
+    return Section(
+        "costs", title, lead, chart="cost_breakdown", table=table, notes=notes, topic="Cost"
+    )
+
+
+def _alternatives(b: Bundle) -> Section | None:
+    frame = b.alternatives
+    if frame is None:
+        return None
+    rows = []
+    for r in frame.iter_rows(named=True):
+        feasible = r["status"] != "infeasible"
+        delta = r["delta_usd"]
+        rows.append(
+            (
+                _arch(r["archetype"]),
+                "meets every requirement" if feasible else "cannot meet them",
+                usd(r["total_monthly_usd"]) if feasible else "–",
+                ("this plan" if r["archetype"] == b.plan.archetype else f"+{usd(delta)}")
+                if feasible and delta is not None
+                else "–",
+                str(r["hires"]) if feasible else "–",
+            )
+        )
+    table = Table(
+        ("Architecture", "Outcome", "US$ a month", "vs. plan", "Hires"),
+        tuple(rows),
+        (False, False, True, True, True),
+    )
+    near = _nearest(b)
+    if near is not None:
+        arch, delta, share = near
+        title = f"The runner-up, {_arch(arch)}, costs {pct(share, 1)} more"
+        lead = f"{usd(delta)} more a month than the recommendation."
+    elif not b.plan.feasible and frame.filter(pl.col("status") != "infeasible").height:
+        best = (
+            frame.filter(pl.col("status") != "infeasible")
+            .sort("total_monthly_usd")
+            .row(0, named=True)
+        )
+        title = (
+            f"{_arch(best['archetype'])} meets every requirement, at "
+            f"{usd(best['total_monthly_usd'])} a month"
+        )
+        lead = ""
+    else:
+        title = "No other architecture meets every requirement"
+        lead = ""
+    infeasible = frame.filter(pl.col("status") == "infeasible")["archetype"].to_list()
+    if infeasible:
+        lead += f" {', '.join(_arch(a) for a in infeasible)}: cannot meet every requirement."
+    names = _names(b)
+    notes = _talk(
+        "Each alternative was solved with that architecture required, so the comparison is "
+        "like for like.",
+        *(
+            f"{_arch(r['archetype'])}: {usd(r['total_monthly_usd'])} a month, "
+            f"{usd(r['delta_usd'] or 0.0)} more."
+            if r["status"] != "infeasible"
+            else f"{_arch(r['archetype'])}: {names.plain(str(r['note'] or '')).removeprefix('Why: ')}"
+            for r in frame.iter_rows(named=True)
+            if r["archetype"] != b.plan.archetype
+        ),
+    )
+    return Section(
+        "alternatives",
+        title,
+        lead.strip(),
+        chart="compare",
+        table=table,
+        notes=notes,
+        topic="Alternatives",
+    )
+
+
+def _risks(b: Bundle) -> Section:
+    plan = b.plan
+    names = _names(b)
+    bullets: list[str] = []
+    tight = ""
+    flips = _break_even_rows(b)
+    for r in flips.head(3).iter_rows(named=True):
+        bullets.append(_flip_sentence(r, names))
+    near = _nearest(b)
+    if near is not None and not flips.height:
+        arch, delta, share = near
+        bullets.append(
+            f"{_arch(arch)} becomes the answer if this plan's costs rise, or its own fall, by "
+            f"{usd(delta)} a month ({pct(share, 1)} of the total)."
+        )
+    if plan.feasible and plan.service_levels.height:
+        sl = plan.service_levels.filter(pl.col("target") > 0).with_columns(
+            (pl.col("predicted") / pl.col("target")).alias("ratio")
+        )
+        if sl.height:
+            r = sl.sort(["ratio", "workload"], descending=[True, False]).row(0, named=True)
+            words, unit = _METRIC_WORDS.get(r["metric"], (r["metric"].replace("_", " "), ""))
+            tight = (
+                f"{names.workload(r['workload'])} {words}, at {level(r['predicted'])} of "
+                f"{level(r['target'])} {unit}".rstrip()
+            )
+            bullets.append(
+                f"Tightest service level: {names.workload(r['workload'])} {words} at "
+                f"{level(r['predicted'])} of {level(r['target'])} {unit}".rstrip()
+                + " predicted; demand above plan eats this headroom first."
+            )
+    if near is None and b.alternatives is not None and plan.feasible:
+        failing = b.alternatives.filter(
+            (pl.col("status") == "infeasible") & (pl.col("archetype") != plan.archetype)
+        )
+        for r in failing.head(2).iter_rows(named=True):
+            bullets.append(
+                f"{_arch(r['archetype'])} cannot meet every requirement: "
+                + _uncap(
+                    re.split(r";|\. Fix:", names.plain(str(r["note"] or "")).removeprefix("Why: "))[
+                        0
+                    ]
+                ).rstrip(".")
+                + "."
+            )
+    if b.analyses and not flips.height and any(is_break_evens(f) for f in b.analyses.values()):
+        bullets.append(
+            "No input searched, from a quarter to four times today's value, changes the answer."
+        )
+    for h_skill, n in _hires(plan):
+        bullets.append(
+            f"Hiring: the plan needs {'one' if n == 1 else n} new {skill(h_skill)} "
+            f"engineer{'s' if n > 1 else ''}; until then the team runs short."
+        )
+    if not plan.feasible:
+        bullets += [names.plain(s) for s in plan.relaxations["sentence"].to_list()[:3]]
+    if flips.height:
+        r = flips.row(0, named=True)
+        title = (
+            f"The answer flips only at {_uncap(names.plain(r['label']))} of "
+            f"{_input_value(r['changed_value'], r['unit'], r['base_value'])}"
+        )
+    elif near is not None:
+        title = f"The answer holds unless costs shift by {usd(near[1])} a month"
+    elif tight:
+        title = f"The tightest spot is {tight}"
+    else:
+        title = "Risks and what would change the answer"
+    notes = _talk(
+        "These are the few inputs that would change the recommendation, nearest first.",
+        "Binding constraints are where the answer is tight; slack ones can move freely.",
+        ""
+        if b.analyses
+        else "Break-even points were not computed for this deck; they take about a minute.",
+    )
+    return Section(
+        "risks",
+        title,
+        bullets=tuple(bullets[:5]) or ("No input within the range searched changes the answer.",),
+        notes=notes,
+        topic="Risks and what would change the answer",
+    )
+
+
+def _input_words(key: str, names: Names) -> str:
+    """An analysed input's key in words: ``demand:fine_tuning`` → "Fine-tuning demand"."""
+    head, _, tail = key.partition(":")
+    if head == "demand":
+        words = f"{_KIND_WORDS.get(tail, names.workload(tail))} demand"
+    elif head == "gpu_price":
+        words = f"{tail} GPU prices" if tail else "GPU prices"
+    elif head == "staff_cost":
+        words = f"loaded cost of {skill(tail)} staff"
+    elif head == "fte":
+        words = f"{skill(tail)} staff"
+    elif head == "slo":
+        words = f"{names.workload(tail)} service target"
+    else:
+        words = names.plain(display(key))
+    return _cap(words)
+
+
+def _how_sure(b: Bundle) -> Section | None:
+    rec = b.recommendation
+    if rec is None:
+        return None
+    names = _names(b)
+    sentence, word = _margin_words(b)
+    flips = getattr(rec, "flips", None)
+    table = None
+    if isinstance(flips, pl.DataFrame) and flips.height:
+        frame = flips.head(8)
+        headers = {
+            "input": "Input",
+            "direction": "Direction",
+            "change_pct": "Change that flips it",
+            "flips_to": "Then best",
+        }
+        rows = []
+        for r in frame.iter_rows(named=True):
+            cells = []
+            for c in frame.columns:
+                v = r[c]
+                if c == "change_pct" and finite(v):
+                    cells.append(f"{v:+.0f}%")
+                elif c == "flips_to":
+                    cells.append(_arch(v) if v else "–")
+                elif isinstance(v, float):
+                    cells.append(f"{v:,.2f}")
+                elif c == "input" and isinstance(v, str):
+                    cells.append(_input_words(v, names))
+                elif isinstance(v, str):
+                    cells.append(names.plain(display(v)))
+                else:
+                    cells.append("–" if v is None else str(v))
+            rows.append(tuple(cells))
+        table = Table(
+            tuple(headers.get(c, _cap(c.replace("_", " "))) for c in frame.columns),
+            tuple(rows),
+            tuple(c == "change_pct" for c in frame.columns),
+        )
+    margin = number(getattr(rec, "margin_usd", None))
+    margin_pct = number(getattr(rec, "margin_pct", None))
+    runner = getattr(rec, "runner_up", None)
+    lead = sentence
+    if runner and margin is not None:
+        lead = (
+            f"Runner-up: {_arch(runner)}, {usd(margin)}"
+            + (f" ({pct(margin_pct / 100, 1)})" if margin_pct is not None else "")
+            + " a month dearer."
+        )
+    return Section(
+        "how-sure",
+        f"How sure: {word.lower() if word else 'see the margin'}"
+        + (f" — {_arch(runner)} is the runner-up" if runner else ""),
+        lead,
+        table=table,
+        bullets=() if table is not None else (sentence,),
+        topic="How sure is this",
+        notes=_talk(
+            sentence,
+            "Each row is the smallest change in one input that would make another "
+            "architecture the cheapest.",
+        ),
+    )
+
+
+def _service(b: Bundle) -> Section:
+    frame = b.plan.service_levels
+    names = _names(b)
+    rows = []
+    for r in frame.iter_rows(named=True):
+        words, unit = _METRIC_WORDS.get(r["metric"], (r["metric"].replace("_", " "), ""))
+        rows.append(
+            (
+                names.workload(r["workload"]),
+                f"{words} ({unit})" if unit else words,
+                level(r["predicted"]) if finite(r["predicted"]) else "–",
+                level(r["target"]) if finite(r["target"]) else "–",
+                "met" if r["met"] else "missed",
+            )
+        )
+    table = Table(
+        ("Workload", "Measure", "Predicted", "Target", "Status"),
+        tuple(rows),
+        (False, False, True, True, False),
+    )
+    n = frame.select(["workload", "metric"]).unique().height if frame.height else 0
+    missed = (
+        frame.filter(~pl.col("met")).select(["workload", "metric"]).unique().height
+        if frame.height
+        else 0
+    )
+    if n == 0:
+        title = "The plan predicts no service levels for this scenario"
+    elif missed == 0:
+        title = f"All {n} service targets are met"
+    else:
+        title = f"{missed} of {n} service targets are missed"
+    split = n < frame.height
+    lead = "A workload split across GPU types is shown by its worst part." if split else ""
+    notes = _talk(
+        "Latency comes from a queueing model (Erlang C) at each hour's request rate with the "
+        "replicas the plan provides; waits of training and batch work come from the same kind "
+        "of model for the GPUs each cluster gives them.",
+    )
+    return Section(
+        "service",
+        title,
+        lead,
+        chart="service_levels" if frame.height else None,
+        table=table,
+        notes=notes,
+        topic="Service levels",
+    )
+
+
+def _staffing(b: Bundle) -> Section:
+    plan = b.plan
+    shown = plan.staffing.filter(
+        (pl.col("required_fte") > 0) | (pl.col("available_fte") > 0) | (pl.col("hires") > 0)
+    )
+    rows = tuple(
+        (
+            skill(r["skill"]),
+            fte(r["available_fte"]),
+            fte(r["required_fte"]),
+            str(r["hires"]),
+            fte(r["idle_fte"]),
+        )
+        for r in shown.iter_rows(named=True)
+    )
+    table = Table(
+        ("Team", "Have (FTE)", "Need (FTE)", "Hires", "Spare (FTE)"),
+        rows,
+        (False, True, True, True, True),
+    )
+    title = f"{_cap(_staff_words(plan))} run it, with {_hire_words(plan)}"
+    notes = _talk(
+        "Need is the effort the clusters take: a base team per cluster, more per 100 nodes, "
+        "and add-on and integration work, from the staffing catalog.",
+        "Spare staff are reported, not charged: they can be redeployed.",
+    )
+    return Section("staffing", title, chart="staffing", table=table, notes=notes, topic="Staffing")
+
+
+def _today(b: Bundle) -> Section | None:
+    """Today against the proposal, and the transition, when the plan carries them."""
+    plan = b.plan
+    current = _current_usd(plan)
+    transition = getattr(plan, "transition", None)
+    if current is None and not (isinstance(transition, pl.DataFrame) and transition.height):
+        return None
+    bullets = []
+    if current is not None:
+        diff = plan.total_monthly_usd - current
+        bullets.append(
+            f"Today: {usd(current)} a month; proposed: {usd(plan.total_monthly_usd)} "
+            f"({'+' if diff >= 0 else '-'}{usd(abs(diff))} a month)."
+        )
+    upfront = _upfront_usd(plan)
+    if upfront:
+        bullets.append(f"Up-front outlay: {usd(upfront)}.")
+    table = (
+        table_of(transition) if isinstance(transition, pl.DataFrame) and transition.height else None
+    )
+    if current is not None:
+        diff = plan.total_monthly_usd - current
+        title = (
+            f"The proposal saves {usd(-diff)} a month against today"
+            if diff < 0
+            else f"The proposal costs {usd(diff)} a month more than today"
+        )
+    else:
+        title = "Today against the proposal, and the way there"
+    return Section(
+        "today",
+        title,
+        bullets=tuple(bullets),
+        table=table,
+        topic="Today vs proposed",
+        notes=_talk("Compare like with like: both figures include staff and GPUs."),
+    )
+
+
+def _pilot(b: Bundle) -> list[Section]:
+    frame = pilot_plan(b.plan, b.scenario)
+    work = frame.head(4)
+    ops = frame.slice(4)
+    work_table = Table(
+        ("Test", "Workload and where", "What to run", "What to measure"),
+        tuple(
+            (
+                r["test"],
+                (
+                    f"Stand-in on the {r['where']}"
+                    if r["workload"].startswith("none")
+                    else f"{r['workload']} on the {r['where']}"
+                )
+                if r["where"] != "–"
+                else r["workload"],
+                r["run"],
+                r["measure"],
+            )
+            for r in work.iter_rows(named=True)
+        ),
+        (False, False, False, False),
+    )
+    ops_table = Table(
+        ("Test", "What to do", "What to measure"),
+        tuple((r["test"], r["run"], r["measure"]) for r in ops.iter_rows(named=True)),
+        (False, False, False),
+    )
+    return [
+        Section(
+            "pilot-workloads",
+            f"Pilot: prove four real workloads on the proposed clusters in {PILOT_WEEKS} weeks",
+            "One of each kind, on the clusters the plan puts them on, before we standardize.",
+            table=work_table,
+            topic="Pilot plan: workloads",
+            notes=_talk(
+                _PILOT_WHY, *(f"{r['test']}: {r['why']}" for r in work.iter_rows(named=True))
+            ),
+        ),
+        Section(
+            "pilot-operations",
+            "Pilot: break things on purpose and check the bill",
+            "On the same clusters, with the pilot workloads running.",
+            table=ops_table,
+            topic="Pilot plan: operations",
+            notes=_talk(
+                "Operations are where designs differ most in practice.",
+                *(f"{r['test']}: {r['why']}" for r in ops.iter_rows(named=True)),
+            ),
+        ),
+    ]
+
+
+def _decision(b: Bundle) -> Section:
+    plan = b.plan
+    rows: list[tuple[str, str]] = []
+    if plan.feasible:
+        budget = f"{usd(plan.cash_monthly_usd)} a month in cash"
+        upfront = _upfront_usd(plan)
+        if upfront:
+            budget += f", plus {usd(upfront)} up front"
+        rows.append(("Budget", budget + f" ({usd(plan.total_monthly_usd)} with effort)."))
+        rows.append(
+            (
+                "People",
+                f"{_cap(_hire_words(plan))}; {_staff_words(plan)} in total.",
+            )
+        )
+        rows.append(
+            (
+                "Pilot",
+                f"{PILOT_WEEKS} weeks from approval, with an owner named today from the "
+                "platform team; the tests on the two pilot slides decide go or no-go.",
+            )
+        )
+        rows.append(
+            (
+                "Then",
+                f"Review the pilot's measurements in week {PILOT_WEEKS + 1} and commit the "
+                "capacity, or re-run this analysis with what the pilot measured.",
+            )
+        )
+        title = (
+            f"Decision: approve {usd(plan.cash_monthly_usd)} a month and a {PILOT_WEEKS}-week pilot"
+        )
+    else:
+        title = "Decision: choose which requirement to relax"
+        fixes = [_names(b).plain(s) for s in plan.relaxations["sentence"].to_list()[:3]]
+        for i, fix in enumerate(fixes, start=1):
+            rows.append((f"Option {i}", fix))
+        rows.append(("Then", "Re-run this analysis with the chosen change."))
+    return Section(
+        "decision",
+        title,
+        rows=tuple(rows),
+        topic="The decision we ask for",
+        notes=_talk("Close on the ask: budget, people, and the pilot's owner and dates."),
+    )
+
+
+# -- the appendix ------------------------------------------------------------------------------
+
+
+def _placements(b: Bundle) -> Section:
+    plan = b.plan
+    names = _names(b)
+    frame = plan.placements.sort(["gpus", "workload"], descending=[True, False])
+    rows = tuple(
+        (
+            names.workload(r["workload"]),
+            _KIND_WORDS.get(r["kind"], r["kind"]),
+            names.pool(r["pool"]),
+            r["gpu_type"],
+            pct(r["share"]),
+            gpus(r["gpus"]),
+            gpu_hours(r["gpu_hours_per_month"]),
+        )
+        for r in frame.iter_rows(named=True)
+    )
+    table = Table(
+        ("Workload", "Kind", "Cluster", "GPU", "Share", "Peak GPUs", "GPU-hours a month"),
+        rows,
+        (False, False, False, False, True, True, True),
+    )
+    pieces = frame.group_by("workload").agg(
+        pl.col("pool").n_unique().alias("pools"), pl.len().alias("parts")
+    )
+    across_pools = pieces.filter(pl.col("pools") > 1).height
+    across_types = pieces.filter((pl.col("pools") == 1) & (pl.col("parts") > 1)).height
+    lead = f"Every workload is placed in full: {_plural(pieces.height, 'workload')}"
+    splits = []
+    if across_pools:
+        splits.append(f"{across_pools} split across clusters")
+    if across_types:
+        splits.append(f"{across_types} split across GPU types")
+    lead += (", " + " and ".join(splits) + ".") if splits else ", none split."
+    reserved = int(plan.pools["gpus"].sum())
+    peak = float(frame["gpus"].sum())
+    notes = [
+        "Peak GPUs add up each workload's busiest hour; the workloads peak at different "
+        f"hours, so the {gpus(reserved)} reserved GPUs cover them, with on-demand GPUs "
+        "rented for the hours that go over."
+        if peak > reserved + 0.5
+        else "Peak GPUs are each workload's busiest hour, with headroom for its service target."
+    ]
+    return Section(
+        "placements",
+        "Appendix: where each workload runs",
+        lead,
+        chart="placements",
+        chart_in_deck=False,
+        table=table,
+        notes=_talk(*notes),
+        topic="Placements",
+        appendix=True,
+    )
+
+
+def _levers_section(key: str, name: str, frame: pl.DataFrame, names: Names) -> Section:
     """Lever values (``cluster_decide.analysis.lever_values``): what each change is worth."""
     moves = frame.filter(
         (pl.col("value_usd_per_month").fill_nan(0.0).abs() >= 1.0)
@@ -460,39 +1137,52 @@ def _levers_section(key: str, name: str, frame: pl.DataFrame) -> Section:
     )
     rows = tuple(
         (
-            r["change"][0].upper() + r["change"][1:],
-            "–" if math.isnan(r["value_usd_per_month"]) else money(r["value_usd_per_month"]),
-            "same"
-            if r["lever_archetype"] == r["base_archetype"]
-            else _arch_or_none(r["lever_archetype"]),
+            _cap(names.plain(r["change"])),
+            "–" if math.isnan(r["value_usd_per_month"]) else usd(r["value_usd_per_month"]),
+            "same" if r["lever_archetype"] == r["base_archetype"] else _arch(r["lever_archetype"]),
         )
-        for r in moves.head(10).iter_rows(named=True)
+        for r in moves.head(8).iter_rows(named=True)
     )
-    table = Table(("Lever", "Worth / month", "Architecture after"), rows, (False, True, False))
-    lead = frame["sentence"][0] if frame.height and rows else "No lever changes the plan's cost."
+    table = Table(("Lever", "Worth a month", "Best design after"), rows, (False, True, False))
+    if rows:
+        top = moves.row(0, named=True)
+        title = (
+            f"Appendix: {names.plain(top['change'])} is the most valuable lever, "
+            f"{usd(top['value_usd_per_month'])} a month"
+        )
+    else:
+        title = "Appendix: no lever changes the plan's cost"
     idle = frame.height - moves.height
-    if idle:
-        lead += f" {idle} other levers are worth nothing."
+    lead = (
+        f"{_plural(idle, 'other lever')} {'is' if idle == 1 else 'are'} worth nothing."
+        if idle
+        else ""
+    )
     return Section(
         key,
-        f"What would change the answer: {name}",
+        title,
         lead,
         chart="levers",
         table=table,
-        notes=tuple(frame["sentence"].to_list()),
+        notes=_talk(
+            "Each lever is one change, solved again; its worth is the monthly saving.",
+            "Use it to decide what to negotiate first.",
+        ),
+        topic=f"Levers ({name})",
+        appendix=True,
     )
 
 
-def _break_evens_section(key: str, name: str, frame: pl.DataFrame) -> Section:
+def _break_evens_section(key: str, name: str, frame: pl.DataFrame, names: Names) -> Section:
     """Break-evens (``cluster_decide.analysis.break_evens``): where the answer changes."""
     found = frame.filter(pl.col("found"))
     rows = tuple(
         (
-            r["label"][0].upper() + r["label"][1:],
+            _cap(names.plain(r["label"])),
             _input_value(r["base_value"], r["unit"], r["base_value"]),
             _input_value(r["same_value"], r["unit"], r["base_value"]),
             _input_value(r["changed_value"], r["unit"], r["base_value"]),
-            _arch_or_none(r["changed_archetype"]),
+            _arch(r["changed_archetype"]),
         )
         for r in found.iter_rows(named=True)
     )
@@ -501,73 +1191,59 @@ def _break_evens_section(key: str, name: str, frame: pl.DataFrame) -> Section:
         rows,
         (False, True, True, True, False),
     )
-    steady = frame.filter(~pl.col("found"))["label"].unique(maintain_order=True).to_list()
+    flipped = set(found["label"].to_list())
+    steady = [
+        names.plain(x)
+        for x in frame["label"].unique(maintain_order=True).to_list()
+        if x not in flipped
+    ]
+    title = (
+        f"Appendix: {_plural(len(flipped), 'input')} of {frame['label'].n_unique()} change the "
+        "answer within the range searched"
+    )
     lead = (
-        f"The answer changes for {found['label'].n_unique()} of {frame['label'].n_unique()} "
-        "inputs within the range searched"
-        + (
-            f"; it holds for {', '.join(steady[:4])}{' and more' if len(steady) > 4 else ''}."
-            if steady
-            else "."
-        )
+        f"It holds across the range for {', '.join(steady[:4])}"
+        + (" and more" if len(steady) > 4 else "")
+        + "."
+        if steady
+        else ""
     )
     return Section(
         key,
-        f"What would change the answer: {name}",
+        title,
         lead,
         chart="break_evens",
         chart_in_deck=False,
         table=table,
-        notes=tuple(frame["sentence"].to_list()),
+        notes=_talk(
+            "Each input was moved on its own, up and down, until another architecture became "
+            "the cheapest; the range searched is a quarter to four times today's value."
+        ),
+        topic=f"Break-even points ({name})",
+        appendix=True,
     )
 
 
-def _change(b: Bundle) -> list[Section]:
-    bullets: list[str] = []
-    near = _nearest(b)
-    if near is not None:
-        arch, delta, share = near
-        bullets.append(
-            f"{ARCHETYPE_LABELS.get(arch, arch)} becomes the answer if the plan's costs rise, or "
-            f"its own fall, by {money(delta)} a month ({share:.1%} of the total)."
-        )
-    for frame in b.analyses.values():
-        if is_break_evens(frame):
-            bullets += frame.filter(pl.col("found"))["sentence"].to_list()[:3]
-    bullets += _binding(b.plan)
-    if not b.plan.feasible:
-        bullets += [f"Feasible if: {s}" for s in b.plan.relaxations["sentence"].to_list()]
-    notes = [
-        "Binding constraints are where the answer is tight: relax one and the plan may change; "
-        "slack constraints can move without changing it."
-    ]
-    if not b.analyses:
-        notes.append(
-            "Lever values and break-even points were not computed for this export; pass "
-            "analyses=... (or --analyses on the command line) to show them."
-        )
-    out = [
-        Section(
-            "change",
-            "What would change the answer",
-            "Where the recommendation is tight, and what would tip it.",
-            bullets=tuple(bullets[:6]),
-            notes=tuple(notes),
-        )
-    ]
+def _analyses(b: Bundle) -> list[Section]:
+    names = _names(b)
+    out = []
     for name, frame in b.analyses.items():
         key = f"analysis-{re.sub(r'[^a-z0-9]+', '-', name.lower()).strip('-')}"
         if is_levers(frame):
-            out.append(_levers_section(key, name, frame))
+            out.append(_levers_section(key, name, frame, names))
+        elif is_break_evens(frame) and frame["found"].any():
+            out.append(_break_evens_section(key, name, frame, names))
         elif is_break_evens(frame):
-            out.append(_break_evens_section(key, name, frame))
-        else:
+            continue  # nothing flips: the risks slide says so in one line
+        elif frame.height:
             out.append(
                 Section(
                     key,
-                    f"What would change the answer: {name}",
-                    table=table_of(frame),
-                    notes=(f"{name}, computed by cluster_decide.analysis for this scenario.",),
+                    f"Appendix: {name}",
+                    table=table_of(frame.head(12)),
+                    notes=_talk(f"{_cap(name)}, computed for this scenario."),
+                    topic=_cap(name),
+                    appendix=True,
                 )
             )
     return out
@@ -584,186 +1260,10 @@ def standard_analyses(scenario: Scenario) -> dict[str, pl.DataFrame]:
     return {"lever values": lever_values(scenario), "break-even points": break_evens(scenario)}
 
 
-def _staffing(b: Bundle) -> Section:
-    plan = b.plan
-    rows = tuple(
-        (
-            SKILL_LABELS.get(r["skill"], r["skill"]),
-            f"{r['available_fte']:.1f}",
-            f"{r['required_fte']:.2f}",
-            str(r["hires"]),
-            f"{r['idle_fte']:.2f}",
-        )
-        for r in plan.staffing.iter_rows(named=True)
-    )
-    table = Table(
-        ("Skill", "Available FTE", "Needed FTE", "Hires", "Idle FTE"),
-        rows,
-        (False, True, True, True, True),
-    )
-    lead = next((s for s in plan.explanations if s.startswith("It needs")), "")
-    binds = [s for s in plan.explanations if s.startswith("Staffing binds")]
-    notes = (
-        *binds,
-        "Needed FTE is the effort the open pools take (base per cluster, per 100 nodes, add-on "
-        "and integration work), from the staffing catalog; idle staff are reported, not charged.",
-    )
-    return Section("staffing", "Staffing plan", lead, chart="staffing", table=table, notes=notes)
-
-
-def _service(b: Bundle) -> Section:
-    frame = b.plan.service_levels
-    rows = []
-    for r in frame.iter_rows(named=True):
-        words, unit = _METRIC_WORDS.get(r["metric"], (r["metric"].replace("_", " "), ""))
-        rows.append(
-            (
-                r["workload"],
-                f"{words} ({unit})" if unit else words,
-                _num(r["predicted"]),
-                _num(r["target"]),
-                "met" if r["met"] else "missed",
-            )
-        )
-    table = Table(
-        ("Workload", "Metric", "Predicted", "Target", "Status"),
-        tuple(rows),
-        (False, False, True, True, False),
-    )
-    met = int(frame["met"].sum()) if frame.height else 0
-    if frame.height == 0:
-        lead = "The plan predicts no service levels for this scenario."
-    elif met == frame.height:
-        lead = f"All {frame.height} predicted service levels meet their targets."
-    else:
-        lead = f"{frame.height - met} of {frame.height} service levels miss their targets."
-    notes = (
-        "Latency comes from an Erlang-C queue at each hour's request rate with the replicas the "
-        "pool provides; queue waits and completion times of training and batch work come from "
-        "the queueing model of the GPUs each pool gives them.",
-    )
-    chart = "service_levels" if frame.height else None
-    return Section("service", "Service levels", lead, chart=chart, table=table, notes=notes)
-
-
-@lru_cache(maxsize=1)
-def _facts() -> dict[str, dict[str, str]]:
-    return {r["key"]: r for r in load_facts().iter_rows(named=True)}
-
-
-def _fact_row(
-    key: str, label: str, value: float, unit: str, fmt: str = "{:,.2f}"
-) -> dict[str, Any]:
-    fact = _facts().get(key, {})
-    shipped = fact.get("value", "")
-    try:
-        same = shipped != "" and abs(float(shipped) - value) < 1e-9
-    except ValueError:
-        same = False
-    return {
-        "figure": label,
-        "value": fmt.format(value),
-        "unit": unit,
-        "source": fact.get("source", "") if same else "scenario file",
-        "date": fact.get("date", "") if same else "",
-        "confidence": fact.get("confidence", "") if same else "scenario",
-        "note": fact.get("note", "") if same else "Set in the scenario, overriding the catalog.",
-        "key": key,
-    }
-
-
-def key_assumptions(plan: Plan, scenario: Scenario | None = None) -> pl.DataFrame:
-    """The figures that drive this plan's cost most, each with its source, date and confidence.
-
-    Staff effort for the platforms the plan opens, what staff cost, and the GPU prices of the
-    types it buys (reserved or capex per node, on-demand where it bursts). Values are the ones
-    the model used: the scenario's where it overrides the catalog (source "scenario file").
-    Columns: figure, value, unit, source, date, confidence, note, key.
-    """
-    from cluster_decide.catalog import load_catalog
-
-    catalog = scenario.catalog if scenario is not None else load_catalog()
-    rows: list[dict[str, Any]] = []
-    for skill in ("hpc", "kubernetes"):
-        if plan.staffing.filter(pl.col("skill") == skill)["required_fte"].sum() <= 0:
-            continue
-        label = SKILL_LABELS.get(skill, skill)
-        key = f"costs:{skill}_loaded_cost_usd_per_year"
-        cost = (
-            scenario.loaded_cost_usd_per_year(skill)
-            if scenario is not None
-            else float(getattr(catalog.costs, f"{skill}_loaded_cost_usd_per_year"))
-        )
-        rows.append(_fact_row(key, f"Loaded cost, {label} engineer", cost, "USD/year", "{:,.0f}"))
-    platforms = plan.pools["platform"].unique().sort().to_list()
-    for platform in platforms:
-        kind = catalog.platforms[platform]
-        for (skill, component), fte in sorted(kind.staffing.items()):
-            if fte <= 0:
-                continue
-            label = (
-                f"{_platform(platform)}: {SKILL_LABELS.get(skill, skill)} staff, "
-                f"{_COMPONENT_WORDS.get(component, component)}"
-            )
-            key = f"staffing:{platform}:{skill}:{component}"
-            rows.append(_fact_row(key, label, fte, "FTE", "{:.2f}"))
-    on_prem = scenario is not None and scenario.procurement.mode == "on_prem"
-    scale = scenario.procurement.gpu_price_scale if scenario is not None else 1.0
-    for r in (
-        plan.pools.group_by("gpu_type")
-        .agg(pl.col("gpus").sum(), pl.col("burst_gpu_hours").sum())
-        .sort("gpu_type")
-        .iter_rows(named=True)
-    ):
-        g = r["gpu_type"]
-        gpu = catalog.gpus[g]
-        if r["gpus"] > 0 and on_prem:
-            rows.append(
-                _fact_row(
-                    f"gpus:{g}:node_capex_usd",
-                    f"{g} node price",
-                    gpu.node_capex_usd * scale,
-                    "USD/node",
-                    "{:,.0f}",
-                )
-            )
-        elif r["gpus"] > 0:
-            rows.append(
-                _fact_row(
-                    f"gpus:{g}:usd_per_gpu_hour_reserved",
-                    f"{g} reserved price",
-                    gpu.usd_per_gpu_hour_reserved * scale,
-                    "USD/GPU-hour",
-                )
-            )
-        if r["burst_gpu_hours"] > 0:
-            rows.append(
-                _fact_row(
-                    f"gpus:{g}:usd_per_gpu_hour_on_demand",
-                    f"{g} on-demand price",
-                    gpu.usd_per_gpu_hour_on_demand * scale,
-                    "USD/GPU-hour",
-                )
-            )
-    if plan.staffing.height and plan.staffing["hires"].sum() > 0:
-        cost = (
-            scenario.hire_one_time_cost_usd
-            if scenario is not None
-            else catalog.costs.hire_one_time_cost_usd
-        )
-        rows.append(
-            _fact_row(
-                "costs:hire_one_time_cost_usd", "One-off cost of a hire", cost, "USD", "{:,.0f}"
-            )
-        )
-    schema = dict.fromkeys(
-        ("figure", "value", "unit", "source", "date", "confidence", "note", "key"), pl.String
-    )
-    return pl.DataFrame(rows, schema=schema)
-
-
-def _assumptions(b: Bundle) -> Section:
+def _assumptions(b: Bundle) -> Section | None:
     frame = key_assumptions(b.plan, b.scenario)
+    if frame.height == 0:
+        return None
     rows = tuple(
         (r["figure"], f"{r['value']} {r['unit']}", r["source"], r["date"], r["confidence"])
         for r in frame.iter_rows(named=True)
@@ -774,345 +1274,80 @@ def _assumptions(b: Bundle) -> Section:
         (False, True, False, False, False),
     )
     guessed = frame.filter(pl.col("confidence").is_in(["assumption", "low"])).height
-    lead = (
-        f"{guessed} of these {frame.height} figures are our own estimates or weakly sourced: "
-        "check them first."
-    )
-    notes = tuple(f"{r['figure']}: {r['note']}" for r in frame.iter_rows(named=True) if r["note"])
-    return Section("assumptions", "Key assumptions and sources", lead, table=table, notes=notes)
-
-
-# -- the pilot --------------------------------------------------------------------------------
-
-
-def _pick(plan: Plan, kinds: tuple[str, ...]) -> pl.DataFrame:
-    """Placements of the largest workload of the first kind present (all its pools)."""
-    for kind in kinds:
-        rows = plan.placements.filter(pl.col("kind") == kind)
-        if rows.height:
-            top = (
-                rows.group_by("workload")
-                .agg(pl.col("gpus").sum())
-                .sort(["gpus", "workload"], descending=[True, False])
-            )
-            name = top["workload"][0]
-            return rows.filter(pl.col("workload") == name).sort("share", descending=True)
-    return plan.placements.clear()
-
-
-def _where(rows: pl.DataFrame) -> str:
-    return " and ".join(
-        f"{r['pool']} ({_platform(r['platform'])}, {r['gpu_type']}"
-        + (f", {r['share']:.0%}" if r["share"] < 0.999 else "")
-        + ")"
-        for r in rows.iter_rows(named=True)
+    return Section(
+        "assumptions",
+        f"Appendix: {guessed} of the {frame.height} key figures are our estimates; check them "
+        "first",
+        "Values as the model used them; the scenario's own where it overrides the catalog.",
+        table=table,
+        notes=_talk(
+            "Estimates are marked as assumptions; each has its reasoning in the data sources "
+            "document that ships with the tool.",
+        ),
+        topic="Key assumptions and sources",
+        appendix=True,
     )
 
 
-def _attr(scenario: Scenario | None, workload: str, name: str) -> Any:
-    if scenario is None:
+def _glossary(story: list[Section]) -> Section | None:
+    """The glossary terms the story uses, each glossed (the last appendix slide)."""
+    text = " ".join(
+        " ".join(
+            [s.title, s.lead, *s.bullets, *(v for _, v in s.rows)]
+            + [c for row in (s.table.rows if s.table else ()) for c in row]
+        )
+        for s in story
+    ).lower()
+    used = [(t, g) for t, g in GLOSSARY.items() if t.lower() in text]
+    if not used:
         return None
-    try:
-        return getattr(scenario.workload(workload), name, None)
-    except KeyError:
-        return None
-
-
-def _gpus_per_node(scenario: Scenario | None, gpu_type: str) -> int:
-    if scenario is None or gpu_type not in scenario.catalog.gpus:
-        return 8
-    return int(scenario.catalog.gpus[gpu_type].gpus_per_node)
-
-
-def _multi_node(plan: Plan, scenario: Scenario | None) -> pl.DataFrame:
-    """The largest distributed-training workload, or a fine-tuning one whose jobs span nodes."""
-    train = _pick(plan, ("distributed_training",))
-    if train.height:
-        return train
-    tune = _pick(plan, ("fine_tuning",))
-    if tune.height:
-        gang = _attr(scenario, tune["workload"][0], "gpus_per_job") or 0
-        if gang > _gpus_per_node(scenario, tune["gpu_type"][0]):
-            return tune
-    return plan.placements.clear()
-
-
-def _utilization(scenario: Scenario | None, platform: str, kind: str) -> str:
-    if scenario is None:
-        return ""
-    value = scenario.catalog.platforms[platform].utilization.get(kind)
-    return f" vs. the {value:.0%} the plan assumes" if value is not None else ""
-
-
-def pilot_plan(plan: Plan, scenario: Scenario | None = None) -> pl.DataFrame:
-    """A pilot tailored to the plan: four workloads and four operational tests, each measured.
-
-    The workloads are the scenario's own (largest of each kind) on the pools the plan puts them
-    in: one multi-node training job, a fine-tuning workload, a batch pipeline and a production
-    inference endpoint. The tests are failure injection, GPU node replacement, quota
-    enforcement and cost reporting on those pools. Columns: see :data:`PILOT_COLUMNS`.
-    """
-    rows: list[dict[str, str]] = []
-
-    def add(
-        test: str, picked: pl.DataFrame, run: str, measure: str, why: str, where: str = "–"
-    ) -> None:
-        name = picked["workload"][0] if picked.height else "none in this scenario"
-        rows.append(
-            {
-                "test": test,
-                "workload": name,
-                "where": _where(picked) if picked.height else where,
-                "run": run,
-                "measure": measure,
-                "why": why,
-            }
-        )
-
-    train = _multi_node(plan, scenario)
-    if train.height:
-        w, first = train["workload"][0], train.row(0, named=True)
-        gang = int(_attr(scenario, w, "gpus_per_job") or first["gpus"])
-        nodes = max(2, min(4, -(-gang // _gpus_per_node(scenario, first["gpu_type"]))))
-        wait = _attr(scenario, w, "max_queue_wait_hours")
-        add(
-            "Multi-node training",
-            train,
-            f"A {nodes}-node slice of {w} (the full job is a gang of {gang:,} GPUs), "
-            "checkpointing every 30 minutes.",
-            "Time for the whole gang to start; all-reduce bandwidth against the fabric's rating; "
-            f"GPU utilization{_utilization(scenario, first['platform'], first['kind'])}"
-            + (f"; queue wait against the {wait:g} h target." if wait else "."),
-            "Gang scheduling and topology-aware placement decide where this runs; the pilot "
-            "shows they work at this fabric's scale.",
-        )
-    else:
-        largest = plan.pools.sort(["gpus", "pool"], descending=[True, False]).head(1)
-        add(
-            "Multi-node training",
-            train,
-            "A 2-node all-reduce test (NCCL tests) as a stand-in: no workload in this scenario "
-            "spans nodes.",
-            "Bandwidth and start-up time, so a future multi-node job has a baseline.",
-            "Even without multi-node training today, the fabric needs a measured baseline.",
-            where=(
-                f"{largest['pool'][0]} ({_platform(largest['platform'][0])}, "
-                f"{largest['gpu_type'][0]})"
-                if largest.height
-                else "–"
-            ),
-        )
-    tune = _pick(plan, ("fine_tuning",))
-    w = tune["workload"][0] if tune.height else ""
-    wait = _attr(scenario, w, "max_queue_wait_hours") if w else None
-    interface = _attr(scenario, w, "interface") if w else None
-    add(
-        "Fine-tuning",
-        tune,
-        (
-            f"A day of {w} jobs submitted the way its team works"
-            + (
-                f" ({'Slurm job scripts' if interface == 'slurm' else 'containers'})"
-                if interface
-                else ""
-            )
-            + (", in every pool it is split across." if tune.height > 1 else ".")
-        )
-        if w
-        else "A single-node fine-tuning job on the training pool.",
-        "Queue wait"
-        + (f" against the {wait:g} h target" if wait else "")
-        + "; preemption and restart from checkpoint; fair share between teams.",
-        "Fine-tuning is short, bursty and shares GPUs with other teams: the scheduler's "
-        "fairness and preemption are what the team will feel.",
+    return Section(
+        "glossary",
+        "Appendix: the few technical terms this deck uses",
+        table=Table(("Term", "Meaning"), tuple((t, _cap(g)) for t, g in used), (False, False)),
+        notes=_talk("Terms of art kept because the pilot and the teams use them."),
+        topic="Glossary",
+        appendix=True,
     )
-    batch = _pick(plan, ("pipeline", "batch_inference"))
-    w = batch["workload"][0] if batch.height else ""
-    window = _attr(scenario, w, "max_completion_hours") if w else None
-    burst = (
-        float(
-            plan.pools.filter(pl.col("pool").is_in(batch["pool"].to_list()))[
-                "burst_gpu_hours"
-            ].sum()
-        )
-        if batch.height
-        else 0.0
-    )
-    add(
-        "Batch pipeline",
-        batch,
-        f"One night's run of {w}, end to end, with one stage made to fail."
-        if w
-        else "A nightly batch job of a few GPUs through the pipeline tooling.",
-        ("Completion within the " + (f"{window:g} h" if window else "nightly") + " window")
-        + "; retries of the failed stage"
-        + (
-            f"; on-demand GPU-hours against the {burst:,.0f} a month the plan buys for the pool."
-            if burst > 0
-            else "."
-        ),
-        "Pipelines need self-healing and retries more than raw speed; the pilot checks the "
-        "window holds when something breaks.",
-    )
-    serve = _pick(plan, ("realtime_inference",))
-    w = serve["workload"][0] if serve.height else ""
-    target = _attr(scenario, w, "p99_latency_ms") if w else None
-    rps = _attr(scenario, w, "peak_requests_per_second") if w else None
-    predicted = plan.service_levels.filter(pl.col("workload") == w)["predicted"] if w else None
-    lag = (
-        scenario.catalog.platforms[serve["platform"][0]].scale_up_lag_minutes
-        if scenario is not None and serve.height
-        else None
-    )
-    add(
-        "Inference endpoint",
-        serve,
-        (
-            f"{w} served at its peak"
-            + (f" of {rps:,g} requests/s" if rps else "")
-            + " from production-style traffic, with a rolling update mid-test."
-        )
-        if w
-        else "A small model behind a production-style endpoint, with a rolling update mid-test.",
-        "p99 latency"
-        + (f" against {target:,g} ms" if target else "")
-        + (
-            f" (the model predicts {predicted[0]:,.0f} ms)"
-            if predicted is not None and len(predicted)
-            else ""
-        )
-        + "; scale-up time"
-        + (f" against the {lag:g} minutes assumed" if lag else "")
-        + "; failed requests during the rollout.",
-        "Services need autoscaling, self-healing and rolling updates: this is where the "
-        "Kubernetes side earns its place.",
-    )
-    pools = plan.pools.unique(subset=["pool"], maintain_order=True)
-    platforms = pools["platform"].to_list()
-    pool_names = ", ".join(pools["pool"].to_list()) or "the pilot pools"
-    victims = []
-    if train.height:
-        victims.append(f"a node under {train['workload'][0]} in {train['pool'][0]}")
-    if serve.height:
-        victims.append(
-            f"a serving replica of {serve['workload'][0]} and its node in {serve['pool'][0]}"
-        )
-    if not victims:
-        victims.append(f"a node under the pilot workloads in {pool_names}")
-    teams = sorted({w.team for w in scenario.workloads}) if scenario is not None else []
-    per_node = ""
-    if scenario is not None and platforms:
-        kinds = sorted(set(platforms))
-        effort = sum(
-            scenario.catalog.platforms[kind].fte(skill, "per_100_nodes")
-            for kind in kinds
-            for skill in ("hpc", "kubernetes")
-        ) / len(kinds)
-        per_node = f" (the staffing model assumes about {effort:.1f} FTE per 100 nodes)"
-    ops = [
-        (
-            "Failure injection",
-            f"Kill {' and '.join(victims)}; pull a GPU's driver on another node.",
-            "Time to detect, drain and requeue; GPU-hours lost since the last checkpoint; "
-            "failed requests and p99 latency during recovery.",
-            "GPU nodes fail often at scale; recovery time is the cost the plan does not show.",
-        ),
-        (
-            "GPU node replacement",
-            f"Drain, replace and re-admit one GPU node in each pool ({pool_names}).",
-            "Hands-on hours per node"
-            + per_node
-            + "; time until the node takes work again; driver and firmware drift.",
-            "Node care is the largest per-node staffing term; the pilot checks the estimate.",
-        ),
-        (
-            "Quota enforcement",
-            "Give each team"
-            + (f" ({', '.join(teams)})" if teams else "")
-            + " a quota with "
-            + "; ".join(sorted({_QUOTA[p] for p in platforms}) or ["the platform's own tools"])
-            + "; submit past it.",
-            "Over-quota work waits, or borrows idle GPUs and is preempted back; no team starves; "
-            "admission wait per team.",
-            "Shared GPUs stay shared only if quotas hold under pressure.",
-        ),
-        (
-            "Cost reporting",
-            "A month-to-date cost report per team and workload from "
-            + " and ".join(sorted({_COST_SOURCE[p] for p in platforms}) or ["the bill"])
-            + ".",
-            "GPU-hours per workload within 10% of the plan's placements; totals reconcile to the "
-            f"bill ({money(plan.cash_monthly_usd)} a month of cash in the plan); idle GPU-hours "
-            "visible.",
-            "Showback is what keeps the plan's utilization assumptions honest after go-live.",
-        ),
-    ]
-    for test, run, measure, why in ops:
-        rows.append(
-            {
-                "test": test,
-                "workload": "–",
-                "where": pool_names,
-                "run": run,
-                "measure": measure,
-                "why": why,
-            }
-        )
-    return pl.DataFrame(rows, schema=dict.fromkeys(PILOT_COLUMNS, pl.String))
 
 
-def _pilot(b: Bundle) -> list[Section]:
-    frame = pilot_plan(b.plan, b.scenario)
-    work = frame.head(4)
-    ops = frame.slice(4)
-    work_table = Table(
-        ("Test", "Workload and pool", "What to run", "What to measure"),
-        tuple(
-            (
-                r["test"],
-                f"{r['workload']} on {r['where']}" if r["where"] != "–" else r["workload"],
-                r["run"],
-                r["measure"],
-            )
-            for r in work.iter_rows(named=True)
-        ),
-        (False, False, False, False),
-    )
-    ops_table = Table(
-        ("Test", "What to do", "What to measure"),
-        tuple((r["test"], r["run"], r["measure"]) for r in ops.iter_rows(named=True)),
-        (False, False, False),
-    )
-    return [
-        Section(
-            "pilot-workloads",
-            "Pilot plan: four workloads",
-            "Before standardizing, run one of each on the pools the plan puts them in.",
-            table=work_table,
-            notes=(_SEED_WHY, *(f"{r['test']}: {r['why']}" for r in work.iter_rows(named=True))),
-        ),
-        Section(
-            "pilot-operations",
-            "Pilot plan: operations under stress",
-            "On the same pools, with the pilot workloads running.",
-            table=ops_table,
-            notes=tuple(f"{r['test']}: {r['why']}" for r in ops.iter_rows(named=True)),
-        ),
-    ]
+def _unique_notes(story: list[Section]) -> list[Section]:
+    """Each talking point said once: a point already on an earlier slide is dropped."""
+    seen: set[str] = set()
+    out = []
+    for sec in story:
+        notes = tuple(n for n in sec.notes if n and n not in seen)
+        seen.update(notes)
+        out.append(replace(sec, notes=notes))
+    return out
 
 
 def sections(bundle: Bundle) -> list[Section]:
-    """The story in order, one section per slide (long tables continue on more slides).
+    """The story in order, one section per slide, then the appendix.
 
-    Recommendation, architecture, cost, placements, alternatives, what would change the
-    answer, staffing, service levels, key assumptions and the pilot plan.
+    Executive summary; why this design; what would be built; cost; alternatives; risks and what would change the
+    answer; how sure (with a recommendation); service levels; staffing; today against the
+    proposal (when the plan carries it); the pilot; the decision asked for. Appendix:
+    placements, each analysis, key assumptions and sources, glossary.
     """
-    out = [_recommendation(bundle)]
-    if bundle.plan.feasible:
-        out += [_architecture(bundle), _costs(bundle), _placements(bundle)]
-    out.append(_alternatives(bundle))
-    out += _change(bundle)
-    if bundle.plan.feasible:
-        out += [_staffing(bundle), _service(bundle), _assumptions(bundle)]
-        out += _pilot(bundle)
-    return out
+    plan = bundle.plan
+    story: list[Section | None] = [_summary(bundle), _recommendation(bundle)]
+    if plan.feasible:
+        story += [
+            _architecture(bundle),
+            _costs(bundle),
+            _alternatives(bundle),
+            _risks(bundle),
+            _how_sure(bundle),
+        ]
+        story += [_service(bundle), _staffing(bundle), _today(bundle), *_pilot(bundle)]
+        story += [_decision(bundle), _placements(bundle), *_analyses(bundle)]
+        story.append(_assumptions(bundle))
+    else:
+        story += [_alternatives(bundle), _how_sure(bundle), _decision(bundle)]
+        story += _analyses(bundle)
+    present = [s for s in story if s is not None]
+    glossary = _glossary(present)
+    if glossary is not None:
+        present.append(glossary)
+    return _unique_notes(present)

@@ -9,15 +9,16 @@ failed render stops an export before any file is written.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
 import polars as pl
 
 from cluster_decide import analysis_charts, charts
 from cluster_decide.export.content import Bundle, is_break_evens, is_levers
+from cluster_decide.export.words import Names
 
-__all__ = ["CHART_TITLES", "Rendered", "chart_names", "chart_set", "render"]
+__all__ = ["CHART_TITLES", "Rendered", "chart_names", "chart_set", "render", "shown"]
 
 CHART_TITLES: Final = {
     "architecture": "Architecture",
@@ -88,7 +89,45 @@ def chart_names(bundle: Bundle) -> tuple[str, ...]:
 
 def chart_set(bundle: Bundle, width: int = charts.WIDTH) -> dict[str, Any]:
     """The bundle's charts by name, as Altair charts."""
-    return {name: _BUILDERS[name](bundle, width) for name in chart_names(bundle)}
+    view = shown(bundle)
+    return {name: _BUILDERS[name](view, width) for name in chart_names(bundle)}
+
+
+def shown(bundle: Bundle) -> Bundle:
+    """The bundle as charts show it: workloads and pools by display name, never by slug."""
+    names = Names.of(bundle.plan, bundle.scenario)
+    plan = bundle.plan
+
+    def rename(frame: pl.DataFrame) -> pl.DataFrame:
+        out = frame
+        if "workload" in frame.columns:
+            out = out.with_columns(
+                pl.col("workload").replace_strict(names.workloads, default=pl.col("workload"))
+            )
+        if "pool" in frame.columns:
+            out = out.with_columns(
+                pl.col("pool").replace_strict(names.pools, default=pl.col("pool"))
+            )
+        return out
+
+    def words(frame: pl.DataFrame) -> pl.DataFrame:
+        cols = [c for c in ("change", "label", "sentence") if c in frame.columns]
+        return (
+            frame.with_columns(
+                pl.col(c).map_elements(names.plain, return_dtype=pl.String) for c in cols
+            )
+            if cols and frame.height
+            else frame
+        )
+
+    plan = replace(
+        plan,
+        placements=rename(plan.placements),
+        pools=rename(plan.pools),
+        service_levels=rename(plan.service_levels),
+    )
+    analyses = {k: words(v) for k, v in bundle.analyses.items()}
+    return replace(bundle, plan=plan, analyses=analyses)
 
 
 def render(
@@ -98,16 +137,22 @@ def render(
     png: bool = True,
     svg: bool = True,
     names: tuple[str, ...] | None = None,
+    accent: str | None = None,
 ) -> dict[str, Rendered]:
-    """Render the bundle's charts (all, or those of ``names`` it has) offline with vl-convert."""
+    """Render the bundle's charts (all, or those of ``names`` it has) offline with vl-convert.
+
+    ``accent`` replaces the house blue (a company template's theme colour).
+    """
     out = {}
+    view = shown(bundle)
+    colours = {charts.PALETTE["blue"]: accent} if accent else None
     for name in chart_names(bundle):
         if names is not None and name not in names:
             continue
-        chart = _BUILDERS[name](bundle, width)
+        chart = _BUILDERS[name](view, width)
         out[name] = Rendered(
             name,
-            charts.to_png(chart, scale) if png else b"",
-            charts.to_svg(chart) if svg else "",
+            charts.to_png(chart, scale, colours) if png else b"",
+            charts.to_svg(chart, colours) if svg else "",
         )
     return out

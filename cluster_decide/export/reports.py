@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import polars as pl
 
@@ -34,10 +34,10 @@ h1 {{ font-size: 30px; margin: 8px 0 4px; }}
 h2 {{ font-size: 22px; margin: 40px 0 6px; padding-left: 10px;
       border-left: 6px solid {PALETTE["blue"]}; }}
 p.lead {{ font-size: 18px; margin: 6px 0 14px; }}
-p.headline {{ font-size: 22px; font-weight: 600; margin: 12px 0 16px; }}
-.metrics {{ display: flex; gap: 14px; flex-wrap: wrap; margin: 0 0 12px; }}
-.metric {{ background: {PALETTE["light"]}; padding: 10px 16px; min-width: 150px; }}
-.metric b {{ display: block; font-size: 26px; }}
+dl.rows {{ display: grid; grid-template-columns: max-content 1fr; gap: 10px 18px; font-size: 18px; }}
+dl.rows dt {{ font-weight: 600; color: {PALETTE["blue"]}; }}
+dl.rows dd {{ margin: 0; }}
+h2.appendix {{ border-left-color: {PALETTE["grey"]}; }}
 figure.chart {{ margin: 12px 0; overflow-x: auto; }}
 figure.chart svg {{ max-width: 100%; height: auto; }}
 table {{ border-collapse: collapse; margin: 10px 0; font-size: 14px; }}
@@ -91,19 +91,15 @@ def _html_table(table: Table) -> str:
 
 
 def _html_section(sec: Section, charts: Mapping[str, Rendered]) -> str:
-    parts = [f'<section id="{_e(sec.key)}">', f"<h2>{_e(sec.title)}</h2>"]
-    if sec.key == "recommendation":
-        parts.append(f'<p class="headline">{_e(sec.lead)}</p>')
-        if sec.metrics:
-            parts.append(
-                '<div class="metrics">'
-                + "".join(
-                    f'<div class="metric"><b>{_e(v)}</b>{_e(label)}</div>'
-                    for label, v in sec.metrics
-                )
-                + "</div>"
-            )
-    elif sec.lead:
+    klass = ' class="appendix"' if sec.appendix else ""
+    parts = [f'<section id="{_e(sec.key)}">', f"<h2{klass}>{_e(sec.title)}</h2>"]
+    if sec.rows:
+        parts.append(
+            '<dl class="rows">'
+            + "".join(f"<dt>{_e(label)}</dt><dd>{_e(text)}</dd>" for label, text in sec.rows)
+            + "</dl>"
+        )
+    if sec.lead:
         parts.append(f'<p class="lead">{_e(sec.lead)}</p>')
     if sec.chart and sec.chart in charts:
         parts.append(
@@ -116,7 +112,7 @@ def _html_section(sec: Section, charts: Mapping[str, Rendered]) -> str:
         parts.append("<ul>" + "".join(f"<li>{_e(b)}</li>" for b in sec.bullets) + "</ul>")
     if sec.notes:
         parts.append(
-            "<details><summary>Why</summary><ul>"
+            "<details><summary>Talking points</summary><ul>"
             + "".join(f"<li>{_e(n)}</li>" for n in sec.notes if n)
             + "</ul></details>"
         )
@@ -131,7 +127,7 @@ def html_report(
     plan = bundle.plan
     title = f"How to run the GPU estate: {plan.scenario}"
     story = sections(bundle)
-    nav = "".join(f'<li><a href="#{_e(s.key)}">{_e(s.title)}</a></li>' for s in story)
+    nav = "".join(f'<li><a href="#{_e(s.key)}">{_e(s.topic or s.title)}</a></li>' for s in story)
     stamp = f" on {timestamp:%Y-%m-%d %H:%M}" if timestamp is not None else ""
     body = "\n".join(_html_section(s, charts) for s in story)
     return (
@@ -143,7 +139,7 @@ def html_report(
         f'<h1>{_e(title)}</h1>\n<p class="lead">{_e(headline(plan))}</p>\n'
         f"<nav><ol>{nav}</ol></nav>\n{body}\n"
         f"<footer>Made with cluster_decide{_e(stamp)}. Every figure's source is listed under "
-        "Key assumptions and in docs/data-sources.md.</footer>\n"
+        "Key assumptions and sources.</footer>\n"
         "</main>\n</body>\n</html>\n"
     )
 
@@ -178,11 +174,10 @@ def markdown_report(
     charts = set(CHART_TITLES)
     for sec in sections(bundle):
         lines += [f"## {_md(sec.title)}", ""]
+        if sec.rows:
+            lines += [f"- **{_md(label)}:** {_md(text)}" for label, text in sec.rows] + [""]
         if sec.lead:
-            lead = _md(sec.lead)
-            lines += [f"**{lead}**" if sec.key == "recommendation" else lead, ""]
-        if sec.metrics:
-            lines += [f"- **{_md(v)}** {_md(label)}" for label, v in sec.metrics] + [""]
+            lines += [_md(sec.lead), ""]
         if sec.chart and image_folder is not None and sec.chart in charts:
             lines += [f"![{CHART_TITLES[sec.chart]}]({image_folder}/{sec.chart}.png)", ""]
         if sec.table is not None and sec.table.rows:
@@ -190,7 +185,7 @@ def markdown_report(
         if sec.bullets:
             lines += [f"- {_md(b)}" for b in sec.bullets] + [""]
         if sec.notes:
-            lines += ["<details><summary>Why</summary>", ""]
+            lines += ["<details><summary>Talking points</summary>", ""]
             lines += [f"- {_md(n)}" for n in sec.notes if n] + ["", "</details>", ""]
     stamp = f" on {timestamp:%Y-%m-%d %H:%M}" if timestamp is not None else ""
     lines += [f"_Made with cluster_decide{stamp}._", ""]
@@ -208,15 +203,19 @@ def report(
     timestamp: datetime | None = None,
     run_compare: bool = True,
     time_limit_s: float = 10.0,
+    recommendation: Any = None,
 ) -> list[Path]:
     """Write the HTML report and/or the Markdown report; returns the paths written.
 
+    ``recommendation`` is a verdict (``cd.recommend``'s result) the summary states.
     The Markdown file's chart PNGs go to ``<stem>-images/`` beside it. Everything is rendered
     before the first file is written, and each file is written atomically.
     """
     if html_path is None and markdown_path is None:
         raise ValueError("report: give html_path, markdown_path or both")
-    bundle = gather(source, scenario, alternatives, analyses, run_compare, time_limit_s)
+    bundle = gather(
+        source, scenario, alternatives, analyses, run_compare, time_limit_s, recommendation
+    )
     charts = render(bundle, width=WIDTH, png=markdown_path is not None)
     files: list[tuple[Path, bytes | str]] = []
     if html_path is not None:

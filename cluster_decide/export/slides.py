@@ -1,18 +1,20 @@
-"""The slide deck: a plan and its analyses as a 16:9 PowerPoint file a reviewer can hand on.
+"""The slide deck: the story of a plan as a PowerPoint file an analyst can hand to executives.
 
-Every shape is placed explicitly (python-pptx does not move a template's placeholders when the
-slide size changes), and text is sized by an estimate of how many lines it wraps to, so it
-stays inside its box in PowerPoint and LibreOffice alike. Tables are native (reviewers edit
-them), charts are 2× PNGs, and the reasons go to the speaker notes. A company's own master
-(``template``) supplies fonts, colours and logos; its sample slides are dropped.
+One slide per section of :func:`cluster_decide.export.content.sections`: its action title, the
+lead sentence, at most one chart, a native table (reviewers edit them) or labelled statements,
+and the talking points in the speaker notes. Geometry, fonts and colours come from
+:mod:`cluster_decide.export.layout`: the house 16:9 layout, or a company template measured from
+its own placeholders and theme. Every text box is sized with the widths of the font that will
+render it, shrinking the text rather than splitting a word or a number, and no table continues
+onto a slide of one row.
 """
 
 from __future__ import annotations
 
 import io
+import math
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Final
@@ -21,14 +23,16 @@ import polars as pl
 from pptx import Presentation
 from pptx.dml.color import RGBColor
 from pptx.enum.shapes import MSO_SHAPE
-from pptx.enum.text import MSO_ANCHOR, PP_ALIGN
+from pptx.enum.text import MSO_ANCHOR, MSO_AUTO_SIZE, PP_ALIGN
 from pptx.util import Emu, Inches, Pt
 
-from cluster_decide.charts import ARCHETYPE_LABELS, INK, PALETTE
+from cluster_decide.charts import ARCHETYPE_LABELS, PALETTE
 from cluster_decide.explain import money
 from cluster_decide.export.atomic import repack_zip, write_atomic
 from cluster_decide.export.content import Bundle, Section, Table, gather, headline, sections
 from cluster_decide.export.figures import chart_names, render
+from cluster_decide.export.layout import EMU_PER_IN, Geometry, Metrics, Theme, metrics, theme_of
+from cluster_decide.export.words import NOTE_WORDS
 from cluster_decide.plan import Plan
 from cluster_decide.scenario import Scenario
 
@@ -37,81 +41,47 @@ __all__ = ["FIXED_DATE", "build_deck", "deck"]
 FIXED_DATE: Final = datetime(2000, 1, 1)
 """The created/modified date of a deck when no timestamp is asked for (keeps bytes stable)."""
 _WIDE: Final = (Inches(13.333), Inches(7.5))
-_FULL_PX: Final = 1100
-_SIDE_PX: Final = 700
-_CHAR_EM: Final = 0.5
-"""Average glyph width of Calibri/Carlito text in em, rounded up so estimates err roomy."""
-_WORD_EM: Final = 0.58
-"""Glyph width for sizing a column to its longest word: wide, as a broken word reads badly."""
-_LINE: Final = 1.22
+_PROPERTY_CHARS: Final = 255
+"""The longest a document property may be (the OOXML core-properties limit)."""
+_CELL_PAD_X: Final = 0.1
+_CELL_PAD_Y: Final = 0.05
+_SMALLEST_TABLE_PT: Final = 10.0
+_CHART_PX_PER_IN: Final = 62
+"""Chart pixels per inch of slide: a chart's 15 px labels then print at about 17 pt."""
 
 
 def _rgb(hex_colour: str) -> RGBColor:
     return RGBColor.from_string(hex_colour.lstrip("#"))
 
 
-def _wrap(text: str, chars: int) -> int:
-    """How many lines ``text`` wraps to at ``chars`` characters a line (greedy, by word)."""
-    lines = 0
-    for para in text.split("\n"):
-        n, width = 1, 0
-        for word in para.split(" "):
-            size = len(word)
-            if width and width + 1 + size > chars:
-                n += 1 + (size - 1) // max(1, chars)
-                width = size % max(1, chars)
-            else:
-                width += size + (1 if width else 0)
-        lines += n
-    return lines
+def _clip_property(text: str) -> str:
+    """``text`` cut at a word to fit a document property (PowerPoint rejects longer ones)."""
+    if len(text) <= _PROPERTY_CHARS:
+        return text
+    return text[: _PROPERTY_CHARS - 1].rsplit(" ", 1)[0].rstrip(",;:") + "…"
 
 
-def _chars(width_in: float, pt: float, bold: bool = False) -> int:
-    return max(1, int(width_in * 72 / (pt * (_CHAR_EM + (0.04 if bold else 0.0)))))
-
-
-def _text_height(text: str, width_in: float, pt: float, bold: bool = False) -> float:
-    return _wrap(text, _chars(width_in, pt, bold)) * pt * _LINE / 72
-
-
-def _fit_pt(text: str, width_in: float, height_in: float, largest: float, smallest: float) -> float:
-    pt = largest
-    while pt > smallest and _text_height(text, width_in, pt) > height_in:
-        pt -= 1
-    return pt
-
-
-@dataclass(frozen=True)
-class _Frame:
-    """Slide geometry in inches, scaled to the presentation's size."""
-
-    width: float
-    height: float
-
-    @property
-    def margin(self) -> float:
-        return 0.5 * self.width / 13.333
-
-    @property
-    def inner(self) -> float:
-        return self.width - 2 * self.margin
-
-    @property
-    def body_top(self) -> float:
-        return 1.75
-
-    @property
-    def body_bottom(self) -> float:
-        return self.height - 0.55
+def _no_autofit(frame: Any) -> None:
+    frame.word_wrap = True
+    frame.auto_size = MSO_AUTO_SIZE.NONE
+    for side in ("margin_left", "margin_right", "margin_top", "margin_bottom"):
+        setattr(frame, side, Inches(0.04))
 
 
 class _Writer:
-    """Adds slides to one presentation with a consistent geometry and style."""
+    """Adds slides to one presentation with the template's geometry, fonts and colours."""
 
-    def __init__(self, prs: Any, scenario_name: str) -> None:
+    def __init__(self, prs: Any, scenario_name: str, templated: bool) -> None:
         self.prs = prs
-        self.geo = _Frame(prs.slide_width / 914400, prs.slide_height / 914400)
         self.layout = _title_layout(prs)
+        self.theme: Theme = theme_of(prs, templated)
+        self.body: Metrics = metrics(self.theme.body_font)
+        self.head: Metrics = metrics(self.theme.heading_font)
+        width, height = prs.slide_width / EMU_PER_IN, prs.slide_height / EMU_PER_IN
+        self.geo = (
+            Geometry.measure(prs, self.layout) if templated else Geometry.house(width, height)
+        )
+        self.templated = templated
         self.scenario_name = scenario_name
         self.slides: list[Any] = []
 
@@ -124,15 +94,14 @@ class _Writer:
         paragraphs: list[tuple[str, float, bool, str]],
         align: Any = PP_ALIGN.LEFT,
         anchor: Any = MSO_ANCHOR.TOP,
+        space: float = 0.5,
     ) -> Any:
-        """A text box of ``(text, pt, bold, colour)`` paragraphs, wrapped, no autofit."""
+        """A text box of ``(text, pt, bold, colour)`` paragraphs in the theme's body font."""
         x, y, w, h = box
         shape = slide.shapes.add_textbox(Inches(x), Inches(y), Inches(w), Inches(h))
         frame = shape.text_frame
-        frame.word_wrap = True
+        _no_autofit(frame)
         frame.vertical_anchor = anchor
-        for side in ("margin_left", "margin_right", "margin_top", "margin_bottom"):
-            setattr(frame, side, Inches(0.04))
         for i, (words, pt, bold, colour) in enumerate(paragraphs):
             para = frame.paragraphs[0] if i == 0 else frame.add_paragraph()
             para.alignment = align
@@ -142,68 +111,124 @@ class _Writer:
             run.font.bold = bold
             run.font.color.rgb = _rgb(colour)
             if i:
-                para.space_before = Pt(pt * 0.5)
+                para.space_before = Pt(pt * space)
         return shape
 
-    def slide(self, title: str, lead: str = "") -> Any:
-        """A new slide with its title, an accent bar, the lead sentence and the footer."""
+    def paragraphs_height(
+        self, items: list[str], width: float, pt: float, space: float, bold: bool = False
+    ) -> float:
+        """Height of paragraphs set with :meth:`text` (their spacing included)."""
+        inner = width - 0.08
+        return sum(self.body.height(t, inner, pt, bold) for t in items) + (
+            (len(items) - 1) * pt * space / 72 + 0.1
+        )
+
+    def fit_paragraphs(
+        self, items: list[str], width: float, height: float, largest: float, smallest: float
+    ) -> float:
+        """The largest size at which ``items`` fit the box without splitting a word."""
+        pt = largest
+        while pt > smallest and (
+            self.paragraphs_height(items, width, pt, 0.5) > height
+            or any(self.body.widest_word(t, pt) > width - 0.1 for t in items)
+        ):
+            pt -= 0.5
+        return pt
+
+    def slide(self, title: str, lead: str = "") -> tuple[Any, float]:
+        """A new slide with its action title and lead; returns it and where the body starts."""
         geo = self.geo
         slide = self.prs.slides.add_slide(self.layout)
         for ph in list(slide.placeholders):
             if ph.placeholder_format.type not in (1, 3):  # keep only TITLE / CENTER_TITLE
                 ph._element.getparent().remove(ph._element)
-        box = (geo.margin + 0.18, 0.32, geo.inner - 0.18, 0.7)
-        pt = _fit_pt(title, box[2], box[3], 28, 20)
+        x, y, w, h = geo.title
+        if not self.templated:
+            x, w = x + 0.0, w
+        pt = self.head.fit(title, w - 0.1, h - 0.1, 28, 16, bold=True)
         if slide.shapes.title is not None:
             shape = slide.shapes.title
-            shape.left, shape.top = Inches(box[0]), Inches(box[1])
-            shape.width, shape.height = Inches(box[2]), Inches(box[3])
+            shape.left, shape.top = Inches(x), Inches(y)
+            shape.width, shape.height = Inches(w), Inches(h)
             frame = shape.text_frame
-            frame.word_wrap = True
+            _no_autofit(frame)
             frame.vertical_anchor = MSO_ANCHOR.MIDDLE
-            for side in ("margin_left", "margin_right", "margin_top", "margin_bottom"):
-                setattr(frame, side, Inches(0.04))
             frame.text = title
             para = frame.paragraphs[0]
             para.alignment = PP_ALIGN.LEFT
             para.runs[0].font.size = Pt(pt)
             para.runs[0].font.bold = True
-            para.runs[0].font.color.rgb = _rgb(INK)
+            para.runs[0].font.color.rgb = _rgb(self.theme.ink)
         else:
-            self.text(slide, box, [(title, pt, True, INK)], anchor=MSO_ANCHOR.MIDDLE)
-        bar = slide.shapes.add_shape(
-            MSO_SHAPE.RECTANGLE, Inches(geo.margin), Inches(0.42), Inches(0.08), Inches(0.5)
-        )
-        bar.fill.solid()
-        bar.fill.fore_color.rgb = _rgb(PALETTE["blue"])
-        bar.line.fill.background()
+            self.text(slide, (x, y, w, h), [(title, pt, True, self.theme.ink)])
+        if not self.templated:
+            bar = slide.shapes.add_shape(
+                MSO_SHAPE.RECTANGLE,
+                Inches(geo.margin),
+                Inches(y + 0.12),
+                Inches(0.08),
+                Inches(h - 0.24),
+            )
+            bar.fill.solid()
+            bar.fill.fore_color.rgb = _rgb(self.theme.accent)
+            bar.line.fill.background()
+        top = geo.body_top
         if lead:
-            lead_box = (geo.margin, 1.08, geo.inner, 0.6)
-            lead_pt = _fit_pt(lead, lead_box[2], lead_box[3], 17, 12)
-            self.text(slide, lead_box, [(lead, lead_pt, False, INK)])
+            lead_pt = self.body.fit(lead, geo.inner - 0.1, 0.72, 17, 12)
+            height = self.body.height(lead, geo.inner - 0.1, lead_pt) + 0.12
+            self.text(
+                slide,
+                (geo.margin, top, geo.inner, height),
+                [(lead, lead_pt, False, self.theme.ink)],
+            )
+            top += height + 0.1
         self.slides.append(slide)
-        return slide
+        return slide, top
 
     def footers(self) -> None:
-        """Scenario name and page numbers, once the page count is known."""
+        """Scenario name and page numbers on every slide but the first.
+
+        In the template's footer placeholders when it has them, else as small grey text on the
+        footer line.
+        """
         geo = self.geo
         total = len(self.slides)
         grey = PALETTE["grey"]
         for n, slide in enumerate(self.slides, start=1):
             if n == 1:
                 continue
-            y = geo.height - 0.42
+            words = (f"{self.scenario_name}", f"{n} / {total}")
+            if geo.uses_placeholders and self._footer_placeholders(slide, words):
+                continue
+            y = geo.footer_top + 0.03
+            height = min(0.3, geo.height - y)
             self.text(
                 slide,
-                (geo.margin, y, geo.inner * 0.7, 0.3),
-                [(f"cluster_decide · {self.scenario_name}", 10, False, grey)],
+                (geo.margin, y, geo.inner * 0.7, height),
+                [(words[0], 10, False, grey)],
             )
             self.text(
                 slide,
-                (geo.margin + geo.inner * 0.7, y, geo.inner * 0.3, 0.3),
-                [(f"{n} / {total}", 10, False, grey)],
+                (geo.margin + geo.inner * 0.7, y, geo.inner * 0.3, height),
+                [(words[1], 10, False, grey)],
                 align=PP_ALIGN.RIGHT,
             )
+
+    def _footer_placeholders(self, slide: Any, words: tuple[str, str]) -> bool:
+        done = False
+        for ph in self.layout.placeholders:
+            kind = ph.placeholder_format.type
+            if kind not in (15, 13):
+                continue
+            slide.shapes.clone_placeholder(ph)
+            shape = next(
+                s
+                for s in slide.placeholders
+                if s.placeholder_format.idx == ph.placeholder_format.idx
+            )
+            shape.text_frame.text = words[0] if kind == 15 else words[1]
+            done = True
+        return done
 
     def picture(self, slide: Any, png: bytes, box: tuple[float, float, float, float]) -> Any:
         """A PNG scaled to fit ``box`` (aspect kept), centred horizontally, top-aligned."""
@@ -217,77 +242,103 @@ class _Writer:
         )
 
     def notes(self, slide: Any, notes: tuple[str, ...] | list[str]) -> None:
-        """The reasons, one paragraph each, in the speaker notes."""
-        if notes:
-            slide.notes_slide.notes_text_frame.text = "\n\n".join(n for n in notes if n)
+        """The talking points, one paragraph each, within the word budget."""
+        points, used = [], 0
+        for note in notes:
+            n = len(note.split())
+            if note and used + n <= NOTE_WORDS:
+                points.append(note)
+                used += n
+        if points:
+            slide.notes_slide.notes_text_frame.text = "\n\n".join(points)
 
     # -- tables -------------------------------------------------------------------------------
 
-    def _widths(self, table: Table, width: float, pt: float) -> list[float]:
-        """Column widths: each at least its longest word (never broken), the rest by content."""
-        pad = 0.14
+    def widths(self, table: Table, width: float, pt: float) -> list[float] | None:
+        """Column widths: each at least its widest word (never split), the rest by content.
 
-        def word_in(text: str, bold: bool) -> float:
-            longest = max((len(w) for w in text.split()), default=0)
-            return longest * pt * (_WORD_EM + (0.04 if bold else 0.0)) / 72 + pad
-
-        floors, weights = [], []
+        None when the words alone do not fit ``width`` at ``pt``.
+        """
+        floors, wants = [], []
         for j, header in enumerate(table.columns):
             cells = [r[j] for r in table.rows]
-            floors.append(max([word_in(header, True), *(word_in(c, False) for c in cells)]))
-            longest = max([len(c) for c in cells] or [0])
-            weights.append(max(len(header) * 0.9, min(longest, 46), 5))
+            floor = max(
+                [
+                    self.body.widest_word(header, pt, True),
+                    *(self.body.widest_word(c, pt) for c in cells),
+                ]
+            )
+            if table.numeric[j]:
+                # A number's column holds its longest figure on one line.
+                floor = max([floor, *(self.body.width(c, pt) for c in cells)])
+            floors.append(floor + 2 * _CELL_PAD_X + 0.02)
+            full = max([self.body.width(c, pt) for c in cells] or [0.0])
+            wants.append(max(floors[-1], min(full, 4.2) + 2 * _CELL_PAD_X))
+        if sum(floors) > width:
+            return None
+        if sum(wants) <= width:
+            spare = width - sum(wants)
+            return [w + spare * w / sum(wants) for w in wants]
+        # Give each column its floor, and share what is left by how much more it wants.
+        extra = [w - f for w, f in zip(wants, floors, strict=True)]
         spare = width - sum(floors)
-        if spare <= 0:
-            return [width * f / sum(floors) for f in floors]
-        extra = [
-            max(0.0, w * pt * _CHAR_EM / 72 + pad - f) for w, f in zip(weights, floors, strict=True)
-        ]
-        if sum(extra) <= 0:
-            return [f + spare / len(floors) for f in floors]
         return [f + spare * e / sum(extra) for f, e in zip(floors, extra, strict=True)]
 
-    def _row_heights(self, table: Table, widths: list[float], pt: float) -> list[float]:
-        pad = 0.12
-        heights = [
-            max(
-                _text_height(h, w - pad, pt, bold=True)
-                for h, w in zip(table.columns, widths, strict=True)
-            )
-            + pad
-        ]
-        for row in table.rows:
-            heights.append(
-                max(_text_height(c, w - pad, pt) for c, w in zip(row, widths, strict=True)) + pad
-            )
-        return heights
+    def row_heights(self, table: Table, widths: list[float], pt: float) -> list[float]:
+        """Each row's height: its tallest wrapped cell plus the cell margins."""
+        pad = 2 * _CELL_PAD_Y + 0.04
 
-    def pages(self, table: Table, width: float, height: float, pt: float) -> list[Table]:
-        """Split ``table`` into pages whose rows fit ``height`` at ``pt``."""
-        widths = self._widths(table, width, pt)
-        heights = [h * 1.06 for h in self._row_heights(table, widths, pt)]
-        out, start, used = [], 0, heights[0]
-        for i, h in enumerate(heights[1:]):
-            if used + h > height and i > start:
-                out.append(table.page(start, i))
-                start, used = i, heights[0]
-            used += h
-        out.append(table.page(start, len(table.rows)))
-        return out
+        def tallest(row: tuple[str, ...], bold: bool) -> float:
+            return max(
+                self.body.height(c, w - 2 * _CELL_PAD_X - 0.02, pt, bold)
+                for c, w in zip(row, widths, strict=True)
+            )
+
+        return [tallest(table.columns, True) + pad] + [tallest(r, False) + pad for r in table.rows]
+
+    def layout_table(
+        self, table: Table, width: float, height: float, largest: float
+    ) -> tuple[float, list[Table]]:
+        """The size and pages of ``table`` in a ``width`` × ``height`` box.
+
+        Shrink first (down to 10 pt); only then split, into pages of equal length, so no
+        slide carries a one-row remainder.
+        """
+        pt = largest
+        while True:
+            widths = self.widths(table, width, pt)
+            if widths is not None:
+                heights = self.row_heights(table, widths, pt)
+                if sum(heights) <= height or pt <= _SMALLEST_TABLE_PT:
+                    break
+            elif pt <= 8:
+                break
+            pt -= 0.5
+        widths = self.widths(table, width, pt) or [width / len(table.columns)] * len(table.columns)
+        heights = self.row_heights(table, widths, pt)
+        if sum(heights) <= height:
+            return pt, [table]
+        n = len(table.rows)
+        for pages in range(2, n + 1):
+            per = math.ceil(n / pages)
+            parts = [table.page(i, min(n, i + per)) for i in range(0, n, per)]
+            if all(sum(self.row_heights(p, widths, pt)) <= height for p in parts):
+                return pt, parts
+        return pt, [table.page(i, i + 1) for i in range(n)]
 
     def table(
         self, slide: Any, table: Table, box: tuple[float, float, float, float], pt: float
     ) -> Any:
         """A native table: header row, banded rows, numbers right-aligned, explicit sizes."""
         x, y, w, _h = box
-        widths = self._widths(table, w, pt)
-        heights = self._row_heights(table, widths, pt)
+        widths = self.widths(table, w, pt) or [w / len(table.columns)] * len(table.columns)
+        heights = self.row_heights(table, widths, pt)
         shape = slide.shapes.add_table(
             len(table.rows) + 1,
             len(table.columns),
             Inches(x),
             Inches(y),
-            Inches(w),
+            Inches(sum(widths)),
             Inches(sum(heights)),
         )
         grid = shape.table
@@ -297,16 +348,16 @@ class _Writer:
             grid.columns[j].width = Inches(cw)
         for i, rh in enumerate(heights):
             grid.rows[i].height = Emu(int(Inches(rh)))
-        cells = [table.columns, *table.rows]
-        for i, row in enumerate(cells):
+        for i, row in enumerate([table.columns, *table.rows]):
             for j, value in enumerate(row):
                 cell = grid.cell(i, j)
-                cell.margin_left = cell.margin_right = Inches(0.05)
-                cell.margin_top = cell.margin_bottom = Inches(0.03)
+                cell.margin_left = cell.margin_right = Inches(_CELL_PAD_X)
+                cell.margin_top = cell.margin_bottom = Inches(_CELL_PAD_Y)
                 cell.vertical_anchor = MSO_ANCHOR.MIDDLE
                 frame = cell.text_frame
                 frame.word_wrap = True
-                frame.text = value
+                # An empty cell would take the default 18 pt line and stretch its row.
+                frame.text = value or "–"
                 para = frame.paragraphs[0]
                 para.alignment = PP_ALIGN.RIGHT if table.numeric[j] else PP_ALIGN.LEFT
                 for run in para.runs:
@@ -315,22 +366,28 @@ class _Writer:
         return shape
 
 
-class _Images:
-    """Chart PNGs rendered on first use, at full-slide or beside-a-table width."""
+def _natural_height(png: bytes) -> float:
+    """The height in inches at which a chart's text prints at its designed size."""
+    return int.from_bytes(png[20:24], "big") / 2 / _CHART_PX_PER_IN
 
-    def __init__(self, bundle: Bundle) -> None:
+
+class _Images:
+    """Chart PNGs rendered on first use, at the pixel width of the box they fill."""
+
+    def __init__(self, bundle: Bundle, accent: str | None) -> None:
         self.bundle = bundle
+        self.accent = accent
         self.cache: dict[tuple[str, int], bytes | None] = {}
 
-    def get(self, name: str | None, side: bool = False) -> bytes | None:
-        """The chart's PNG, or None when the bundle has no such chart."""
+    def get(self, name: str | None, width_in: float) -> bytes | None:
+        """The chart's PNG for a box ``width_in`` wide (its text then prints at about 14 pt)."""
         if name is None:
             return None
-        width = _SIDE_PX if side else _FULL_PX
-        if (name, width) not in self.cache:
-            done = render(self.bundle, width=width, svg=False, names=(name,))
-            self.cache[(name, width)] = done[name].png if name in done else None
-        return self.cache[(name, width)]
+        px = max(480, int(width_in * _CHART_PX_PER_IN))
+        if (name, px) not in self.cache:
+            done = render(self.bundle, width=px, svg=False, names=(name,), accent=self.accent)
+            self.cache[(name, px)] = done[name].png if name in done else None
+        return self.cache[(name, px)]
 
 
 def _title_layout(prs: Any) -> Any:
@@ -362,129 +419,180 @@ def _title_slide(w: _Writer, bundle: Bundle, timestamp: datetime | None) -> None
     slide = w.prs.slides.add_slide(w.layout)
     for ph in list(slide.placeholders):
         ph._element.getparent().remove(ph._element)
-    band = slide.shapes.add_shape(
-        MSO_SHAPE.RECTANGLE, 0, 0, Inches(0.35 * geo.width / 13.333), Inches(geo.height)
-    )
-    band.fill.solid()
-    band.fill.fore_color.rgb = _rgb(PALETTE["blue"])
-    band.line.fill.background()
-    left = geo.margin + 0.5
+    if not w.templated:
+        band = slide.shapes.add_shape(
+            MSO_SHAPE.RECTANGLE, 0, 0, Inches(0.35 * geo.width / 13.333), Inches(geo.height)
+        )
+        band.fill.solid()
+        band.fill.fore_color.rgb = _rgb(w.theme.accent)
+        band.line.fill.background()
+    left = geo.margin + (0.5 if not w.templated else 0.0)
     width = geo.width - left - geo.margin
+    top = geo.height * 0.22
     title = f"How to run the GPU estate: {plan.scenario}"
+    title_pt = w.head.fit(title, width - 0.1, 1.5, 40, 24, bold=True)
     w.text(
         slide,
-        (left, 2.0, width, 1.6),
-        [(title, _fit_pt(title, width, 1.6, 40, 26), True, INK)],
+        (left, top, width, 1.6),
+        [(title, title_pt, True, w.theme.ink)],
         anchor=MSO_ANCHOR.BOTTOM,
     )
     if plan.feasible:
         sub = (
-            f"Recommended: {ARCHETYPE_LABELS.get(plan.archetype or '', plan.archetype)}, "
+            f"Recommendation: {ARCHETYPE_LABELS.get(plan.archetype or '', plan.archetype)}, "
             f"{money(plan.total_monthly_usd)} a month"
         )
     else:
-        sub = "No architecture meets the scenario as stated; what would make one feasible"
-    lines = [(sub, _fit_pt(sub, width, 0.9, 24, 16), False, PALETTE["blue"])]
-    w.text(slide, (left, 3.8, width, 0.9), lines)
-    small = "Optimized and explained with cluster_decide; every figure has a source."
+        sub = "No architecture meets the scenario as stated: what would make one feasible"
+    rec = bundle.recommendation
+    lines = [sub]
+    if rec is not None and getattr(rec, "sentence", None):
+        from cluster_decide.export.words import Names
+
+        lines.append(Names.of(plan, bundle.scenario).plain(str(rec.sentence)))
+    sub_pt = w.fit_paragraphs(lines, width, 1.5, 24, 14)
+    w.text(
+        slide,
+        (left, top + 1.8, width, 1.6),
+        [
+            (
+                t,
+                sub_pt if i == 0 else sub_pt * 0.8,
+                False,
+                w.theme.accent if i == 0 else w.theme.ink,
+            )
+            for i, t in enumerate(lines)
+        ],
+    )
+    small = "Optimized and explained with cluster_decide; every figure's source is in the appendix."
     if timestamp is not None:
         small += f" {timestamp:%Y-%m-%d}."
-    w.text(slide, (left, 4.9, width, 0.5), [(small, 14, False, PALETTE["grey"])])
+    small_pt = w.body.fit(small, width - 0.1, 0.6, 14, 10)
+    w.text(slide, (left, top + 3.5, width, 0.6), [(small, small_pt, False, PALETTE["grey"])])
     w.notes(slide, (headline(plan),))
     w.slides.append(slide)
 
 
-def _recommendation(w: _Writer, sec: Section) -> None:
+def _rows_slide(w: _Writer, sec: Section) -> None:
+    """Labelled statements (the executive summary, the decision): label left, text right."""
     geo = w.geo
-    slide = w.slide(sec.title)
-    top = geo.body_top - 0.55
-    box = (geo.margin, top, geo.inner, 1.5)
-    w.text(slide, box, [(sec.lead, _fit_pt(sec.lead, box[2], box[3], 28, 18), True, INK)])
-    y = top + 1.75
-    if sec.metrics:
-        n = len(sec.metrics)
-        gap = 0.3
-        card_w = (geo.inner - gap * (n - 1)) / n
-        for i, (label, value) in enumerate(sec.metrics):
-            x = geo.margin + i * (card_w + gap)
-            card = slide.shapes.add_shape(
-                MSO_SHAPE.RECTANGLE, Inches(x), Inches(y), Inches(card_w), Inches(1.3)
-            )
-            card.fill.solid()
-            card.fill.fore_color.rgb = _rgb(PALETTE["light"])
-            card.line.fill.background()
-            w.text(slide, (x + 0.15, y + 0.1, card_w - 0.3, 0.7), [(value, 30, True, INK)])
-            w.text(slide, (x + 0.15, y + 0.8, card_w - 0.3, 0.4), [(label, 14, False, INK)])
-        y += 1.6
-    if sec.bullets:
-        items = [f"• {b}" for b in sec.bullets]
-        height = geo.body_bottom - y
-        pt = 16.0
-        while pt > 10 and sum(_text_height(t, geo.inner, pt) * 1.15 for t in items) > height:
-            pt -= 1
-        w.text(slide, (geo.margin, y, geo.inner, height), [(t, pt, False, INK) for t in items])
+    slide, top = w.slide(sec.title, sec.lead)
+    label_w = min(1.9, geo.inner * 0.2)
+    text_w = geo.inner - label_w - 0.2
+    height = geo.body_bottom - top
+    texts = [t for _, t in sec.rows]
+    pt = 20.0
+    while pt > 11 and (
+        sum(w.body.height(t, text_w - 0.1, pt) + 0.28 for t in texts) > height
+        or any(w.body.widest_word(t, pt) > text_w - 0.1 for t in texts)
+    ):
+        pt -= 0.5
+    gap = max(
+        0.2, (height - sum(w.body.height(t, text_w - 0.1, pt) for t in texts)) / (len(texts) + 1)
+    )
+    gap = min(gap, 0.45)
+    y = top + 0.05
+    for label, text in sec.rows:
+        h = w.body.height(text, text_w - 0.1, pt) + 0.1
+        rule = slide.shapes.add_shape(
+            MSO_SHAPE.RECTANGLE, Inches(geo.margin), Inches(y), Inches(0.06), Inches(h)
+        )
+        rule.fill.solid()
+        rule.fill.fore_color.rgb = _rgb(w.theme.accent)
+        rule.line.fill.background()
+        w.text(
+            slide, (geo.margin + 0.15, y, label_w - 0.15, h), [(label, pt, True, w.theme.accent)]
+        )
+        w.text(slide, (geo.margin + label_w + 0.2, y, text_w, h), [(text, pt, False, w.theme.ink)])
+        y += h + gap
     w.notes(slide, sec.notes)
 
 
 def _bullets(w: _Writer, slide: Any, bullets: tuple[str, ...], box: tuple[float, ...]) -> None:
     x, y, width, height = box
     items = [f"• {b}" for b in bullets]
-    pt = 18.0
-    while pt > 11 and sum(_text_height(t, width, pt) * 1.2 for t in items) > height:
-        pt -= 1
-    w.text(slide, (x, y, width, height), [(t, pt, False, INK) for t in items])
+    pt = w.fit_paragraphs(items, width, height, 18, 11)
+    w.text(slide, (x, y, width, height), [(t, pt, False, w.theme.ink) for t in items], space=0.6)
 
 
 def _section(w: _Writer, sec: Section, images: _Images) -> None:
     geo = w.geo
-    top, bottom = geo.body_top, geo.body_bottom
-    height = bottom - top
+    if sec.rows:
+        _rows_slide(w, sec)
+        return
     has_chart = sec.chart_in_deck and sec.chart in chart_names(images.bundle)
     table = sec.table if sec.table is not None and sec.table.rows else None
-    if has_chart and table is not None:
-        side_w = geo.inner * 0.38
+    lead_h = 0.0
+    if sec.lead:
+        lead_pt = w.body.fit(sec.lead, geo.inner - 0.1, 0.72, 17, 12)
+        lead_h = w.body.height(sec.lead, geo.inner - 0.1, lead_pt) + 0.22
+    top = geo.body_top + lead_h
+    height = geo.body_bottom - top
+    if has_chart and (table is not None or sec.bullets):
+        side_w = geo.inner * 0.42
         chart_w = geo.inner - side_w - 0.3
-        pages = w.pages(table, side_w, height, 12)
-        side_png = images.get(sec.chart, side=True)
-        if len(pages) == 1 and side_png is not None:
-            slide = w.slide(sec.title, sec.lead)
-            w.picture(slide, side_png, (geo.margin, top, chart_w, height))
-            w.table(slide, table, (geo.margin + chart_w + 0.3, top, side_w, height), 12)
+        if table is not None:
+            pt, pages = w.layout_table(table, side_w, height, 13)
+            fits = len(pages) == 1 and pt >= 11
+        else:
+            pt = w.fit_paragraphs([f"• {b}" for b in sec.bullets], side_w, height, 17, 11)
+            fits = pt >= 12
+        png = images.get(sec.chart, chart_w)
+        if fits and png is not None:
+            slide, top = w.slide(sec.title, sec.lead)
+            w.picture(slide, png, (geo.margin, top, chart_w, geo.body_bottom - top))
+            side = (geo.margin + chart_w + 0.3, top, side_w, geo.body_bottom - top)
+            if table is not None:
+                w.table(slide, table, side, pt)
+            else:
+                _bullets(w, slide, sec.bullets, side)
             w.notes(slide, sec.notes)
             return
-    png = images.get(sec.chart) if has_chart else None
-    if png is not None and table is not None:
-        # The table is too long to sit beside the chart: chart first, then the table alone.
-        slide = w.slide(sec.title, sec.lead)
-        w.picture(slide, png, (geo.margin, top, geo.inner, height))
-        w.notes(slide, sec.notes)
-    elif png is not None:
-        slide = w.slide(sec.title, sec.lead)
-        w.picture(slide, png, (geo.margin, top, geo.inner, height))
-        if sec.bullets:
-            _bullets(w, slide, sec.bullets, (geo.margin, bottom - 1.0, geo.inner, 1.0))
-        w.notes(slide, sec.notes)
-        return
-    if table is not None:
-        pt = 13 if len(table.columns) <= 5 else 12
-        pages = w.pages(table, geo.inner, height, pt)
-        for i, part in enumerate(pages):
-            title = sec.title if i == 0 else f"{sec.title} (continued)"
-            slide = w.slide(title, sec.lead if i == 0 else "")
-            w.table(slide, part, (geo.margin, top, geo.inner, height), pt)
+    if has_chart and table is not None:
+        # Too narrow to sit side by side (a 4:3 slide): the chart above, the table below.
+        pt, pages = w.layout_table(table, geo.inner, height * 0.5, 13)
+        widths = w.widths(table, geo.inner, pt)
+        table_h = sum(w.row_heights(table, widths, pt)) if widths else height
+        png = images.get(sec.chart, geo.inner * 0.8)
+        room = height - table_h - 0.2
+        if (
+            len(pages) == 1
+            and pt >= 11
+            and png is not None
+            and room >= max(2.0, 0.75 * _natural_height(png))
+        ):
+            slide, top = w.slide(sec.title, sec.lead)
+            chart_h = geo.body_bottom - top - table_h - 0.2
+            w.picture(slide, png, (geo.margin, top, geo.inner, chart_h))
+            w.table(slide, table, (geo.margin, top + chart_h + 0.2, geo.inner, table_h), pt)
             w.notes(slide, sec.notes)
+            return
+    if has_chart and (table is None or not sec.bullets):
+        png = images.get(sec.chart, geo.inner)
+        if png is not None:
+            slide, top = w.slide(sec.title, sec.lead)
+            w.picture(slide, png, (geo.margin, top, geo.inner, geo.body_bottom - top))
+            w.notes(slide, sec.notes)
+            return
+    if table is not None:
+        pt, pages = w.layout_table(table, geo.inner, height, 15)
+        for i, part in enumerate(pages):
+            title = sec.title if i == 0 else f"{sec.title} (cont.)"
+            slide, body = w.slide(title, sec.lead if i == 0 else "")
+            w.table(slide, part, (geo.margin, body, geo.inner, geo.body_bottom - body), pt)
+            w.notes(slide, sec.notes if i == 0 else (f"The table goes on: part {i + 1}.",))
         return
-    slide = w.slide(sec.title, sec.lead)
+    slide, top = w.slide(sec.title, sec.lead)
     if sec.bullets:
-        _bullets(w, slide, sec.bullets, (geo.margin, top, geo.inner, height))
+        _bullets(w, slide, sec.bullets, (geo.margin, top, geo.inner, geo.body_bottom - top))
     w.notes(slide, sec.notes)
 
 
 def _set_properties(prs: Any, plan: Plan, timestamp: datetime | None) -> None:
     props = prs.core_properties
     when = timestamp or FIXED_DATE
-    props.title = f"How to run the GPU estate: {plan.scenario}"
-    props.subject = headline(plan)
+    props.title = _clip_property(f"How to run the GPU estate: {plan.scenario}")
+    props.subject = _clip_property(headline(plan))
     props.author = "cluster_decide"
     props.last_modified_by = "cluster_decide"
     props.keywords = "GPU, Slurm, Kubernetes, architecture"
@@ -508,14 +616,11 @@ def build_deck(
     else:
         _drop_slides(prs)
     story = sections(bundle)
-    images = _Images(bundle)
-    writer = _Writer(prs, bundle.plan.scenario)
+    writer = _Writer(prs, bundle.plan.scenario, templated=template is not None)
+    images = _Images(bundle, writer.theme.accent if template is not None else None)
     _title_slide(writer, bundle, timestamp)
     for sec in story:
-        if sec.key == "recommendation":
-            _recommendation(writer, sec)
-        else:
-            _section(writer, sec, images)
+        _section(writer, sec, images)
     writer.footers()
     _set_properties(prs, bundle.plan, timestamp)
     out = io.BytesIO()
@@ -534,16 +639,20 @@ def deck(
     timestamp: datetime | None = None,
     run_compare: bool = True,
     time_limit_s: float = 10.0,
+    recommendation: Any = None,
 ) -> Path:
     """Write the plan's slide deck to ``path`` (.pptx), atomically; returns the path.
 
     ``source`` is a solved plan, a scenario (solved here) or a bundle. With the scenario known,
     the alternatives come from ``cd.compare`` unless given (or ``run_compare`` is False);
-    ``analyses`` are named frames (lever values, break-evens) for "What would change the
-    answer". ``template`` is a .pptx whose masters and layouts the deck uses. ``timestamp``
-    stamps the title slide and document properties; without it the file is byte-for-byte
-    reproducible.
+    ``analyses`` are named frames (lever values, break-evens) for the risks and the appendix;
+    ``recommendation`` is a verdict (``cd.recommend``'s result) for the title, the summary and a
+    "how sure" slide. ``template`` is a .pptx whose masters, layouts, fonts and colours the deck
+    uses. ``timestamp`` stamps the title slide and document properties; without it the file is
+    byte-for-byte reproducible.
     """
-    bundle = gather(source, scenario, alternatives, analyses, run_compare, time_limit_s)
+    bundle = gather(
+        source, scenario, alternatives, analyses, run_compare, time_limit_s, recommendation
+    )
     data = build_deck(bundle, template, timestamp)
     return write_atomic(path, data)

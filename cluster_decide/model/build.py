@@ -14,19 +14,21 @@ from typing import Any
 import numpy as np
 from ortools.sat.python import cp_model
 
-from cluster_decide.constants import SKILLS
-from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, ModelData
+from cluster_decide.constants import HOURS_PER_WEEK, SKILLS
+from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, ModelData, spot_cap_weight
 
 __all__ = [
     "FAMILIES",
     "Model",
     "add_budget",
+    "add_burst_cap",
     "add_capability",
     "add_capacity",
     "add_coverage",
     "add_gang_fit",
     "add_linking",
     "add_policy",
+    "add_spot",
     "add_staffing",
     "build_model",
     "reduced_buckets",
@@ -41,11 +43,15 @@ FAMILIES = (
     "staffing",
     "budget",
     "policy",
+    "spot",
+    "burst_cap",
 )
 """The constraint families, in the order ``build_model`` adds them."""
 
 UNITS_PER_NODE_GPU = DEMAND_UNITS_PER_GPU * 100
 """Capacity rows compare share (percent) × demand (tenths of a GPU) with GPUs × 1000."""
+SPOT_STEPS = 10
+"""Spot shares of divisible classes move in steps of 100 / SPOT_STEPS percent."""
 UNITS_PER_BURST = 100
 """Burst is rented in tenths of a GPU-hour per hour: a fluid approximation of hourly rentals."""
 
@@ -63,7 +69,15 @@ class Model:
     node_ub: dict[tuple[str, str], int] = field(default_factory=dict)
     burst: dict[tuple[str, str, int], cp_model.IntVar] = field(default_factory=dict)
     burst_weight: dict[tuple[str, str, int], int] = field(default_factory=dict)
+    burst_ub: dict[tuple[str, str, int], int] = field(default_factory=dict)
     hires: dict[str, cp_model.IntVar] = field(default_factory=dict)
+    spot: dict[tuple[str, str, str], Any] = field(default_factory=dict)
+    """Percent of a workload's share here that runs on spot (0 where spot is not open)."""
+    spot_on: dict[tuple[str, str, str], Any] = field(default_factory=dict)
+    """Whether any of it does (for indivisible classes: all of it)."""
+    spot_tenths: dict[tuple[str, str, str], cp_model.IntVar] = field(default_factory=dict)
+    """For divisible classes: spot in steps of 10% of the workload (a plan says "30% on spot";
+    finer steps only slow the search)."""
     staff_slack: dict[str, cp_model.IntVar] = field(default_factory=dict)
     budget_slack: cp_model.IntVar | None = None
     required_milli: dict[str, Any] = field(default_factory=dict)
@@ -133,6 +147,20 @@ def _variables(m: Model) -> None:
             m.node_ub[(p.name, g)] = ub
     for skill in SKILLS:
         m.hires[skill] = cp.new_int_var(0, d.max_hires, f"hires[{skill}]")
+    for key in d.spot_cents:
+        if d.combos[key].blocked:  # a restricted model blocks combinations after the fact
+            continue
+        label = ",".join(key)
+        on = cp.new_bool_var(f"spot_on[{label}]")
+        m.spot_on[key] = on
+        if divisible[key[0]]:
+            tenths = cp.new_int_var(0, SPOT_STEPS, f"spot[{label}]")
+            cp.add(tenths <= SPOT_STEPS * on)
+            cp.add(tenths >= on)
+            m.spot_tenths[key] = tenths
+            m.spot[key] = (100 // SPOT_STEPS) * tenths
+        else:
+            m.spot[key] = 100 * on
 
 
 def add_coverage(m: Model) -> None:
@@ -199,6 +227,10 @@ def add_capacity(m: Model) -> None:
                     (m.share[(c.workload, c.pool, c.gpu_type)], int(v))
                     for c, v in zip(combos, col, strict=True)
                     if v
+                ] + [
+                    (m.spot[(c.workload, c.pool, c.gpu_type)], -int(v))
+                    for c, v in zip(combos, col, strict=True)
+                    if v and (c.workload, c.pool, c.gpu_type) in m.spot
                 ]
                 if not terms:
                     continue
@@ -210,6 +242,7 @@ def add_capacity(m: Model) -> None:
                     b = m.cp.new_int_var(0, total_peak, f"burst[{p.name},{g},t={t}]")
                     m.burst[(p.name, g, t)] = b
                     m.burst_weight[(p.name, g, t)] = weight
+                    m.burst_ub[(p.name, g, t)] = total_peak
                     supply = supply + UNITS_PER_BURST * b
                 m.cp.add(placed <= supply).with_name(f"capacity[{p.name},{g},t={t}]")
                 m._count("capacity")
@@ -228,7 +261,10 @@ def add_gang_fit(m: Model) -> None:
             m._count("gang_fit")
         elif not c.blocked and c.gang_gpus > 1:
             n = m.nodes[(c.pool, c.gpu_type)]
-            m.cp.add(d.gpus_per_node[c.gpu_type] * n >= c.gang_gpus * m.place[key]).with_name(
+            on_baseline: cp_model.LinearExprT = m.place[key]
+            if key in m.spot and key not in m.spot_tenths:
+                on_baseline = m.place[key] - m.spot_on[key]  # indivisible: all on spot, or none
+            m.cp.add(d.gpus_per_node[c.gpu_type] * n >= c.gang_gpus * on_baseline).with_name(
                 f"gang_fit[{','.join(key)}]"
             )
             m._count("gang_fit")
@@ -305,6 +341,75 @@ def add_policy(m: Model) -> None:
         m._count("policy")
 
 
+def add_spot(m: Model) -> None:
+    """Spot carries only interruptible work placed here, and a pool relies on it only so far.
+
+    spot[w,p,g] ≤ share[w,p,g] (percent), and per pool and GPU type
+    (100 − cap)·Σ_w spot[w,p,g]·hours[w,p,g] ≤ cap·Σ_w (share − spot)[w,p,g]·hours[w,p,g],
+    with h the class's average need there (``spot_cap_weight``) and cap in percent.
+    Combinations that may not use spot (real-time services, non-restartable gangs, pools that
+    cannot replace a reclaimed node, GPU types without a spot offer) have no spot variable.
+    """
+    d, cp = m.data, m.cp
+    by_pg: dict[tuple[str, str], list[tuple[str, str, str]]] = defaultdict(list)
+    for key, s in m.spot.items():
+        cp.add(s <= m.share[key]).with_name(f"spot[{','.join(key)}]")
+        cp.add(m.spot_on[key] <= m.place[key])
+        by_pg[(key[1], key[2])].append(key)
+        m._count("spot")
+    cap = d.spot_cap_pct
+    for (p, g), keys in by_pg.items():
+        hours = {k: spot_cap_weight(d.combos[k]) for k in keys}
+        others = [
+            c
+            for c in d.allowed()
+            if c.pool == p and c.gpu_type == g and (c.workload, p, g) not in m.spot
+        ]
+        on_spot = sum(hours[k] * m.spot[k] for k in keys)
+        baseline = sum(hours[k] * (m.share[k] - m.spot[k]) for k in keys) + sum(
+            spot_cap_weight(c) * m.share[(c.workload, p, g)] for c in others
+        )
+        cp.add((100 - cap) * on_spot <= cap * baseline).with_name(f"spot[{p},{g},cap]")
+        m._count("spot")
+
+
+def add_burst_cap(m: Model) -> None:
+    """On-demand GPUs rented in any hour stay within the GPU type's cap, summed over pools.
+
+    Σ_p burst[p,g,bucket_p(t)] ≤ cap[g] (tenths of a GPU) for every hour t, where bucket_p(t) is
+    the capacity row of pool p that stands for hour t (identical hours share one row).
+    """
+    d, cp = m.data, m.cp
+    by_gpu: dict[str, list[tuple[str, np.ndarray]]] = defaultdict(list)
+    for p in d.pools:
+        for g in p.gpu_types:
+            combos = [c for c in d.allowed() if c.pool == p.name and c.gpu_type == g]
+            if not combos or g not in d.burst_cap_units or not p.bursts:
+                continue
+            matrix = np.stack([c.demand for c in combos])
+            _cols, first, inverse = np.unique(
+                matrix.T, axis=0, return_index=True, return_inverse=True
+            )
+            by_gpu[g].append((p.name, first[np.ravel(inverse)]))
+    for g, parts in by_gpu.items():
+        most = sum(
+            max((m.burst_ub[k] for k in m.burst if k[0] == p and k[1] == g), default=0)
+            for p, _b in parts
+        )
+        if most <= d.burst_cap_units[g]:
+            continue  # the pools cannot rent more than the cap even at their peaks
+        rows = {tuple(int(bucket[t]) for _p, bucket in parts) for t in range(HOURS_PER_WEEK)}
+        for row in sorted(rows):
+            terms = [
+                m.burst[(p, g, t)]
+                for (p, _b), t in zip(parts, row, strict=True)
+                if (p, g, t) in m.burst
+            ]
+            if terms:
+                cp.add(sum(terms) <= d.burst_cap_units[g]).with_name(f"burst_cap[{g},t={row[0]}]")
+                m._count("burst_cap")
+
+
 def _objective(m: Model) -> None:
     """Monthly cost in cents, then a tie-break that prefers fewer pools and earlier pools."""
     d = m.data
@@ -314,7 +419,8 @@ def _objective(m: Model) -> None:
     )
     staff = sum(d.staff_cents_per_milli[s] * m.required_milli[s] for s in SKILLS)
     hires = sum(d.hire_cents * h for h in m.hires.values())
-    m.cash_cents = capacity + burst + staff + hires
+    spot = sum(d.spot_cents[k] * s for k, s in m.spot.items())
+    m.cash_cents = capacity + burst + staff + hires + spot
     shares = list(m.share.items())
     penalties = sum(
         (d.combos[k].gap_cents_per_pct + d.combos[k].friction_cents_per_pct) * s
@@ -354,6 +460,8 @@ def build_model(data: ModelData, relax: frozenset[str] = frozenset()) -> Model:
     add_capacity(m)
     add_gang_fit(m)
     add_staffing(m)
+    add_spot(m)
+    add_burst_cap(m)
     _objective(m)
     add_budget(m)
     add_policy(m)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
@@ -25,6 +25,7 @@ from cluster_decide.constants import (
     SKILLS,
     TRAINING_KINDS,
 )
+from cluster_decide.market import Market, resolve_markets, spot_overhead
 from cluster_decide.queueing import (
     BatchClass,
     autoscaled_rates,
@@ -52,6 +53,7 @@ __all__ = [
     "gpu_demand",
     "job_stretch",
     "prepare",
+    "spot_cap_weight",
 ]
 
 DEMAND_UNITS_PER_GPU = 10
@@ -122,6 +124,14 @@ class ModelData:
     """Cents per month for each placement of a workload beyond its first (coordination effort)."""
     budget_cents: int | None
     unplaceable: Mapping[str, str]
+    markets: Mapping[str, Market] = field(default_factory=dict)
+    """Where each GPU type is bought: baseline offer, burst, spot, owned-node investment."""
+    spot_cents: Mapping[tuple[str, str, str], int] = field(default_factory=dict)
+    """Cents per month per percent of a workload run on spot; only combinations that may."""
+    spot_cap_pct: int = 0
+    """Most of a pool's (per GPU type) placed GPU-hours that may run on spot, in percent."""
+    burst_cap_units: Mapping[str, int] = field(default_factory=dict)
+    """On-demand burst cap per GPU type and hour, in tenths of a GPU, summed over pools."""
 
     def platform(self, pool: str) -> PlatformKind:
         """The platform kind of a pool."""
@@ -343,32 +353,22 @@ def prepare(scn: Scenario) -> ModelData:
     cat = scn.catalog
     pools = _pools(scn)
     used = tuple(sorted({g for p in pools for g in p.gpu_types}))
-    scale = scn.procurement.gpu_price_scale
     horizon = scn.procurement.horizon_months
     costs = cat.costs
     loaded = {s: scn.loaded_cost_usd_per_year(s) for s in SKILLS}
     friction_usd = costs.friction_fte_per_class * loaded["kubernetes"] / 12.0
 
+    markets = resolve_markets(scn, used)
     gpn, node_cents, burst_cents = {}, {}, {}
     for g in used:
-        gpu = cat.gpus[g]
-        gpn[g] = gpu.gpus_per_node
-        if scn.procurement.mode == "cloud":
-            node_usd = gpu.usd_per_gpu_hour_reserved * scale * gpu.gpus_per_node * HOURS_PER_MONTH
-        else:
-            capex = gpu.node_capex_usd * scale * (1.0 - costs.residual_value_fraction) / horizon
-            energy = (
-                gpu.node_power_kw
-                * costs.average_power_fraction
-                * costs.pue
-                * costs.power_usd_per_kwh
-                * HOURS_PER_MONTH
-            )
-            facility = gpu.node_power_kw * costs.facility_usd_per_kw_month
-            node_usd = capex + energy + facility
-        node_cents[g] = round(node_usd * 100)
+        gpn[g] = cat.gpus[g].gpus_per_node
+        node_cents[g] = round(markets[g].node_usd_per_month * 100) if markets[g].baseline else 0
+        burst = markets[g].burst
         burst_cents[g] = round(
-            gpu.usd_per_gpu_hour_on_demand * scale * WEEKS_PER_MONTH * 100 / DEMAND_UNITS_PER_GPU
+            (burst.usd_per_gpu_hour if burst else 0.0)
+            * WEEKS_PER_MONTH
+            * 100
+            / DEMAND_UNITS_PER_GPU
         )
 
     base, addon, per_node = {}, {}, {}
@@ -396,6 +396,9 @@ def prepare(scn: Scenario) -> ModelData:
                     continue
                 gpu = cat.gpus[g]
                 reason, family = _blocked(w, p, plat, gpu)
+                if not reason and markets[g].baseline is None:
+                    reason = f"no allowed provider class sells {g} for a pool's baseline nodes"
+                    family = "policy"
                 demand = np.zeros(HOURS_PER_WEEK, dtype=np.int64)
                 if not reason:
                     try:
@@ -443,4 +446,62 @@ def prepare(scn: Scenario) -> ModelData:
         split_cents=round(costs.split_fte_per_extra_placement * loaded["kubernetes"] / 12.0 * 100),
         budget_cents=None if budget is None else math.floor(budget * 100),
         unplaceable=unplaceable,
+        markets=markets,
+        spot_cents=_spot_cents(scn, pools, combos, markets),
+        spot_cap_pct=round(100 * _max_spot_share(scn)),
+        burst_cap_units={
+            g: m.burst_cap_gpus * DEMAND_UNITS_PER_GPU
+            for g, m in markets.items()
+            if m.burst_cap_gpus is not None
+        },
     )
+
+
+def spot_cap_weight(combo: Combo) -> int:
+    """A placement's weight in its pool's spot cap: its average need, in tenths of a GPU.
+
+    Weekly GPU-hours would do as well, but their large coefficients left GLOP's LP relaxation
+    of a 200-class estate ABNORMAL; the solver and the evaluator both use this one figure.
+    """
+    return max(1, -(-int(combo.demand.sum()) // HOURS_PER_WEEK))
+
+
+def _max_spot_share(scn: Scenario) -> float:
+    """The scenario's cap on how much of a pool's GPU-hours may run on spot (catalog default)."""
+    share = scn.procurement.max_spot_share
+    return share if share is not None else scn.catalog.costs.max_spot_share
+
+
+def _spot_cents(
+    scn: Scenario,
+    pools: tuple[Pool, ...],
+    combos: Mapping[tuple[str, str, str], Combo],
+    markets: Mapping[str, Market],
+) -> dict[tuple[str, str, str], int]:
+    """Cents per month for each percent of a workload run on spot, where it may.
+
+    Spot is open to interruptible classes in pools whose platform autoscales (a reclaimed node is
+    replaced without a person), when a spot offer of the GPU type fits the class's jobs (a
+    multi-node gang needs one sold with a cluster fabric) and the class's SLO can be met. The
+    charge is the class's own hourly need at the spot price, times 1 + the interruption overhead
+    (:func:`cluster_decide.market.spot_overhead`, growing with the nodes a job spans).
+    """
+    if scn.procurement.spot is False:
+        return {}
+    cat = scn.catalog
+    autoscaling = {p.name for p in pools if cat.platforms[p.platform].autoscales}
+    out = {}
+    for key, c in combos.items():
+        w = scn.workload(c.workload)
+        if c.blocked or c.pool not in autoscaling or not w.is_interruptible:
+            continue
+        gpn = cat.gpus[c.gpu_type].gpus_per_node
+        nodes = -(-c.gang_gpus // gpn)
+        market = markets[c.gpu_type]
+        offer = market.spot_multi_node if nodes > 1 else market.spot
+        if offer is None:
+            continue
+        gpu_hours = float(c.demand.sum()) / DEMAND_UNITS_PER_GPU * WEEKS_PER_MONTH
+        usd = gpu_hours * offer.usd_per_gpu_hour * (1.0 + spot_overhead(cat.costs, nodes))
+        out[key] = max(1, round(usd))  # cents per percent = dollars per 100 percent
+    return out

@@ -19,7 +19,14 @@ from cluster_decide.explain import explain
 from cluster_decide.model.build import Model, build_model, tie_break_scale
 from cluster_decide.model.data import ModelData, prepare
 from cluster_decide.model.warmstart import add_hints, lp_relaxation, rounded_plan
-from cluster_decide.plan import RELAXATION_SCHEMA, SERVICE_LEVEL_SCHEMA, Plan, Status, build_frames
+from cluster_decide.plan import (
+    RELAXATION_SCHEMA,
+    SERVICE_LEVEL_SCHEMA,
+    Plan,
+    Status,
+    build_frames,
+    investment,
+)
 from cluster_decide.scenario import Scenario
 from cluster_decide.service import service_levels
 
@@ -47,13 +54,21 @@ def _solver(time_limit_s: float, workers: int, seed: int) -> cp_model.CpSolver:
     return solver
 
 
+def _cost(data: ModelData, dec: Decisions) -> float:
+    """Total monthly cost of ``dec`` by the evaluator (infinite when infeasible)."""
+    ev = evaluate_decisions(data, dec)
+    return float(ev.total_cents) if ev.feasible else math.inf
+
+
 def read_decisions(m: Model, solver: cp_model.CpSolver) -> Decisions:
     """Shares and node counts from a solved model, keyed by the data's names."""
     shares = {k: int(solver.value(s)) for k, s in m.share.items()}
     nodes = {k: int(solver.value(n)) for k, n in m.nodes.items()}
+    spot = {k: int(solver.value(s)) for k, s in m.spot.items()}
     return Decisions(
         shares={k: v for k, v in sorted(shares.items()) if v},
         nodes={k: v for k, v in sorted(nodes.items()) if v},
+        spot={k: v for k, v in sorted(spot.items()) if v},
     )
 
 
@@ -84,7 +99,13 @@ def restricted(data: ModelData, m: Model, lp_values: list[float], top: int = 2) 
         else replace(c, blocked="outside the restricted search", blocked_family="policy")
         for k, c in data.combos.items()
     }
-    return replace(data, combos=combos)
+    # Spot likewise only where the LP uses it: most spot variables of a large estate stay at 0.
+    spot = {
+        k: cents
+        for k, cents in data.spot_cents.items()
+        if k in keep and k in m.spot_on and lp_values[m.spot_on[k].index] > 1e-6
+    }
+    return replace(data, combos=combos, spot_cents=spot)
 
 
 def solve_data(
@@ -121,7 +142,10 @@ def solve_data(
                 narrow = solve_data(
                     restricted(data, m, relaxed[1]), share, workers, seed, hint=start_from
                 )
-                start_from = narrow.decisions or start_from
+                if narrow.decisions is not None and _cost(data, narrow.decisions) <= _cost(
+                    data, start_from
+                ):
+                    start_from = narrow.decisions
             add_hints(m, start_from)
     if relax:
         # Fewest extra FTE first (a thousandth of an FTE outweighs any cost); a budget slack
@@ -182,6 +206,7 @@ def solve(
         start_from = Decisions(
             {k: v for k, v in dec.shares.items() if k in data.combos},
             {k: v for k, v in dec.nodes.items() if k in known},
+            {k: v for k, v in dec.spot.items() if k in data.spot_cents},
         )
     result = (
         None if data.unplaceable else solve_data(data, time_limit_s, workers, seed, hint=start_from)
@@ -210,6 +235,7 @@ def plan_from(
     """Turn decisions into a Plan, costed by the independent evaluator."""
     ev = evaluate_decisions(data, dec)
     frames = build_frames(data, dec, ev)
+    upfront_usd, cash = investment(data, dec, ev)
     gap = (
         0.0
         if status is Status.OPTIMAL or not objective_cents
@@ -229,6 +255,8 @@ def plan_from(
         explanations=explain(data, dec, ev, ev.archetype),
         gap=gap,
         wall_time_s=wall_time_s,
+        upfront_usd=upfront_usd,
+        cash_flow=cash,
         inputs=data.scenario,
     )
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from typing import Any
 
 import numpy as np
 from ortools.linear_solver import pywraplp
@@ -18,8 +19,8 @@ from ortools.sat.python import cp_model
 
 from cluster_decide.constants import SKILLS
 from cluster_decide.evaluate import Decisions, evaluate_decisions
-from cluster_decide.model.build import Model
-from cluster_decide.model.data import ModelData
+from cluster_decide.model.build import SPOT_STEPS, Model
+from cluster_decide.model.data import ModelData, spot_cap_weight
 
 __all__ = ["add_hints", "lp_relaxation", "rounded_plan"]
 
@@ -31,10 +32,21 @@ def lp_relaxation(model: cp_model.CpModel) -> tuple[float, list[float]] | None:
 
     Every integer variable becomes continuous within its domain; every linear constraint is
     kept as it is. (The model has no other kinds of constraint but an empty clause for an
-    impossible archetype, which makes it infeasible anyway.)
+    impossible archetype, which makes it infeasible anyway.) GLOP's dual simplex first: its
+    default primal simplex ended ABNORMAL on the spot-cap rows of the default scenario; the
+    primal one remains the fallback.
     """
-    proto = model.proto
+    for params in ("use_dual_simplex:true", ""):
+        solved = _glop(model.proto, params)
+        if solved is not None:
+            return solved
+    return None
+
+
+def _glop(proto: Any, params: str) -> tuple[float, list[float]] | None:
     lp = pywraplp.Solver.CreateSolver("GLOP")
+    if params:
+        lp.SetSolverSpecificParametersAsString(params)
     # The proto's repeated fields do not support negative indexes: copy them to lists first.
     domains = [list(v.domain) for v in proto.variables]
     xs = [lp.NumVar(float(d[0]), float(d[-1]), "") for d in domains]
@@ -110,14 +122,131 @@ def rounded_plan(m: Model, values: list[float]) -> Decisions:
     for w in d.workloads:
         if weights[w.name]:
             shares.update(_round_shares(weights[w.name], w.is_divisible))
+    spot = _rounded_spot(m, values, weights, shares)
+    return _consolidated(d, _sized(d, shares, spot))
+
+
+def _sized(
+    d: ModelData, shares: dict[tuple[str, str, str], int], spot: dict[tuple[str, str, str], int]
+) -> Decisions:
+    """Decisions with each pool and GPU type at its cheapest node count for what it hosts."""
     loads: dict[tuple[str, str], np.ndarray] = {}
     gangs: dict[tuple[str, str], int] = defaultdict(int)
     for (name, p, g), s in shares.items():
         combo = d.combos[(name, p, g)]
-        loads[(p, g)] = loads.get((p, g), 0) + s * combo.demand
-        gangs[(p, g)] = max(gangs[(p, g)], combo.gang_gpus)
+        loads[(p, g)] = loads.get((p, g), 0) + (s - spot.get((name, p, g), 0)) * combo.demand
+        if s > spot.get((name, p, g), 0):
+            gangs[(p, g)] = max(gangs[(p, g)], combo.gang_gpus)
     nodes = {k: _cheapest_nodes(d, k[0], k[1], load, gangs[k]) for k, load in loads.items()}
-    return Decisions(shares, {k: n for k, n in nodes.items() if n})
+    return Decisions(shares, {k: n for k, n in nodes.items() if n}, spot)
+
+
+def _consolidated(d: ModelData, dec: Decisions) -> Decisions:
+    """The rounded plan, or a cheaper one that empties one pool into another.
+
+    The LP relaxation pays staff in fractions, so it often keeps a platform that only a whole
+    team can run; moving everything of one pool into another open pool (same GPU type where
+    allowed, else the class's first allowed one) and keeping the cheapest feasible result
+    starts CP-SAT much nearer the optimum when one platform wins.
+    """
+    pools = sorted({p for (_w, p, _g) in dec.shares})
+    candidates = [dec] + [
+        moved
+        for src in pools
+        for dst in pools
+        if src != dst and (moved := _move_pool(d, dec, src, dst)) is not None
+    ]
+    best, best_cost = dec, math.inf
+    for candidate in candidates:
+        for option in (candidate, _all_spot(d, candidate)):
+            cost = _cost_or_inf(d, option)
+            if cost < best_cost:
+                best, best_cost = option, cost
+    return best
+
+
+def _all_spot(d: ModelData, dec: Decisions) -> Decisions:
+    """``dec`` with every placement that may use spot on spot, cut back to each pool's cap."""
+    spot = {k: s for k, s in dec.shares.items() if k in d.spot_cents}
+    if not spot:
+        return dec
+    shares = dict(dec.shares)
+    return _sized(d, shares, _within_spot_cap(d, shares, spot))
+
+
+def _move_pool(d: ModelData, dec: Decisions, src: str, dst: str) -> Decisions | None:
+    """Every placement of pool ``src`` moved to ``dst``, or None when one cannot go there."""
+    shares: dict[tuple[str, str, str], int] = defaultdict(int)
+    spot: dict[tuple[str, str, str], int] = defaultdict(int)
+    for (w, p, g), s in dec.shares.items():
+        key: tuple[str, str, str] | None = (w, p, g)
+        if p == src:
+            options = [(w, dst, g)] + [
+                (w, dst, other) for other in d.scenario.workload(w).gpu_types if other != g
+            ]
+            key = next((k for k in options if k in d.combos and not d.combos[k].blocked), None)
+        if key is None:
+            return None
+        shares[key] += s
+        if dec.spot.get((w, p, g), 0) and key in d.spot_cents:
+            spot[key] += dec.spot[(w, p, g)]
+    return _sized(d, dict(shares), _within_spot_cap(d, dict(shares), dict(spot)))
+
+
+def _cost_or_inf(d: ModelData, dec: Decisions) -> float:
+    ev = evaluate_decisions(d, dec)
+    return float(ev.total_cents) if ev.feasible else math.inf
+
+
+def _rounded_spot(
+    m: Model,
+    values: list[float],
+    weights: dict[str, dict[tuple[str, str, str], float]],
+    shares: dict[tuple[str, str, str], int],
+) -> dict[tuple[str, str, str], int]:
+    """The LP's spot fraction of each placement, applied to its rounded share."""
+    out = {}
+    for key, on in m.spot_on.items():
+        share = shares.get(key, 0)
+        lp_share = weights[key[0]].get(key, 0.0)
+        if not share or lp_share <= 1e-6:
+            continue
+        tenths = m.spot_tenths.get(key)
+        step = 100 // SPOT_STEPS
+        lp_spot = step * values[tenths.index] if tenths is not None else 100 * values[on.index]
+        pct = step * (min(share, round(share * lp_spot / lp_share)) // step)
+        if pct > 0:
+            out[key] = pct if tenths is not None else share
+    return _within_spot_cap(m.data, shares, out)
+
+
+def _within_spot_cap(
+    data: ModelData,
+    shares: dict[tuple[str, str, str], int],
+    spot: dict[tuple[str, str, str], int],
+) -> dict[tuple[str, str, str], int]:
+    """Spot shares cut back (largest first) until each pool keeps within its spot cap."""
+    cap = data.spot_cap_pct
+    divisible = {w.name: w.is_divisible for w in data.workloads}
+    out = dict(spot)
+    for p, g in sorted({(k[1], k[2]) for k in spot}):
+        keys = sorted((k for k in out if k[1] == p and k[2] == g), key=lambda k: -out[k])
+        hours = {k: spot_cap_weight(data.combos[k]) for k in shares if k[1] == p and k[2] == g}
+        total = sum(hours[k] * shares[k] for k in hours)
+        for k in keys:
+            on_spot = sum(hours[j] * out.get(j, 0) for j in hours)
+            excess = on_spot - cap * total / 100
+            if excess <= 0:
+                break
+            if not divisible[k[0]]:
+                out.pop(k)
+                continue
+            step = 100 // SPOT_STEPS
+            cut = min(out[k], step * math.ceil(excess / max(hours[k], 1) / step))
+            out[k] -= cut
+            if out[k] <= 0:
+                out.pop(k)
+    return out
 
 
 def add_hints(m: Model, dec: Decisions) -> None:
@@ -133,6 +262,11 @@ def add_hints(m: Model, dec: Decisions) -> None:
         share = m.share[key]
         if isinstance(share, cp_model.IntVar):
             cp.add_hint(share, s)
+    for key, on in m.spot_on.items():
+        pct = dec.spot.get(key, 0)
+        cp.add_hint(on, pct > 0)
+        if key in m.spot_tenths:
+            cp.add_hint(m.spot_tenths[key], pct // (100 // SPOT_STEPS))
     for pg, n in m.nodes.items():
         cp.add_hint(n, min(dec.nodes.get(pg, 0), m.node_ub[pg]))
     for (p, g, t), b in m.burst.items():

@@ -101,16 +101,23 @@ def test_analyses_become_their_own_sections(bundle: Bundle) -> None:
         ("GPU prices", "1.00×", "0.38×", "0.37×", "Kubernetes + batch add-on"),
     )
     assert "Kubernetes staff" in be.lead
-    change = by_key["change"]
-    assert "Separate clusters stays best down to 0.38× GPU prices." in change.bullets
+    risks = by_key["risks"]
+    # The sentence is built from the same formatted values as the table row.
+    assert risks.bullets[0] == (
+        "GPU prices: the answer holds down to 0.38×; at 0.37×, Kubernetes + batch add-on "
+        "becomes the cheapest."
+    )
+    assert risks.title == "The answer flips only at GPU prices of 0.37×"
     generic = by_key["analysis-showback"]
-    assert generic.table is not None and generic.table.rows == (("research", "1,234"),)
+    assert generic.table is not None and generic.table.rows == (("Research", "1,234"),)
+    assert all(s.appendix for s in story[story.index(by_key["placements"]) :])
 
 
 def test_headline_is_one_sentence(default_plan: cd.Plan) -> None:
     text = headline(default_plan)
     assert text.startswith(
-        f"Run separate Slurm and Kubernetes clusters: {money(default_plan.total_monthly_usd)} a month"
+        "Run Kubernetes with a batch scheduler add-on (Kueue, Volcano or KAI): "
+        f"{money(default_plan.total_monthly_usd)} a month"
     )
     assert text.count(". ") == 0 and text.endswith(".")
 
@@ -118,8 +125,8 @@ def test_headline_is_one_sentence(default_plan: cd.Plan) -> None:
 @pytest.mark.parametrize(
     ("preset", "training", "serving"),
     [
-        ("research-lab", "foundation-pretraining", "none in this scenario"),
-        ("inference-platform", "none in this scenario", "chat-api"),
+        ("research-lab", "Foundation pre-training", "none in this scenario"),
+        ("inference-platform", "none in this scenario", "Chat API"),
     ],
 )
 def test_pilot_follows_the_scenarios_own_workloads(
@@ -151,7 +158,7 @@ def test_assumptions_follow_the_scenario(
     cheaper = default_scenario.scale_gpu_prices(0.5)
     row = key_assumptions(default_plan, cheaper).filter(pl.col("figure") == "H100 reserved price")
     assert row["source"][0] == "scenario file"
-    assert row["value"][0] == f"{4.13 * 0.5:,.2f}"
+    assert row["value"][0] == f"${4.13 * 0.5:,.2f}"
 
 
 def test_gather_solves_a_scenario_and_skips_compare_when_asked(
@@ -159,4 +166,4 @@ def test_gather_solves_a_scenario_and_skips_compare_when_asked(
 ) -> None:
     b = gather(default_scenario, run_compare=False)
     assert b.plan.feasible and b.alternatives is None
-    assert [s.key for s in sections(b)][:2] == ["recommendation", "architecture"]
+    assert [s.key for s in sections(b)][:2] == ["summary", "recommendation"]

@@ -1,0 +1,458 @@
+"""Markets: where each GPU type is bought, on what term, at what price, and what owning it costs.
+
+The catalog lists offers per GPU type, provider class (hyperscaler, GPU cloud, marketplace) and
+term (on-demand, 1- or 3-year commitment, spot), each with its source. A scenario's
+``[procurement]`` picks the classes it may rent from, the longest commitment it accepts and
+whether the baseline is rented, owned, or whichever is cheaper. :func:`resolve_markets` turns
+that into one :class:`Market` per GPU type: the baseline offer nodes are bought on, the on-demand
+offer bursts are rented from, the spot offer interruptible work may use, and for owned nodes the
+investment (up-front outlay, cost of capital, horizon-dependent resale, support, power, space).
+
+Owned hardware is costed as an equivalent monthly charge: the outlay less the discounted resale
+value at the end of the horizon, spread as an annuity at the scenario's discount rate, plus
+running costs. Hardware is replaced after its useful life, so a horizon beyond it costs what one
+life costs: a longer horizon never raises the monthly cost of an owned GPU.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import pairwise
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+
+import polars as pl
+
+from cluster_decide.constants import HOURS_PER_MONTH
+
+if TYPE_CHECKING:
+    from cluster_decide.catalog import Catalog, CostParameters, GpuType
+    from cluster_decide.scenario import Scenario
+
+__all__ = [
+    "CASH_FLOW_SCHEMA",
+    "CLOUD_CLASSES",
+    "COMMITMENT_MONTHS",
+    "PROVIDER_CLASSES",
+    "PROVIDER_WORDS",
+    "TERMS",
+    "TERM_WORDS",
+    "Market",
+    "Offer",
+    "OnPremCost",
+    "OnPremNode",
+    "annuity_factor",
+    "cash_flow",
+    "onprem_cost",
+    "read_burst_caps",
+    "read_offers",
+    "read_onprem",
+    "read_resale",
+    "residual_fraction",
+    "resolve_markets",
+    "spot_overhead",
+]
+
+PROVIDER_CLASSES: Final = ("on_prem", "hyperscaler", "gpu_cloud", "marketplace")
+"""Where GPUs come from: owned, or rented from one of three kinds of seller."""
+CLOUD_CLASSES: Final = ("hyperscaler", "gpu_cloud", "marketplace")
+"""Provider classes that rent GPUs (a scenario's ``procurement.provider_classes``)."""
+TERMS: Final = ("on_demand", "commit_1y", "commit_3y", "spot")
+"""How rented GPUs are paid for: by the hour, on a 1- or 3-year commitment, or as spot."""
+COMMITMENT_MONTHS: Final = {"none": 0, "1y": 12, "3y": 36}
+"""A scenario's ``procurement.commitment`` and the months it binds."""
+TERM_MONTHS: Final = {"on_demand": 0, "commit_1y": 12, "commit_3y": 36, "owned": 0}
+PROVIDER_WORDS: Final = {
+    "on_prem": "owned (on-prem)",
+    "hyperscaler": "a hyperscaler",
+    "gpu_cloud": "a GPU cloud",
+    "marketplace": "a GPU marketplace",
+    "scenario": "the scenario's own price",
+}
+"""Provider classes in plain words, for sentences."""
+TERM_WORDS: Final = {
+    "on_demand": "on demand",
+    "commit_1y": "on a 1-year commitment",
+    "commit_3y": "on a 3-year commitment",
+    "spot": "as spot",
+    "owned": "bought outright",
+}
+"""Terms in plain words, for sentences."""
+CASH_FLOW_SCHEMA: Final = {
+    "month": pl.Int64,
+    "upfront_usd": pl.Float64,
+    "monthly_usd": pl.Float64,
+    "resale_usd": pl.Float64,
+    "cash_usd": pl.Float64,
+    "cumulative_usd": pl.Float64,
+}
+"""Columns of the cumulative-cash frame: one row per month, month 0 is the purchase."""
+
+
+@dataclass(frozen=True)
+class Offer:
+    """One way to rent a GPU type: seller class, seller, term and price per GPU-hour."""
+
+    gpu: str
+    provider_class: str
+    provider: str
+    term: str
+    usd_per_gpu_hour: float
+    multi_node: bool
+    """Sold as a cluster with a fabric between nodes, so multi-node gangs can run on it."""
+
+
+@dataclass(frozen=True)
+class OnPremNode:
+    """What an owned node needs besides the server: its share of the network fabric and storage."""
+
+    fabric_usd: float
+    storage_usd: float
+
+
+@dataclass(frozen=True)
+class OnPremCost:
+    """An owned node's investment and its equivalent monthly cost, in USD."""
+
+    server_usd: float
+    fabric_usd: float
+    storage_usd: float
+    life_months: int
+    residual_fraction: float
+    capital_usd_per_month: float
+    support_usd_per_month: float
+    power_usd_per_month: float
+    facility_usd_per_month: float
+
+    @property
+    def upfront_usd(self) -> float:
+        """Cash out on day one: server, fabric share and storage share."""
+        return self.server_usd + self.fabric_usd + self.storage_usd
+
+    @property
+    def resale_usd(self) -> float:
+        """What the node fetches when sold at the end of its life (or the horizon)."""
+        return self.upfront_usd * self.residual_fraction
+
+    @property
+    def running_usd_per_month(self) -> float:
+        """Support, power and space: cash every month the node runs."""
+        return self.support_usd_per_month + self.power_usd_per_month + self.facility_usd_per_month
+
+    @property
+    def usd_per_month(self) -> float:
+        """Equivalent monthly cost: capital charge plus running costs."""
+        return self.capital_usd_per_month + self.running_usd_per_month
+
+
+@dataclass(frozen=True)
+class Market:
+    """Where one GPU type is bought in a scenario.
+
+    ``baseline`` is the offer the pools' nodes are bought on (provider class ``on_prem`` and term
+    ``owned`` for owned nodes); ``burst`` the on-demand offer above the baseline; ``spot`` and
+    ``spot_multi_node`` the cheapest spot offers (the second also fits multi-node gangs).
+    """
+
+    gpu: str
+    baseline: Offer | None
+    node_usd_per_month: float
+    onprem: OnPremCost | None
+    burst: Offer | None
+    spot: Offer | None
+    spot_multi_node: Offer | None
+    burst_cap_gpus: int | None
+
+    @property
+    def upfront_usd_per_node(self) -> float:
+        """Up-front outlay per node (zero when rented)."""
+        return self.onprem.upfront_usd if self.onprem is not None else 0.0
+
+
+def _rows(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+def _check_provenance(path: Path, line: int, row: Mapping[str, str]) -> None:
+    """A figure needs a source with a URL and date, or the source ``assumption`` with a note."""
+    where = f"data/catalog/{path.name}, line {line}"
+    source, url, date, note = (row.get(k, "").strip() for k in ("source", "url", "date", "note"))
+    if source == "assumption":
+        if not note:
+            raise ValueError(f"{where}: an assumption needs its reasoning in the note column")
+        return
+    if not source or not date:
+        raise ValueError(
+            f"{where}: every figure needs a source and a date (or source 'assumption' and a note)"
+        )
+    if not url and not note:
+        raise ValueError(f"{where}: a source without a URL must say why in the note column")
+
+
+def read_offers(folder: Path) -> tuple[Offer, ...]:
+    """The rental offers of ``offers.csv``, each checked for its provenance."""
+    path = folder / "offers.csv"
+    offers = []
+    for line, row in enumerate(_rows(path), start=2):
+        _check_provenance(path, line, row)
+        if row["provider_class"] not in CLOUD_CLASSES or row["term"] not in TERMS:
+            raise ValueError(
+                f"data/catalog/offers.csv, line {line}: provider_class must be one of "
+                f"{', '.join(CLOUD_CLASSES)} and term one of {', '.join(TERMS)}"
+            )
+        offers.append(
+            Offer(
+                gpu=row["gpu"],
+                provider_class=row["provider_class"],
+                provider=row["provider"],
+                term=row["term"],
+                usd_per_gpu_hour=float(row["usd_per_gpu_hour"]),
+                multi_node=row["multi_node"].strip().lower() == "true",
+            )
+        )
+    return tuple(offers)
+
+
+def read_resale(folder: Path) -> tuple[tuple[int, float], ...]:
+    """The resale curve of ``resale.csv``: (months owned, fraction of the outlay), sorted."""
+    path = folder / "resale.csv"
+    points = []
+    for line, row in enumerate(_rows(path), start=2):
+        _check_provenance(path, line, row)
+        points.append((int(row["months"]), float(row["residual_fraction"])))
+    points.sort()
+    fractions = [1.0] + [f for _m, f in points]
+    if any(b > a for a, b in pairwise(fractions)):
+        raise ValueError("data/catalog/resale.csv: the residual fraction must never rise with age")
+    return tuple(points)
+
+
+def read_onprem(folder: Path) -> dict[str, OnPremNode]:
+    """Fabric and storage shares per owned node of each GPU type (``onprem.csv``)."""
+    path = folder / "onprem.csv"
+    values: dict[str, dict[str, float]] = {}
+    for line, row in enumerate(_rows(path), start=2):
+        _check_provenance(path, line, row)
+        values.setdefault(row["gpu"], {})[row["attribute"]] = float(row["value"])
+    return {
+        gpu: OnPremNode(fabric_usd=v["fabric_usd_per_node"], storage_usd=v["storage_usd_per_node"])
+        for gpu, v in values.items()
+    }
+
+
+def read_burst_caps(folder: Path) -> dict[str, int]:
+    """On-demand GPUs an estate can rent per hour, per GPU type (``burst_caps.csv``)."""
+    path = folder / "burst_caps.csv"
+    caps = {}
+    for line, row in enumerate(_rows(path), start=2):
+        _check_provenance(path, line, row)
+        caps[row["gpu"]] = int(row["gpus"])
+    return caps
+
+
+def residual_fraction(curve: Sequence[tuple[int, float]], months: float) -> float:
+    """Resale value after ``months`` as a fraction of the outlay.
+
+    Linear between the curve's points, 1.0 when new, and flat after the last point.
+    """
+    previous = (0, 1.0)
+    for point in curve:
+        if months <= point[0]:
+            (m0, f0), (m1, f1) = previous, point
+            return f0 + (f1 - f0) * (months - m0) / (m1 - m0)
+        previous = point
+    return previous[1]
+
+
+def annuity_factor(monthly_rate: float, months: int) -> float:
+    """Level monthly payment that repays 1 over ``months`` at ``monthly_rate``."""
+    if monthly_rate <= 0:
+        return 1.0 / months
+    return monthly_rate / (1.0 - (1.0 + monthly_rate) ** -months)
+
+
+def onprem_cost(
+    gpu: GpuType,
+    node: OnPremNode,
+    costs: CostParameters,
+    curve: Sequence[tuple[int, float]],
+    horizon_months: int,
+    discount_rate: float,
+    price_scale: float = 1.0,
+    residual_override: float | None = None,
+) -> OnPremCost:
+    """The investment in one owned node and its equivalent monthly cost.
+
+    Capital: (outlay − resale × v^L) × annuity(r, L), where L = min(horizon, useful life), r the
+    monthly rate of ``discount_rate`` and v = 1/(1+r). Support is a yearly fraction of the outlay;
+    power is node kW × average draw × PUE × price; space is billed per provisioned kW.
+    """
+    life = max(1, min(int(horizon_months), int(costs.useful_life_months)))
+    rate = (1.0 + discount_rate) ** (1.0 / 12.0) - 1.0
+    server = gpu.node_capex_usd * price_scale
+    upfront = server + (node.fabric_usd + node.storage_usd) * price_scale
+    residual = (
+        residual_override if residual_override is not None else residual_fraction(curve, life)
+    )
+    present_resale = upfront * residual / (1.0 + rate) ** life
+    return OnPremCost(
+        server_usd=server,
+        fabric_usd=node.fabric_usd * price_scale,
+        storage_usd=node.storage_usd * price_scale,
+        life_months=life,
+        residual_fraction=residual,
+        capital_usd_per_month=(upfront - present_resale) * annuity_factor(rate, life),
+        support_usd_per_month=upfront * costs.support_fraction_per_year / 12.0,
+        power_usd_per_month=gpu.node_power_kw
+        * costs.average_power_fraction
+        * costs.pue
+        * costs.power_usd_per_kwh
+        * HOURS_PER_MONTH,
+        facility_usd_per_month=gpu.node_power_kw * costs.facility_usd_per_kw_month,
+    )
+
+
+def spot_overhead(costs: CostParameters, nodes: int) -> float:
+    """Extra work a spot-run job does, as a fraction of its run time.
+
+    Interruptions per node-hour × nodes the job spans × (half a checkpoint interval of lost work
+    + restart time): one reclaimed node stops the whole gang.
+    """
+    per_hour = costs.spot_interruptions_per_node_month / HOURS_PER_MONTH
+    lost = costs.checkpoint_interval_hours / 2.0 + costs.spot_restart_hours
+    return per_hour * max(1, nodes) * lost
+
+
+def _offers_for(scn: Scenario, catalog: Catalog, gpu: str) -> list[Offer]:
+    """Catalog offers for ``gpu``, or the scenario's own prices where it sets them."""
+    over = scn.gpus.get(gpu)
+    own = over is not None and (
+        over.usd_per_gpu_hour_on_demand is not None or over.usd_per_gpu_hour_reserved is not None
+    )
+    listed = [o for o in catalog.offers if o.gpu == gpu]
+    if own or not listed:
+        g = catalog.gpus[gpu]
+        return [
+            Offer(
+                gpu, "scenario", "scenario file", "on_demand", g.usd_per_gpu_hour_on_demand, True
+            ),
+            Offer(gpu, "scenario", "scenario file", "commit_1y", g.usd_per_gpu_hour_reserved, True),
+            Offer(gpu, "scenario", "scenario file", "commit_3y", g.usd_per_gpu_hour_reserved, True),
+        ]
+    classes = set(scn.procurement.provider_classes)
+    return [o for o in listed if o.provider_class in classes]
+
+
+def _cheapest(offers: Sequence[Offer]) -> Offer | None:
+    """The lowest price; ties go to the offer listed first (deterministic)."""
+    return min(offers, key=lambda o: o.usd_per_gpu_hour) if offers else None
+
+
+def resolve_markets(scn: Scenario, gpus: Sequence[str]) -> dict[str, Market]:
+    """One :class:`Market` per GPU type, prices scaled by ``procurement.gpu_price_scale``."""
+    proc = scn.procurement
+    catalog = scn.catalog
+    costs = catalog.costs
+    commit = COMMITMENT_MONTHS[proc.commitment_term]
+    discount = proc.discount_rate if proc.discount_rate is not None else costs.discount_rate
+    residual_override = scn.costs.residual_value_fraction
+    markets = {}
+    by_type = proc.gpu_price_scale_by_type or {}
+    for name in gpus:
+        gpu = catalog.gpus[name]
+        scale = proc.gpu_price_scale * by_type.get(name, 1.0)
+        offers = [
+            Offer(
+                o.gpu,
+                o.provider_class,
+                o.provider,
+                o.term,
+                o.usd_per_gpu_hour * scale,
+                o.multi_node,
+            )
+            for o in _offers_for(scn, catalog, name)
+        ]
+        rentable = [
+            o for o in offers if o.term != "spot" and TERM_MONTHS[o.term] <= commit and o.multi_node
+        ]
+        rented = _cheapest(rentable)
+        rented_usd = (
+            rented.usd_per_gpu_hour * gpu.gpus_per_node * HOURS_PER_MONTH if rented else math.inf
+        )
+        owned = None
+        node = catalog.onprem.get(name)
+        if proc.mode != "cloud":
+            node = node or OnPremNode(0.0, 0.0)
+            owned = onprem_cost(
+                gpu,
+                node,
+                costs,
+                catalog.resale,
+                proc.horizon_months,
+                discount,
+                scale,
+                residual_override,
+            )
+        use_owned = owned is not None and (
+            proc.mode == "on_prem" or owned.usd_per_month < rented_usd
+        )
+        if use_owned and owned is not None:
+            per_gpu = owned.usd_per_month / gpu.gpus_per_node / HOURS_PER_MONTH
+            baseline: Offer | None = Offer(name, "on_prem", "owned", "owned", per_gpu, True)
+            node_usd = owned.usd_per_month
+        else:
+            baseline, node_usd, owned = rented, rented_usd, None
+        spots = [o for o in offers if o.term == "spot"] if proc.spot else []
+        cap = (proc.burst_cap_gpus or {}).get(name, catalog.burst_caps.get(name))
+        markets[name] = Market(
+            gpu=name,
+            baseline=baseline,
+            node_usd_per_month=node_usd,
+            onprem=owned,
+            burst=_cheapest([o for o in offers if o.term == "on_demand"]),
+            spot=_cheapest(spots),
+            spot_multi_node=_cheapest([o for o in spots if o.multi_node]),
+            burst_cap_gpus=cap,
+        )
+    return markets
+
+
+def cash_flow(
+    upfront_usd: float,
+    monthly_usd: float,
+    horizon_months: int,
+    life_months: int,
+    resale_at: Callable[[int], float],
+) -> pl.DataFrame:
+    """Cumulative cash over the horizon, one row per month (month 0 is the purchase).
+
+    The outlay is paid in month 0 and again at the start of each new useful life; the monthly
+    cash spend (rent, people, support, power: no capital charge) each month; the hardware is sold
+    at the end of each life and at the horizon, ``resale_at(age)`` times the outlay.
+    """
+    rows = []
+    total = 0.0
+    life = max(1, life_months)
+    for month in range(horizon_months + 1):
+        up = upfront_usd if month < horizon_months and month % life == 0 else 0.0
+        run = monthly_usd if month > 0 else 0.0
+        age = life if month % life == 0 else month % life
+        sold = month > 0 and (month % life == 0 or month == horizon_months)
+        back = upfront_usd * resale_at(age) if sold else 0.0
+        cash = up + run - back
+        total += cash
+        rows.append(
+            {
+                "month": month,
+                "upfront_usd": round(up, 2),
+                "monthly_usd": round(run, 2),
+                "resale_usd": round(back, 2),
+                "cash_usd": round(cash, 2),
+                "cumulative_usd": round(total, 2),
+            }
+        )
+    return pl.DataFrame(rows, schema=CASH_FLOW_SCHEMA)

@@ -1,0 +1,171 @@
+"""One fact, one figure: every number the deck, its notes, the HTML and the Markdown print is
+the plan's (or an analysis's) value in its one formatting, and the headline facts read alike in
+all three.
+
+The allowed figures are computed here from the bundle with the formatting rules stated in the
+exports' own words (money as $1.25M/$85k, multipliers with two decimals, plan FTE with one),
+independently of the export code, so a sentence that rounds a fact its own way fails.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import re
+from pathlib import Path
+
+import polars as pl
+import pytest
+from pptx import Presentation
+
+import cluster_decide as cd
+from cluster_decide.analysis import break_evens
+from cluster_decide.explain import money
+from cluster_decide.export import Bundle, build_deck, report_html
+from cluster_decide.export.reports import markdown_report
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def analysed(bundle: Bundle, default_scenario: cd.Scenario) -> Bundle:
+    """The default bundle with a real break-even search over GPU prices (its break-even lies
+    between two solves, at 2.50× and 2.55×: a fact easy to round two ways)."""
+    frame = break_evens(default_scenario, inputs=["gpu_price"])
+    return Bundle(bundle.plan, bundle.scenario, bundle.alternatives, {"break-evens": frame})
+
+
+@pytest.fixture(scope="module")
+def outputs(analysed: Bundle) -> dict[str, str]:
+    prs = Presentation(io.BytesIO(build_deck(analysed)))
+    deck_text = []
+    for slide in prs.slides:
+        for shape in slide.shapes:
+            if shape.has_text_frame:
+                deck_text.append(shape.text_frame.text)
+            if shape.has_table:
+                deck_text += [c.text for row in shape.table.rows for c in row.cells]
+        if slide.has_notes_slide:
+            deck_text.append(slide.notes_slide.notes_text_frame.text)
+    page = report_html(analysed)
+    page = re.sub(r"<svg.*?</svg>", " ", page, flags=re.S)  # chart labels: checked below
+    page = html.unescape(re.sub(r"<[^>]+>", " ", page))
+    return {
+        "deck": "\n".join(deck_text),
+        "html": page,
+        "markdown": markdown_report(analysed),
+    }
+
+
+def _multipliers(b: Bundle) -> set[str]:
+    out = set()
+    for frame in b.analyses.values():
+        for r in frame.iter_rows(named=True):
+            if r["unit"] == "x":
+                for key in ("base_value", "same_value", "changed_value"):
+                    out.add(f"{r[key] / r['base_value']:.2f}×")
+    return out
+
+
+def _dollars(b: Bundle) -> set[str]:
+    plan = b.plan
+    values = [plan.total_monthly_usd, plan.cash_monthly_usd, *plan.costs["monthly_usd"]]
+    values.append(plan.total_monthly_usd - plan.cash_monthly_usd)
+    if b.alternatives is not None:
+        values += [v for v in b.alternatives["total_monthly_usd"] if v is not None]
+        values += [v for v in b.alternatives["delta_usd"] if v is not None]
+    scn = b.scenario
+    assert scn is not None
+    values += [scn.loaded_cost_usd_per_year(s) for s in ("hpc", "kubernetes")]
+    values.append(scn.hire_one_time_cost_usd)
+    out = {money(v) for v in values}
+    for gpu in scn.catalog.gpus.values():
+        scale = scn.procurement.gpu_price_scale
+        for price in (gpu.usd_per_gpu_hour_reserved, gpu.usd_per_gpu_hour_on_demand):
+            out.add(f"${price * scale:,.2f}")
+    return out
+
+
+def _ftes(b: Bundle) -> set[str]:
+    plan = b.plan
+    out = set()
+    for col in ("available_fte", "required_fte", "idle_fte"):
+        out |= {f"{v:.1f}" for v in plan.staffing[col]}
+    scn = b.scenario
+    assert scn is not None
+    for kind in scn.catalog.platforms.values():
+        for value in kind.staffing.values():
+            out.add(f"{value:.2f}".rstrip("0").rstrip("."))
+    return out
+
+
+def test_every_multiplier_is_the_analysis_value_formatted_once(
+    outputs: dict[str, str], analysed: Bundle
+) -> None:
+    allowed = _multipliers(analysed)
+    assert "2.50×" in allowed and "2.55×" in allowed
+    for name, text in outputs.items():
+        found = set(re.findall(r"\d+(?:\.\d+)?×", text))
+        assert found, name
+        assert found <= allowed, (name, sorted(found - allowed))
+
+
+def test_every_dollar_figure_is_a_plan_or_catalog_value(
+    outputs: dict[str, str], analysed: Bundle
+) -> None:
+    allowed = _dollars(analysed)
+    for name, text in outputs.items():
+        found = set(re.findall(r"-?\$[\d,]+(?:\.\d+)?[kM]?", text))
+        assert found <= allowed, (name, sorted(found - allowed))
+
+
+def test_every_fte_figure_is_a_staffing_value(outputs: dict[str, str], analysed: Bundle) -> None:
+    allowed = _ftes(analysed)
+    for name, text in outputs.items():
+        found = set(re.findall(r"(\d+(?:\.\d+)?) (?:[A-Za-z()]+ ){0,3}FTE\b", text))
+        assert found <= allowed, (name, sorted(found - allowed))
+        assert not re.search(r"\b0\.0 (?:more )?[A-Za-z() ]*FTE", text), name
+
+
+def test_service_levels_read_the_same_in_tables_and_charts(analysed: Bundle) -> None:
+    """The HTML table's predicted level and the chart's label are the same figure."""
+    page = report_html(analysed)
+    section = page[page.index('<section id="service') :]
+    section = section[: section.index("</section>")]
+    labels = set(re.findall(r">([\d,.]+) of [\d,.]+ (?:h|ms)", section))
+    table = re.search(r"<table>.*?</table>", section, re.S)
+    assert table is not None and labels
+    cells = re.findall(r"<tr>(.*?)</tr>", table.group(0), re.S)[1:]
+    predicted = {re.findall(r"<td[^>]*>([^<]*)</td>", c)[2] for c in cells}
+    assert labels <= predicted, (labels, predicted)
+
+
+def test_headline_facts_read_alike_everywhere(outputs: dict[str, str], analysed: Bundle) -> None:
+    plan = analysed.plan
+    gpus = f"{int(plan.pools['gpus'].sum()):,} reserved GPUs"
+    for name, text in outputs.items():
+        assert money(plan.total_monthly_usd) in text, name
+        assert gpus in text, name
+
+
+def test_old_style_two_roundings_would_fail(analysed: Bundle) -> None:
+    """The check is not vacuous: the analysis's own sentence rounds the fact another way."""
+    frame = next(iter(analysed.analyses.values()))
+    sentences = " ".join(frame.filter(pl.col("found"))["sentence"])
+    assert set(re.findall(r"\d+(?:\.\d+)?×", sentences)) - _multipliers(analysed)
+
+
+def test_outputs_are_written_without_slugs(outputs: dict[str, str], analysed: Bundle) -> None:
+    scn = analysed.scenario
+    assert scn is not None
+    slugs = [w.name for w in scn.workloads] + ["hybrid_separate", "kubernetes_batch", "k8s-batch"]
+    for name, text in outputs.items():
+        for slug in slugs:
+            assert not re.search(rf"(?<![\w-]){re.escape(slug)}(?![\w-])", text), (name, slug)
+        assert "forced archetype" not in text and "seed article" not in text, name
+
+
+def test_the_deck_file_on_disk_matches(tmp_path: Path, analysed: Bundle) -> None:
+    path = tmp_path / "a.pptx"
+    path.write_bytes(build_deck(analysed))
+    assert build_deck(analysed) == path.read_bytes()

@@ -1,0 +1,170 @@
+"""The story's shape: action titles, the summary and the ask, an appendix, plain words, and the
+optional inputs other parts of the tool add (a verdict, an up-front outlay, today's estate)."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import re
+from dataclasses import dataclass
+
+import polars as pl
+import pytest
+from pptx import Presentation
+from pptx.enum.shapes import MSO_SHAPE_TYPE
+
+import cluster_decide as cd
+from cluster_decide.explain import money
+from cluster_decide.export import Bundle, build_deck, gather, report_html, sections
+from cluster_decide.export.words import NOTE_WORDS, Names
+
+
+@dataclass(frozen=True)
+class _Verdict:
+    """A stand-in for ``cd.recommend``'s result: only the attributes the exports read."""
+
+    verdict: str = "close"
+    sentence: str = (
+        "A close call: hybrid_separate beats kubernetes_batch by 1.9%, and llm-pretraining "
+        "demand 12% higher would flip it."
+    )
+    runner_up: str = "kubernetes_batch"
+    margin_usd: float = 23_500.0
+    margin_pct: float = 1.9
+    flips: pl.DataFrame = dataclasses.field(
+        default_factory=lambda: pl.DataFrame(
+            {
+                "input": ["demand:distributed_training", "gpu_price"],
+                "direction": ["up", "down"],
+                "change_pct": [12.0, -45.0],
+                "flips_to": ["kubernetes_batch", "kubernetes_batch"],
+            }
+        )
+    )
+
+
+def _deck_text(data: bytes) -> list[tuple[str, str, str]]:
+    """(title, body text, notes) per slide."""
+    out = []
+    for slide in Presentation(io.BytesIO(data)).slides:
+        title = slide.shapes.title.text_frame.text if slide.shapes.title is not None else ""
+        body = []
+        for shape in slide.shapes:
+            if shape.has_text_frame:
+                body.append(shape.text_frame.text)
+            if shape.has_table:
+                body += [c.text for row in shape.table.rows for c in row.cells]
+        notes = slide.notes_slide.notes_text_frame.text if slide.has_notes_slide else ""
+        out.append((title, "\n".join(body), notes))
+    return out
+
+
+def test_a_recommendation_is_stated_and_gets_its_own_slide(bundle: Bundle) -> None:
+    with_verdict = dataclasses.replace(bundle, recommendation=_Verdict())
+    slides = _deck_text(build_deck(with_verdict))
+    title_slide = slides[0][1]
+    assert "A close call: Separate Slurm and Kubernetes beats Kubernetes + batch add-on" in (
+        title_slide
+    )
+    summary = slides[1][1]
+    assert "How sure" in summary and "LLM pre-training demand 12% higher" in summary
+    sure = [s for s in slides if s[0].startswith("How sure: a close call")]
+    assert len(sure) == 1
+    assert "Runner-up: Kubernetes + batch add-on, $24k (1.9%) a month dearer." in sure[0][1]
+    assert "+12%" in sure[0][1] and "Distributed training demand" in sure[0][1]
+    page = report_html(with_verdict)
+    assert "How sure: a close call" in page and "hybrid_separate" not in page
+    # Without one, no such slide: the margin comes from the alternatives instead.
+    plain = _deck_text(build_deck(bundle))
+    assert not any(t.startswith("How sure") for t, _b, _n in plain)
+    assert "the runner-up, Kubernetes + batch add-on, costs" in plain[1][1]
+
+
+def test_up_front_outlay_and_todays_estate_show_only_when_the_plan_has_them(
+    bundle: Bundle,
+) -> None:
+    @dataclass(frozen=True)
+    class _Richer(cd.Plan):
+        upfront_usd: float = 2_400_000.0
+        current_monthly_usd: float = 1_400_000.0
+        transition: pl.DataFrame = dataclasses.field(
+            default_factory=lambda: pl.DataFrame(
+                {"step": ["move fine-tuning to containers"], "one_time_usd": [60000.0]}
+            )
+        )
+
+    fields = {f.name: getattr(bundle.plan, f.name) for f in dataclasses.fields(cd.Plan)}
+    richer = dataclasses.replace(bundle, plan=_Richer(**fields))
+    story = {s.key: s for s in sections(richer)}
+    summary = dict(story["summary"].rows)
+    assert summary["Up front"] == "$2.40M once, before the monthly run-rate."
+    assert "Today's estate costs $1.40M a month." in summary["Cost"]
+    saving = money(1_400_000.0 - bundle.plan.total_monthly_usd)
+    assert story["today"].title == f"The proposal saves {saving} a month against today"
+    assert story["today"].table is not None
+    assert "$2.40M up front" in dict(story["decision"].rows)["Budget"]
+    base = {s.key: s for s in sections(bundle)}
+    assert "today" not in base and "Up front" not in dict(base["summary"].rows)
+
+
+def test_story_runs_from_summary_to_decision_then_appendix(bundle: Bundle) -> None:
+    story = sections(bundle)
+    keys = [s.key for s in story]
+    assert keys[0] == "summary" and keys.index("decision") < keys.index("placements")
+    first_appendix = next(i for i, s in enumerate(story) if s.appendix)
+    assert story[first_appendix - 1].key == "decision"
+    assert all(s.appendix for s in story[first_appendix:])
+    assert keys[-1] == "glossary"
+    assert [label for label, _ in story[0].rows] == ["Answer", "Cost", "How sure", "We ask"]
+
+
+def test_every_slide_says_something_in_plain_words(bundle: Bundle) -> None:
+    names = Names.of(bundle.plan, bundle.scenario)
+    slugs = [*names.workloads, *names.pools, "hybrid_separate", "kubernetes_batch"]
+    seen_notes: set[str] = set()
+    for title, body, notes in _deck_text(build_deck(bundle))[1:]:
+        lines = [line for line in body.split("\n") if line.strip()]
+        assert len(lines) >= 3, f"'{title}' is nearly empty"
+        for slug in slugs:
+            assert not re.search(rf"(?<![\w-]){re.escape(slug)}(?![\w-])", body + notes), (
+                title,
+                slug,
+            )
+        assert len(notes.split()) <= NOTE_WORDS
+        assert notes not in seen_notes, f"'{title}' repeats another slide's notes"
+        seen_notes.add(notes)
+        assert not re.search(r"\b0\.0 (more )?\w", body + notes), title
+
+
+def test_the_glossary_glosses_the_jargon_the_deck_uses(bundle: Bundle) -> None:
+    glossary = next(s for s in sections(bundle) if s.key == "glossary")
+    assert glossary.table is not None
+    terms = [r[0] for r in glossary.table.rows]
+    assert {"gang scheduling", "p99", "FTE"} <= set(terms)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("preset", cd.PRESETS)
+def test_no_slide_is_empty_or_one_line_in_any_preset(preset: str) -> None:
+    """Below the title and above the footer, every slide has a chart, a table or at least two
+    statements (the research lab once had a one-line risks slide and an empty break-even one)."""
+    scn = cd.load_scenario(preset)
+    prs = Presentation(io.BytesIO(build_deck(gather(cd.solve(scn), scn))))
+    height = int(prs.slide_height or 0)
+    for slide in list(prs.slides)[1:]:
+        title = slide.shapes.title.text_frame.text if slide.shapes.title is not None else ""
+        body = [
+            s
+            for s in slide.shapes
+            if not s.is_placeholder
+            and (s.shape_type == MSO_SHAPE_TYPE.PICTURE or s.has_table or s.has_text_frame)
+        ]
+        visual = [s for s in body if s.shape_type == MSO_SHAPE_TYPE.PICTURE or s.has_table]
+        statements = [
+            p.text
+            for s in body
+            if s.has_text_frame and s.top < height * 0.9
+            for p in s.text_frame.paragraphs
+            if p.text.strip()
+        ]
+        assert visual or len(statements) >= 2, f"{preset}: '{title}' says too little"
