@@ -1,24 +1,29 @@
-"""Inventory at scale: a 5-million-row sacct export read, classified and derived, beside pandas.
+"""Inventory at scale: a 5-million-line sacct export ingested, beside polars' bare split.
 
 The floor row is polars' own CSV parser splitting the same fields into strings and doing
-nothing else: the most any polars-based reader can approach.
+nothing else: the most any polars-based reader can approach. The "cli" row is the whole
+`cluster-decide ingest FILE --out scenario.toml` command in a fresh process, start-up and
+scenario writing included.
 
-Run: ``.venv/bin/python benchmarks/ingest_scale.py`` (about three minutes on 2 cores, ~1 GB
-of temporary disk; each step runs ``--rounds`` times, alternating, and its median is shown). Goals (issue 4): the whole pipeline under 30 s with a peak under 3 GB, and
-the read at least 3x faster than pandas reading the same file. Figures are printed, not
-asserted: a shared machine's load moves them.
+Run: ``PYTHONPATH=. .venv/bin/python benchmarks/ingest_scale.py`` (a few minutes on 2 cores,
+~1 GB of temporary disk; each step runs ``--rounds`` times, alternating, and its median is
+shown). Goals (issue 19): the full ingest under 10 s and 2 GB, and the read within 4x the
+floor, measured in the same run. Figures are printed, not asserted: a shared machine's load
+moves them. (The earlier goal, a read 3x faster than pandas', is retired: pandas' bare read
+is faster than any reader that validates every field.)
 
 Each step runs in its own Python process, which reports its stage times (imports
-excluded), its CPU seconds and its own peak resident memory (``getrusage(RUSAGE_SELF)``),
-so one step's memory never hides another's; CPU seconds say what wall times on a busy
-shared machine cannot. The export comes from the synthetic generator (enterprise-mixed,
-90 days).
+excluded, except for the cli row's process time), its CPU seconds and its own peak resident
+memory (``getrusage(RUSAGE_SELF)``), so one step's memory never hides another's; CPU seconds
+say what wall times on a busy shared machine cannot. The export comes from the synthetic
+generator (enterprise-mixed, 90 days).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -27,7 +32,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
 import polars as pl
 
 from cluster_decide.inventory.classify import classify
@@ -51,10 +55,12 @@ def _child(step: str, path: Path, scale: float) -> dict[str, Any]:
     """Run one step in this (child) process; return its stage times in seconds.
 
     Every child imports the same modules at the top of this file before its clock starts, so
-    times compare the work alone (importing cluster_decide takes over a second: OR-Tools
-    imports pandas and pyarrow) and every peak carries the same baseline.
+    times compare the work alone and every peak carries the same baseline; the cli step's
+    `process_s` (measured by the parent) adds the interpreter's and the command's start-up.
     """
     times: dict[str, Any] = {}
+    if step == "cli":  # the command's own imports count: they are part of what a user waits for
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - the report is not measured
     t0 = time.perf_counter()
     if step == "generate":
         write_sacct(path, ESTATE, days=90, seed=1, scale=scale)
@@ -84,12 +90,15 @@ def _child(step: str, path: Path, scale: float) -> dict[str, Any]:
             columns=[f for f in header if f.lower() in USED_FIELDS],
         )
         times.update(read_s=time.perf_counter() - t0, rows=frame.height)
-    elif step in ("pandas", "pandas_pyarrow"):
-        if step == "pandas_pyarrow":
-            table = pd.read_csv(path, sep="|", engine="pyarrow")
-        else:
-            table = pd.read_csv(path, sep="|", low_memory=False)
-        times.update(read_s=time.perf_counter() - t0, rows=len(table))
+    elif step == "cli":
+        from cluster_decide.cli import main
+
+        with tempfile.TemporaryDirectory() as tmp:
+            out = str(Path(tmp) / "derived.toml")
+            status = main(["ingest", str(path), "--tz", TZ, "--out", out])
+        if status != 0:
+            raise SystemExit(f"ingest exited {status}")
+        times.update(read_s=time.perf_counter() - t0)
     else:
         raise SystemExit(f"unknown step {step!r}")
     times["total_s"] = time.perf_counter() - t0
@@ -123,7 +132,9 @@ def main() -> None:
     parser.add_argument("--scale", type=float, default=1.0, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(_child(args.child[0], Path(args.child[1]), args.scale)))
+        figures = _child(args.child[0], Path(args.child[1]), args.scale)
+        sys.stdout = sys.__stdout__
+        print(json.dumps(figures))
         return
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(args.keep or tmp)
@@ -133,7 +144,7 @@ def main() -> None:
             gen = _run("generate", path, args.rows / LINES_PER_SCALE)
             print(f"generated in {gen['generate_s']:.1f} s (peak {gen['peak_mb']:,.0f} MB)")
         print(f"export: {path}, {path.stat().st_size / 1e6:,.0f} MB", flush=True)
-        steps = ("pipeline", "polars_floor", "pandas", "pandas_pyarrow")
+        steps = ("pipeline", "polars_floor", "cli")
         # Rounds alternate the steps, so a slow spell of a shared machine hits all of them;
         # each step's median round (by read time) is reported.
         runs: dict[str, list[dict[str, Any]]] = {step: [] for step in steps}
@@ -156,30 +167,26 @@ def _report(r: dict[str, dict[str, Any]]) -> None:
     ours = r["pipeline"]
     print(f"\n{ours['rows']:,} lines -> {ours['jobs']:,} jobs -> {ours['workloads']} workloads")
     print(
-        f"{'step':<30}{'read s':>9}{'classify s':>12}{'derive s':>10}{'total s':>9}"
-        f"{'CPU s':>8}{'peak MB':>9}"
+        f"{'step':<34}{'read s':>9}{'classify s':>12}{'derive s':>10}{'total s':>9}"
+        f"{'process s':>11}{'CPU s':>8}{'peak MB':>9}"
     )
     for step, label in (
-        ("pipeline", "cluster_decide (streamed)"),
+        ("pipeline", "read, classify, derive (library)"),
         ("polars_floor", "polars.read_csv, used fields"),
-        ("pandas", "pandas.read_csv (C engine)"),
-        ("pandas_pyarrow", "pandas.read_csv (pyarrow)"),
+        ("cli", "cluster-decide ingest (command)"),
     ):
         f = r[step]
         print(
-            f"{label:<30}{f['read_s']:>9.1f}{f.get('classify_s', float('nan')):>12.1f}"
-            f"{f.get('derive_s', float('nan')):>10.1f}{f['total_s']:>9.1f}{f['cpu_s']:>8.1f}"
-            f"{f['peak_mb']:>9,.0f}"
+            f"{label:<34}{f['read_s']:>9.1f}{f.get('classify_s', float('nan')):>12.1f}"
+            f"{f.get('derive_s', float('nan')):>10.1f}{f['total_s']:>9.1f}"
+            f"{f['process_s']:>11.1f}{f['cpu_s']:>8.1f}{f['peak_mb']:>9,.0f}"
         )
-    print("\nGoals: pipeline < 30 s, peak < 3,000 MB, read >= 3x faster than pandas' read")
-    pandas_s = r["pandas"]["read_s"]
+    cli, ratio = r["cli"], ours["read_s"] / r["polars_floor"]["read_s"]
+    print("\nGoals: full ingest < 10 s and < 2,000 MB; read within 4x polars' bare split")
     print(
-        f"  pipeline {ours['total_s']:.1f} s, peak {ours['peak_mb']:,.0f} MB; the read is "
-        f"{pandas_s / ours['read_s']:.1f}x as fast as pandas (C engine) and "
-        f"{r['pandas_pyarrow']['read_s'] / ours['read_s']:.1f}x pandas (pyarrow engine).\n"
-        f"  Floor: polars' CSV parser alone, splitting the used fields into strings and "
-        f"nothing else, is {pandas_s / r['polars_floor']['read_s']:.1f}x as fast as pandas; "
-        "no reader that also checks and parses every field can beat that ratio."
+        f"  full ingest (the command, start-up included) {cli['process_s']:.1f} s, peak "
+        f"{cli['peak_mb']:,.0f} MB; the read takes {ratio:.1f}x the bare split "
+        f"({ours['read_s']:.1f} s against {r['polars_floor']['read_s']:.1f} s)."
     )
 
 

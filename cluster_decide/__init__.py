@@ -10,15 +10,33 @@ The public API (a contract: extended, never renamed)::
     cd.recommend(scn)                   # the plan, its margin, what flips it, a verdict
     cd.simulate(plan)                   # replay jobs on the plan's pools
     cd.export.deck(plan, "review.pptx") # slides, reports, images (needs the workbook extras)
+
+Names are imported on first use (PEP 562), so `import cluster_decide` is instant and a
+command that only reads job logs never loads OR-Tools, SciPy or pydantic.
 """
 
-from cluster_decide.analysis import Recommendation, compare, recommend
-from cluster_decide.errors import ScenarioError
-from cluster_decide.evaluate import Evaluation, evaluate
-from cluster_decide.model.solve import solve
-from cluster_decide.plan import Plan, Status
-from cluster_decide.scenario import PRESETS, Scenario, load_scenario, parse_scenario, save_scenario
-from cluster_decide.simulate import Simulation, simulate
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the names as mypy and editors see them; at run time they load lazily
+    from cluster_decide.analysis.compare import compare
+    from cluster_decide.analysis.recommend import Recommendation, recommend
+    from cluster_decide.errors import ScenarioError
+    from cluster_decide.evaluate import Evaluation, evaluate
+    from cluster_decide.model.solve import solve
+    from cluster_decide.plan import Plan, Status
+    from cluster_decide.scenario import (
+        PRESETS,
+        Scenario,
+        load_scenario,
+        parse_scenario,
+        save_scenario,
+    )
+    from cluster_decide.simulate import Simulation, simulate
 
 __all__ = [
     "PRESETS",
@@ -40,11 +58,59 @@ __all__ = [
 ]
 __version__ = "0.1.0"
 
+_LAZY = {
+    "PRESETS": "cluster_decide.constants",
+    "Recommendation": "cluster_decide.analysis",
+    "Evaluation": "cluster_decide.evaluate",
+    "Plan": "cluster_decide.plan",
+    "Scenario": "cluster_decide.scenario",
+    "ScenarioError": "cluster_decide.errors",
+    "Simulation": "cluster_decide.simulate",
+    "Status": "cluster_decide.plan",
+    "compare": "cluster_decide.analysis",
+    "evaluate": "cluster_decide.evaluate",
+    "load_scenario": "cluster_decide.scenario",
+    "parse_scenario": "cluster_decide.scenario",
+    "recommend": "cluster_decide.analysis",
+    "save_scenario": "cluster_decide.scenario",
+    "simulate": "cluster_decide.simulate",
+    "solve": "cluster_decide.model.solve",
+}
+"""Public name -> the module that defines it, imported on first access."""
+
 
 def __getattr__(name: str) -> object:
-    """``cd.export`` on first use: it needs the workbook extras (python-pptx, altair, vl-convert)."""
-    if name == "export":
-        import importlib
+    """Import a public name's module on first use and cache the name in this module.
 
+    `cd.export` needs the workbook extras (python-pptx, altair, vl-convert).
+    """
+    if name == "export":
         return importlib.import_module("cluster_decide.export")
-    raise AttributeError(f"module 'cluster_decide' has no attribute {name!r}")
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'cluster_decide' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+class _Package(types.ModuleType):
+    """The package's module type: keeps `cd.evaluate` and `cd.simulate` the functions.
+
+    Importing the submodule `cluster_decide.evaluate` (or `.simulate`) makes Python set the
+    package attribute of that name to the module; this keeps the function of the same name
+    there instead, as the eager imports this package used to make did.
+    """
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if isinstance(value, types.ModuleType) and _LAZY.get(name) == value.__name__:
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
+
+
+def __dir__() -> list[str]:
+    """The public names, loaded or not (for tab completion)."""
+    return sorted({*globals(), *_LAZY, "export"})

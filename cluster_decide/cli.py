@@ -15,30 +15,17 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
-
-import polars as pl
+from typing import TYPE_CHECKING
 
 from cluster_decide import ranges
-from cluster_decide.analysis import (
-    break_evens,
-    catalog_distributions,
-    compare,
-    default_distributions,
-    describe_inputs,
-    lever_values,
-    near_optimal,
-    recommend,
-    tornado,
-    uncertainty,
-)
 from cluster_decide.atomic import (
     OutputError,
     all_or_nothing,
     refuse_inputs_as_outputs,
     write_atomic,
 )
+from cluster_decide.constants import PRESETS
 from cluster_decide.errors import ScenarioError
-from cluster_decide.explain import ARCHETYPE_WORDS, money
 from cluster_decide.guard import (
     EXIT_BAD_INPUT,
     EXIT_CODES_HELP,
@@ -55,14 +42,21 @@ from cluster_decide.guard import (
     text_flag,
     time_zone,
 )
-from cluster_decide.model.solve import solve
-from cluster_decide.plan import Plan
-from cluster_decide.scenario import PRESETS, load_scenario, parse_scenario
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from cluster_decide.plan import Plan
+
+# Each command imports what it uses inside its function, so `cluster-decide ingest` and every
+# `--help` start without OR-Tools, SciPy or pydantic (see benchmarks/startup.py).
 
 __all__ = ["main", "summary"]
 
 
 def _table(frame: pl.DataFrame) -> str:
+    import polars as pl
+
     with pl.Config(
         tbl_rows=200,
         tbl_cols=20,
@@ -83,6 +77,10 @@ def summary(plan: Plan, verdict: str = "") -> str:
     ``verdict`` is the recommendation's sentence (:func:`cluster_decide.recommend`), printed
     under the architecture when given.
     """
+    import polars as pl
+
+    from cluster_decide.explain import ARCHETYPE_WORDS, money
+
     lines = [f"Scenario: {plan.scenario}", f"Status:   {plan.status.value}"]
     if not plan.feasible:
         lines += ["", *plan.explanations]
@@ -145,6 +143,10 @@ def _executor(args: argparse.Namespace, pool: bool) -> Iterator[Executor | None]
 
 
 def _solve(args: argparse.Namespace) -> int:
+    from cluster_decide.analysis import recommend
+    from cluster_decide.model.solve import solve
+    from cluster_decide.scenario import load_scenario
+
     scn = load_scenario(args.scenario)
     plan = solve(scn, time_limit_s=args.time_limit, workers=args.workers, seed=args.seed)
     rec = None
@@ -188,6 +190,9 @@ def _solve(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
+    from cluster_decide.analysis import compare, near_optimal
+    from cluster_decide.scenario import load_scenario
+
     scn = load_scenario(args.scenario)
     frame = compare(scn, time_limit_s=args.time_limit, workers=args.workers, seed=args.seed)
     alternatives = (
@@ -216,6 +221,9 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def _sensitivity(args: argparse.Namespace) -> int:
+    from cluster_decide.analysis import break_evens, lever_values, tornado
+    from cluster_decide.scenario import load_scenario
+
     scn = load_scenario(args.scenario)
     inputs = args.inputs.split(",") if args.inputs else None
     frame = tornado(
@@ -242,6 +250,14 @@ def _sensitivity(args: argparse.Namespace) -> int:
 
 
 def _uncertainty(args: argparse.Namespace) -> int:
+    from cluster_decide.analysis import (
+        catalog_distributions,
+        default_distributions,
+        describe_inputs,
+        uncertainty,
+    )
+    from cluster_decide.scenario import load_scenario
+
     scn = load_scenario(args.scenario)
     tracked = args.track.split(",") if args.track else None
     dists = catalog_distributions(scn) if args.ranges == "catalog" else default_distributions(scn)
@@ -285,6 +301,9 @@ def _export(args: argparse.Namespace) -> int:
     from datetime import datetime, timezone
 
     from cluster_decide import export
+    from cluster_decide.analysis import compare
+    from cluster_decide.model.solve import solve
+    from cluster_decide.scenario import load_scenario
 
     if not (args.pptx or args.html or args.md or args.images or args.data):
         raise ValueError("export: give at least one of --pptx, --html, --md, --images, --data")
@@ -320,7 +339,8 @@ def _export(args: argparse.Namespace) -> int:
 
 def _ingest(args: argparse.Namespace) -> int:
     """Read job logs, classify them, derive demand and write a scenario; print both reports."""
-    # Imported here so `solve` and `compare` start without the inventory readers and tqdm.
+    # Imported here, like every command's imports: `ingest` never loads the solver.
+    import polars as pl
     from tqdm import tqdm
 
     from cluster_decide.inventory import InventoryError
@@ -340,12 +360,25 @@ def _ingest(args: argparse.Namespace) -> int:
                 progress=RowProgress(bar),
                 window_days=args.window_days,
                 gpus_per_proc=args.gpus_per_proc,
+                fields=args.fields,
+                delimiter=args.delimiter,
+                swf_extended=args.swf_extended,
             )
     except InventoryError as exc:
         sys.stderr.write(f"error: {exc}\n")
         return 2
+    wait = pl.col("wait_hours_p90")
     workloads = done.demand.evidence.select(
-        "workload", "jobs", "users", "gpu_hours_per_month", "gpus_p95", "wait_hours_p90"
+        "workload",
+        "jobs",
+        "users",
+        "gpu_hours_per_month",
+        "gpus_p95",
+        # A log without start times (an SWF wait of -1) has no waits: unknown, never zero.
+        pl.when(wait.is_nan())
+        .then(pl.lit("unknown"))
+        .otherwise(wait.round(2).cast(pl.String))
+        .alias("wait_hours_p90"),
     )
     sys.stdout.write(
         f"{done.read.report.summary()}\n\nClassification "
@@ -363,7 +396,10 @@ def _ingest(args: argparse.Namespace) -> int:
         )
         return 2
     # The derived scenario is checked like any other before it is written: a log whose counts
-    # derive an implausible demand is refused here, not saved to fail later.
+    # derive an implausible demand is refused here, not saved to fail later. (The only step
+    # of `ingest` that loads the scenario model, pydantic.)
+    from cluster_decide.scenario import parse_scenario
+
     parse_scenario(
         scenario_document(done.demand.workloads, name=args.name), source=Path(args.out).name
     )
@@ -372,11 +408,30 @@ def _ingest(args: argparse.Namespace) -> int:
         f"Wrote {n} workload{'s' if n > 1 else ''} to {path}; team, procurement and "
         "policy are defaults for you to edit.\n"
     )
+    unknown = done.demand.evidence.filter(wait.is_nan())["workload"].to_list()
+    if unknown:
+        sys.stdout.write(
+            f"No waits observed for {', '.join(unknown)} (the log has no start times): their "
+            "queue-wait targets are the 1-hour default, for you to set.\n"
+        )
+    skipped = len(done.read.report.skipped_files)
+    if skipped:
+        sys.stderr.write(
+            f"warning: {skipped} of {len(args.files)} files skipped (no jobs read from them; "
+            "the read report above says why); the scenario comes from the others\n"
+        )
+        return INGEST_SKIPPED_FILES
     return 0
+
+
+INGEST_SKIPPED_FILES = 5
+"""`ingest` exit status: the scenario was written, but some input files gave no jobs."""
 
 
 def _simulate(args: argparse.Namespace) -> int:
     """Replay jobs on the recommended plan and set simulated waits beside predicted ones."""
+    from cluster_decide.model.solve import solve
+    from cluster_decide.scenario import load_scenario
     from cluster_decide.simulate import read_jobs, simulate
 
     plan = solve(
@@ -570,7 +625,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_export.set_defaults(func=_export)
     p_ingest = sub.add_parser(
-        "ingest", help="turn sacct exports or public traces into a scenario's workloads"
+        "ingest",
+        help="turn sacct exports or public traces into a scenario's workloads",
+        epilog=EXIT_CODES_HELP
+        + f"  {INGEST_SKIPPED_FILES}  (ingest) the scenario was written, but some files gave no "
+        "jobs and were skipped (listed in the read report)\n",
     )
     p_ingest.add_argument("files", nargs="+", metavar="FILE", help="job logs (gzip works)")
     p_ingest.add_argument(
@@ -590,13 +649,29 @@ def build_parser() -> argparse.ArgumentParser:
         "--window-days",
         type=flag(ranges.WINDOW_DAYS),
         metavar="DAYS",
-        help="days the logs cover, for traces without timestamps (default: measured)",
+        help="days the logs cover (default: an SWF header's StartTime-EndTime, else first "
+        "submit to last end)",
     )
     p_ingest.add_argument(
         "--gpus-per-proc",
         type=flag(ranges.GPUS_PER_PROC),
         metavar="X",
         help="count each SWF processor as X GPUs (an HPC log records no GPUs)",
+    )
+    p_ingest.add_argument(
+        "--fields",
+        metavar="LIST",
+        help="sacct -o field list of a header-less export, e.g. JobID,User,Submit,Start,End,...",
+    )
+    p_ingest.add_argument(
+        "--delimiter",
+        metavar="CHAR",
+        help="sacct --delimiter of the export (default: detected, else '|')",
+    )
+    p_ingest.add_argument(
+        "--swf-extended",
+        action="store_true",
+        help="read an SWF with extra fields (a simulator's extended SWF): the first 18 as SWF",
     )
     p_ingest.add_argument(
         "--name",

@@ -6,6 +6,8 @@ re-exports them so existing imports keep working.
 
 from __future__ import annotations
 
+from typing import Final
+
 from cluster_decide.vocabulary import (
     ARCHETYPES,
     BATCH_KINDS,
@@ -34,8 +36,13 @@ __all__ = [
     "INTERFACES",
     "PLATFORMS",
     "PLATFORM_WORDS",
+    "PRESETS",
     "SKILLS",
     "SUPPORT_LEVELS",
     "TRAINING_KINDS",
     "WORKLOAD_KINDS",
 ]
+
+PRESETS: Final = ("enterprise-mixed", "research-lab", "inference-platform")
+"""Shipped scenarios in ``data/scenarios/``; the first is the default. Here rather than in
+`scenario` so the command line names them without loading the scenario model (pydantic)."""

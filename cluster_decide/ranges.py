@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import GetCoreSchemaHandler
-from pydantic_core import CoreSchema, PydanticCustomError, core_schema
+if TYPE_CHECKING:  # pydantic is imported where a check fails, so the CLI starts without it
+    from pydantic import GetCoreSchemaHandler
+    from pydantic_core import CoreSchema
 
 __all__ = [
     "CLI_FLAGS",
@@ -91,6 +92,8 @@ class Range:
         right_type = number and (isinstance(value, int) or not self.integer)
         finite = right_type and (isinstance(value, int) or math.isfinite(value))
         if not (finite and self.contains(value)):
+            from pydantic_core import PydanticCustomError
+
             raise PydanticCustomError(
                 "value_range",
                 "expected {expected}{unit}, got {got}",
@@ -106,6 +109,8 @@ class Range:
         self, source: Any, handler: GetCoreSchemaHandler
     ) -> CoreSchema:
         """Run :meth:`check` before the strict type's own validation."""
+        from pydantic_core import core_schema
+
         return core_schema.no_info_before_validator_function(self.check, handler(source))
 
 

@@ -35,6 +35,7 @@ from cluster_decide.catalog import GPU_ATTRIBUTES, Catalog, data_dir, load_catal
 from cluster_decide.constants import (
     HOURS_PER_WEEK,
     PLATFORMS,
+    PRESETS,
     SKILLS,
     WORKLOAD_KINDS,
 )
@@ -66,9 +67,6 @@ __all__ = [
     "preset_path",
     "save_scenario",
 ]
-
-PRESETS = ("enterprise-mixed", "research-lab", "inference-platform")
-"""Shipped scenarios in ``data/scenarios/``; the first is the default."""
 
 ArchetypeChoice = Literal["any", Archetype]
 

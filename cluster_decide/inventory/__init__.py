@@ -17,6 +17,7 @@ from cluster_decide.inventory.jobs import (
     BadLine,
     ReadReport,
     ReadResult,
+    SkippedFile,
     gpu_hours,
 )
 from cluster_decide.inventory.read import read_jobs, read_many
@@ -34,6 +35,7 @@ __all__ = [
     "ReadReport",
     "ReadResult",
     "Rules",
+    "SkippedFile",
     "classify",
     "derive_workloads",
     "detect_format",

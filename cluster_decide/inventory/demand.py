@@ -128,14 +128,22 @@ def round_up_hours(hours: float, ladder: Sequence[float] = SLO_LADDER_HOURS) -> 
 
 
 def _ran(jobs: pl.DataFrame) -> pl.DataFrame:
-    """Jobs that started and held GPUs, with `end` = start + elapsed.
+    """Jobs that ran and held GPUs, with `end` = start + elapsed.
 
     The elapsed time is the scheduler's own count; a wall-clock end can be off by an hour
     when it falls in a DST-ambiguous hour, so busy GPUs and GPU-hours agree only this way.
+    A job that ran for a known time but whose start is unknown (an SWF log's wait of -1) is
+    placed at its submit time, flagged `start_unknown`: its GPU-hours count, its wait and
+    completion time do not.
     """
-    return jobs.filter(pl.col("start").is_not_null() & (pl.col("gpus") > 0)).with_columns(
-        (pl.col("start") + pl.duration(milliseconds=(pl.col("elapsed_s") * 1000).round(0))).alias(
-            "end"
+    unknown = pl.col("start").is_null() & (pl.col("elapsed_s") > 0) & pl.col("submit").is_not_null()
+    return (
+        jobs.filter((pl.col("start").is_not_null() | unknown) & (pl.col("gpus") > 0))
+        .with_columns(unknown.alias("start_unknown"), pl.coalesce("start", "submit").alias("start"))
+        .with_columns(
+            (
+                pl.col("start") + pl.duration(milliseconds=(pl.col("elapsed_s") * 1000).round(0))
+            ).alias("end")
         )
     )
 
@@ -397,7 +405,7 @@ def _measure(
         .to_numpy()
     )
     turnaround = (
-        ran.filter(pl.col("submit").is_not_null())
+        ran.filter(pl.col("submit").is_not_null() & ~pl.col("start_unknown"))
         .select(
             ((pl.col("end") - pl.col("submit")).dt.total_seconds() / 3600.0).clip(lower_bound=0)
         )
@@ -586,7 +594,10 @@ def scenario_document(
 
 
 def write_scenario(path: str | Path, workloads: Sequence[Mapping[str, Any]], **kwargs: Any) -> Path:
-    """Write `scenario_document(workloads, **kwargs)` as TOML to `path`; returns the path."""
+    """Write `scenario_document(workloads, **kwargs)` as TOML to `path`; returns the path.
+
+    The write is atomic: a failure (a full disk) leaves the old file as it was.
+    """
     from cluster_decide.atomic import write_atomic
 
     return write_atomic(path, tomli_w.dumps(scenario_document(workloads, **kwargs)))

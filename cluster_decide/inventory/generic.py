@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Mapping
+from datetime import timezone
 
 import polars as pl
 
@@ -24,7 +25,9 @@ from cluster_decide.inventory.jobs import (
     normalize_gpu_type,
     normalize_state,
     record_bad,
+    split_bad,
 )
+from cluster_decide.inventory.sanity import EARLIEST, gpu_check, state_check, time_checks
 
 __all__ = ["REQUIRED_MAPPED", "read_table"]
 
@@ -55,6 +58,33 @@ def _is_epoch(values: pl.Series) -> bool:
     """True when the column's first non-empty values are all numbers (epoch seconds)."""
     sample = values.drop_nulls().str.strip_chars().filter(values.drop_nulls() != "").head(100)
     return sample.len() > 0 and sample.cast(pl.Float64, strict=False).null_count() == 0
+
+
+def _sanity_checks(
+    column_map: Mapping[str, str], naive: list[str], aware: list[str], tz: str, *, dates: bool
+) -> list[tuple[pl.Expr, pl.Expr]]:
+    """The `sanity` checks on the parsed columns: time order and dates, GPUs, state.
+
+    Times are compared as read: naive ones in zone `tz` (a DST fold allowed), epoch ones
+    in UTC; a file that mixes the two gets the date checks only. `dates=False` skips the
+    date checks of epoch times (relative seconds).
+    """
+    checks: list[tuple[pl.Expr, pl.Expr]] = []
+    if naive and aware:
+        for c in naive:
+            checks += time_checks({c: column_map[c]})
+        for c in aware:
+            checks += time_checks({c: column_map[c]}, aware=True, dates=dates)
+    elif naive:
+        checks += time_checks({c: column_map[c] for c in naive}, fold_zone=tz)
+    elif aware:
+        checks += time_checks({c: column_map[c] for c in aware}, aware=True, dates=dates)
+    if "gpus" in column_map:
+        checks.append(gpu_check(pl.col("gpus"), column_map["gpus"]))
+    if "state" in column_map:
+        state = pl.col("state")
+        checks.append(state_check(normalize_state(state), state, column_map["state"]))
+    return checks
 
 
 def read_table(
@@ -120,15 +150,18 @@ def read_table(
                 parsed[col] = raw.str.to_datetime(time_format, strict=False, time_unit="us")
         elif col == "elapsed_s":
             parsed[col] = raw.cast(pl.Float64, strict=False)
-        elif col in _INTS:
-            parsed[col] = raw.cast(pl.Float64, strict=False).round(0).cast(pl.Int64)
+        elif col in _INTS:  # a float until checked, so 1e20 is refused, not an overflow
+            parsed[col] = raw.cast(pl.Float64, strict=False).round(0)
         elif col == "interactive":
             parsed[col] = raw.str.to_lowercase().is_in(["true", "1", "yes", "y"])
         else:
             parsed[col] = pl.when(raw != "").then(raw)
         if col in _TIMES or col == "elapsed_s" or col in _INTS:
+            unread = (raw.fill_null("") != "") & parsed[col].is_null()
+            if col in _INTS:
+                unread = unread | (parsed[col].abs() >= 2.0**53)
             checks.append(
-                pl.when((raw.fill_null("") != "") & parsed[col].is_null()).then(
+                pl.when(unread).then(
                     pl.format(f"bad {col}: cannot read '{{}}' from column {column_map[col]!r}", raw)
                 )
             )
@@ -138,10 +171,18 @@ def read_table(
     record_bad(report, mapped.filter(pl.col("reason").is_not_null()))
     good = mapped.filter(pl.col("reason").is_null())
     report.rows_used = good.height
-    jobs = good.select(*[v.alias(k) for k, v in parsed.items()])
+    jobs = good.select("line_no", "text", *[v.alias(k) for k, v in parsed.items()])
     times = [c for c in _TIMES if c in jobs.columns]
     naive = [c for c in times if getattr(jobs.schema[c], "time_zone", None) is None]
     aware = [c for c in times if c not in naive]
+    # Epoch times before 1980 count from a trace's start (relative seconds): not dates.
+    low = EARLIEST.replace(tzinfo=timezone.utc)
+    relative = any((first := jobs[c].min()) is not None and first < low for c in aware)  # type: ignore[operator]
+    sane = _sanity_checks(column_map, naive, aware, tz, dates=not relative)
+    jobs, bad = split_bad(jobs, sane)
+    record_bad(report, bad)
+    report.rows_used -= bad.height
+    jobs = jobs.drop("line_no", "text")
     jobs = localize(jobs, naive, tz, report)
     jobs = jobs.with_columns(pl.col(c).dt.convert_time_zone(tz) for c in aware)
     if "elapsed_s" not in jobs.columns:

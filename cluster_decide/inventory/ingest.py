@@ -6,11 +6,13 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cluster_decide import ranges
 from cluster_decide.inventory.classify import Classification, classify
 from cluster_decide.inventory.demand import Demand, derive_workloads
 from cluster_decide.inventory.detect import Source, detect_format, source_name
@@ -96,21 +98,41 @@ def ingest(
     prefers: Mapping[str, Sequence[str]] | None = None,
     window_days: float | None = None,
     gpus_per_proc: float | None = None,
+    fields: Sequence[str] | str | None = None,
+    delimiter: str | None = None,
+    swf_extended: bool = False,
 ) -> Ingest:
     """Read `files` (several are merged), classify them by `rules`, derive the workloads.
 
     `window_days` is the span the logs cover, for traces without timestamps (default: first
-    submit to last end); `gpus_per_proc` counts an SWF log's processors as GPUs. Raises
+    submit to last end); `gpus_per_proc` counts an SWF log's processors as GPUs; `fields`
+    and `delimiter` are sacct's `-o` list and `--delimiter` for exports without a header;
+    `swf_extended` reads an SWF with extra fields (see `swf.read_swf`). Without `window_days`,
+    an SWF header's StartTime-EndTime span is the window when it gives one. Raises
     InventoryError (only) for input that cannot be used, with a message to print that
     names the files.
     """
-    for key, value in (("window_days", window_days), ("gpus_per_proc", gpus_per_proc)):
-        if value is not None and not value > 0:
-            raise InventoryError(key, f"must be a positive number, got {value}")
+    for key, value, rng in (
+        ("window_days", window_days, ranges.WINDOW_DAYS),
+        ("gpus_per_proc", gpus_per_proc, ranges.GPUS_PER_PROC),
+    ):
+        if value is not None and not (math.isfinite(value) and rng.contains(value)):
+            raise InventoryError(
+                f"{key} (--{key.replace('_', '-')})",
+                f"expected {rng.expected()} {rng.unit}, got {value:g}",
+            )
     options: dict[str, Any] = {"format": format, "tz": tz, "column_map": column_map}
+    if fields is not None or delimiter is not None:
+        options.update(fields=fields, delimiter=delimiter)
+    if swf_extended:
+        options["extended"] = True
     if gpus_per_proc is not None:
         for file in files:
-            if (format or detect_format(file)) != "swf":
+            try:
+                fmt = format or detect_format(file)
+            except InventoryError:
+                continue  # unreadable or unknown: the read reports it, or skips it among several
+            if fmt != "swf":
                 raise InventoryError(
                     source_name(file),
                     "gpus_per_proc applies to SWF logs only",
@@ -122,6 +144,11 @@ def ingest(
     else:
         result = read_many(files, progress=progress, **options)
     classification = classify(result.jobs, load_rules(rules))
+    if window_days is None and result.report.span_days is not None:
+        window_days = result.report.span_days
+        result.report.notes.append(
+            f"window: {window_days:.1f} days, the span the log's header states"
+        )
     try:
         demand = derive_workloads(
             classification.jobs, interfaces=interfaces, prefers=prefers, window_days=window_days

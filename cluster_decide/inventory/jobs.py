@@ -15,6 +15,7 @@ import polars as pl
 from cluster_decide.inventory.errors import InventoryError
 
 __all__ = [
+    "IMPOSSIBLE",
     "JOB_COLUMNS",
     "JOB_SCHEMA",
     "KNOWN_STATES",
@@ -22,6 +23,8 @@ __all__ = [
     "BadLine",
     "ReadReport",
     "ReadResult",
+    "SkippedFile",
+    "check_zone",
     "conform",
     "empty_jobs",
     "enforce_threshold",
@@ -144,6 +147,14 @@ class BadLine:
     text: str
 
 
+@dataclass(frozen=True)
+class SkippedFile:
+    """One input file of several that gave no jobs: which, and why (the reader's message)."""
+
+    file: str
+    reason: str
+
+
 @dataclass
 class ReadReport:
     """What a read did with every input row, so no row is lost without a trace.
@@ -164,6 +175,9 @@ class ReadReport:
     ambiguous_times: int = 0
     nonexistent_times: int = 0
     notes: list[str] = field(default_factory=list)
+    skipped_files: list[SkippedFile] = field(default_factory=list)
+    span_days: float | None = None
+    """Days the input says it covers (an SWF header's StartTime to EndTime), if it says."""
 
     def skip(self, reason: str, count: int = 1) -> None:
         """Count `count` rows skipped for `reason`."""
@@ -191,6 +205,10 @@ class ReadReport:
                 f"{self.nonexistent_times} times in a DST gap moved forward one hour"
             )
         parts += [f"  note: {n}" for n in self.notes]
+        if self.skipped_files:
+            n = len(self.skipped_files)
+            parts.append(f"  {n} file{'s' if n > 1 else ''} skipped, no jobs read from:")
+            parts += [f"    {s.file}: {s.reason}" for s in self.skipped_files]
         return "\n".join(parts)
 
 
@@ -289,16 +307,33 @@ def localize(df: pl.DataFrame, columns: list[str], tz: str, report: ReadReport) 
     return out
 
 
+IMPOSSIBLE = "impossible times"
+"""The reason prefix of a row whose times are out of order (end before start, ...)."""
+
+
 def enforce_threshold(report: ReadReport, max_bad_fraction: float) -> None:
     """Fail the read when malformed rows exceed `max_bad_fraction` of the rows read.
 
     Also fails when nothing usable was found, so an empty file is never a silent success.
+    When most malformed rows fail the same time-order check, the message says the columns
+    look swapped or mislabelled (Submit and End exchanged puts every end before its start).
     """
     if report.rows_read == 0:
         raise InventoryError(
             report.source, "no job rows found", expected=f"a non-empty {report.format} file"
         )
     frac = report.malformed_rows / report.rows_read
+    order = [(n, r) for r, n in report.skipped.items() if r.startswith(IMPOSSIBLE)]
+    if frac > max_bad_fraction and order and max(order)[0] * 2 > report.malformed_rows:
+        n, reason = max(order)
+        first = next((b for b in report.bad_lines if b.reason.startswith(reason)), None)
+        where = f"; first at line {first.line}: {first.reason}" if first else ""
+        raise InventoryError(
+            report.source,
+            f"the time columns look swapped or mislabelled: {n} of {report.rows_read} rows "
+            f"({n / report.rows_read:.0%}) have {reason[len(IMPOSSIBLE) :].strip(' ()')}{where}",
+            expected="Submit <= Start <= End; check the header, or the --fields order",
+        )
     if frac > max_bad_fraction:
         first = report.bad_lines[0] if report.bad_lines else None
         detail = f"; first at line {first.line}: {first.reason}" if first else ""
@@ -339,20 +374,33 @@ def split_bad(
     Conditions are evaluated on every row, messages only on the bad ones: formatting a
     message for millions of good rows would cost more than the whole parse.
     """
+    none = frame.clear().with_columns(pl.lit(None, dtype=pl.String).alias("reason"))
     if not checks:
-        return frame, frame.clear().with_columns(pl.lit(None, dtype=pl.String).alias("reason"))
-    flags = frame.with_columns(
-        pl.any_horizontal([c.fill_null(False) for c, _ in checks]).alias("_bad")
-    )
+        return frame, none
+    is_bad = frame.select(pl.any_horizontal([c.fill_null(False) for c, _ in checks])).to_series()
+    if not is_bad.any():  # the usual case: no copy of the frame
+        return frame, none
     # One chunk: polars 2.1 panics formatting messages over a many-chunk filter result.
     bad = (
-        flags.filter(pl.col("_bad"))
+        frame.filter(is_bad)
         .rechunk()
         .with_columns(
             pl.coalesce([pl.when(c.fill_null(False)).then(m) for c, m in checks]).alias("reason")
         )
     )
-    return flags.filter(~pl.col("_bad")).drop("_bad"), bad.drop("_bad")
+    return frame.filter(~is_bad), bad
+
+
+def check_zone(tz: str, source: str = "tz") -> None:
+    """Raise InventoryError unless `tz` is a time zone the readers can convert to."""
+    try:
+        pl.select(pl.lit(0).cast(pl.Datetime("us")).dt.replace_time_zone(tz))
+    except (pl.exceptions.PolarsError, ValueError, OverflowError):
+        raise InventoryError(
+            source,
+            f"unknown time zone {tz!r}",
+            expected="an IANA zone name such as UTC, Europe/Berlin or America/Chicago",
+        ) from None
 
 
 def time_zone_of(jobs: pl.DataFrame, column: str = "submit") -> str:

@@ -7,10 +7,16 @@ from typing import Any
 
 import polars as pl
 
-from cluster_decide.inventory.detect import FORMATS, Source, detect_format
+from cluster_decide.inventory.detect import FORMATS, Source, detect_format, source_name
 from cluster_decide.inventory.errors import InventoryError
 from cluster_decide.inventory.generic import read_table
-from cluster_decide.inventory.jobs import ReadReport, ReadResult, time_zone_of
+from cluster_decide.inventory.jobs import (
+    ReadReport,
+    ReadResult,
+    SkippedFile,
+    check_zone,
+    time_zone_of,
+)
 from cluster_decide.inventory.sacct import read_sacct
 from cluster_decide.inventory.sacct_json import read_sacct_json
 from cluster_decide.inventory.swf import read_swf
@@ -38,9 +44,25 @@ def read_jobs(
     `progress(done, total)` is called per chunk for sacct text, once at the end otherwise.
     """
     name = str(source) if not isinstance(source, bytes) else "<bytes>"
+    if tz is not None:
+        check_zone(tz)
     if format is not None and format not in FORMATS:
         raise InventoryError(name, f"unknown format {format!r}", expected=f"one of {FORMATS}")
     fmt = format or detect_format(source)
+    text_options = sorted(k for k in ("fields", "delimiter") if options.get(k) is not None)
+    if text_options and fmt != "sacct":
+        if format is None and fmt == "csv":
+            fmt = "sacct"  # a header-less sacct export whose fields hold commas
+        else:
+            raise InventoryError(
+                name,
+                f"{' and '.join(text_options)} apply to sacct text exports, and this is {fmt}",
+                expected="a sacct --parsable(2) export, or neither option",
+            )
+    if options.get("extended") and fmt != "swf":
+        raise InventoryError(
+            name, f"the extended SWF option applies to SWF logs, and this is {fmt}"
+        )
     if fmt == "sacct":
         return read_sacct(
             source,
@@ -96,11 +118,30 @@ def read_many(sources: Sequence[Source], **kwargs: Any) -> ReadResult:
     """Read several files (for example one sacct export per month) into one job table.
 
     Job ids repeated across files keep the last record; the reports are merged, with each
-    file's notes prefixed by its name.
+    file's notes prefixed by its name. A file that gives no jobs (empty, an error response
+    such as slurmdbd's "slurmdb_jobs_get() found nothing", unreadable, or refused by its
+    reader) is skipped and listed in the report's `skipped_files` with the reason; the read
+    fails only when no file gives jobs.
     """
     if not sources:
         raise InventoryError("<none>", "no input files", expected="at least one file")
-    results = [read_jobs(s, **kwargs) for s in sources]
+    results: list[ReadResult] = []
+    skipped: list[SkippedFile] = []
+    for source in sources:
+        try:
+            results.append(read_jobs(source, **kwargs))
+        except InventoryError as exc:
+            reason = str(exc)
+            name = source_name(source)
+            if reason.startswith(f"{name}: "):
+                reason = reason[len(name) + 2 :]
+            skipped.append(SkippedFile(name, reason))
+    if not results:
+        raise InventoryError(
+            ", ".join(source_name(s) for s in sources),
+            f"no file gave jobs ({len(skipped)} skipped): "
+            + "; ".join(f"{s.file}: {s.reason}" for s in skipped),
+        )
     tz = time_zone_of(results[0].jobs)
     frames = [
         r.jobs.with_columns(pl.col(c).dt.convert_time_zone(tz) for c in ("submit", "start", "end"))
@@ -130,4 +171,5 @@ def read_many(sources: Sequence[Source], **kwargs: Any) -> ReadResult:
         merged.skip("duplicate job record across files (the last one is kept)", dups)
         merged.rows_used -= dups
     merged.jobs_kept = jobs.height
+    merged.skipped_files = skipped
     return ReadResult(jobs, merged)

@@ -21,7 +21,13 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from cluster_decide.inventory.detect import LineBatch, Source, line_batches, source_name
+from cluster_decide.inventory.detect import (
+    LineBatch,
+    Source,
+    count_byte,
+    line_batches,
+    source_name,
+)
 from cluster_decide.inventory.errors import InventoryError
 from cluster_decide.inventory.jobs import (
     ReadReport,
@@ -33,6 +39,8 @@ from cluster_decide.inventory.jobs import (
     record_bad,
     split_bad,
 )
+from cluster_decide.inventory.sanity import gpu_check, state_check, time_checks
+from cluster_decide.inventory.sniff import fields_command, guess_fields, sniff_delimiter
 
 __all__ = [
     "AWS_FIELDS",
@@ -131,13 +139,15 @@ def parse_elapsed(expr: pl.Expr) -> pl.Expr:
 def tres_gpus(expr: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
     """(GPU count, GPU type) from a TRES string such as `cpu=8,gres/gpu:h100=8,gres/gpu=8`.
 
+    Counts are floats, so a count too large for an integer is seen (and refused) as such.
+
     The untyped `gres/gpu=N` is the total; typed entries are only summed when it is absent,
     so a job listed both ways is not counted twice. Null when the string names no GPU.
     """
-    untyped = expr.str.extract(r"(?:^|,)gres/gpu=(\d+)", 1).cast(pl.Int64, strict=False)
+    untyped = expr.str.extract(r"(?:^|,)gres/gpu=(\d+)", 1).cast(pl.Float64, strict=False)
     typed = expr.str.extract_all(r"(?:^|,)gres/gpu:[^=,]+=\d+")
     typed_sum = typed.list.eval(
-        pl.element().str.extract(r"=(\d+)$", 1).cast(pl.Int64, strict=False)
+        pl.element().str.extract(r"=(\d+)$", 1).cast(pl.Float64, strict=False)
     ).list.sum()
     typed_sum = pl.when(typed.list.len() > 0).then(typed_sum).otherwise(None)
     gtype = expr.str.extract(r"(?:^|,)gres/gpu:([^=,]+)=", 1)
@@ -147,7 +157,7 @@ def tres_gpus(expr: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
 def gres_gpus(expr: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
     """(GPU count, GPU type) from an older GRES string: `gpu:2`, `gpu:v100:2(IDX:0-1)`."""
     groups = expr.str.extract_groups(r"(?:^|,)gpu(?::([A-Za-z][^:,()]*))?:(\d+)")
-    count = groups.struct.field("2").cast(pl.Int64, strict=False)
+    count = groups.struct.field("2").cast(pl.Float64, strict=False)
     return count, groups.struct.field("1")
 
 
@@ -165,10 +175,10 @@ def submit_line_gpus(line: pl.Expr, nodes: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
     per_other = line.str.extract_groups(opt.format(name="gpus-per-(?:task|socket)"))
     n_nodes = nodes.fill_null(1).clip(lower_bound=1)
     count = pl.coalesce(
-        total.struct.field("2").cast(pl.Int64, strict=False),
-        gres.struct.field("2").cast(pl.Int64, strict=False),
-        per_node.struct.field("2").cast(pl.Int64, strict=False) * n_nodes,
-        per_other.struct.field("2").cast(pl.Int64, strict=False),
+        total.struct.field("2").cast(pl.Float64, strict=False),
+        gres.struct.field("2").cast(pl.Float64, strict=False),
+        per_node.struct.field("2").cast(pl.Float64, strict=False) * n_nodes,
+        per_other.struct.field("2").cast(pl.Float64, strict=False),
     )
     gtype = pl.coalesce(
         total.struct.field("1"),
@@ -205,12 +215,17 @@ def _split_fields(fields: Sequence[str] | str) -> list[str]:
 
 def _resolve_layout(
     name: str,
-    first: str,
+    head: list[str],
     delimiter: str,
     fields: Sequence[str] | str | None,
     header: bool | None,
 ) -> tuple[list[str], int, bool]:
-    """(field names, how many trailing fields may be missing, first line is a header)."""
+    """(field names, how many trailing fields may be missing, first line is a header).
+
+    `head` is the export's first content lines: the first is the header, if any; the others
+    feed the guess shown when a header-less export comes without its field list.
+    """
+    first = head[0]
     tokens = [t.strip() for t in first.split(delimiter)]
     if tokens and tokens[-1] == "":
         tokens.pop()
@@ -227,15 +242,35 @@ def _resolve_layout(
             name,
             f"first data line has no {delimiter!r} separator",
             line=None,
-            expected="sacct --parsable2 output (pass format= if this is another format)",
+            expected="sacct --parsable2 output (pass format= if this is another format, or "
+            "delimiter= / --delimiter for sacct --delimiter=X)",
         )
     raw = first.split(delimiter)
     if len(raw) in (25, 26) and raw[1][:1].isdigit() and raw[0][:1].isupper():
         return [*AWS_FIELDS, "Partition"], 1, False
+    guess = guess_fields(head, delimiter)
+    if "JobID" not in guess:
+        raise InventoryError(
+            name,
+            f"does not look like a sacct export: no header, and no field holds job ids "
+            f"({len(guess)} fields per line, delimiter {delimiter!r})",
+            expected="sacct --parsable2 output (pass format= if this is another format, or "
+            "fields= / --fields naming the sacct -o fields in order)",
+        )
+    trailing = " and a trailing delimiter (--parsable)" if len(raw) > len(guess) else ""
+    unnamed = [g for g in guess if g.startswith("X")]
+    hint = (
+        f"; name the {', '.join(unnamed)} field{'s' if len(unnamed) > 1 else ''} from your "
+        "sacct -o list (User, Account, Partition, JobName, NCPUS, ...) or leave them, and they "
+        "are skipped"
+        if unnamed
+        else ""
+    )
     raise InventoryError(
         name,
-        f"no header line and no field list ({len(raw)} fields per line)",
-        expected="a header with JobID, or fields=[...] naming the sacct -o fields in order",
+        f"no header line and no field list ({len(guess)} fields per line{trailing}, "
+        f"delimiter {delimiter!r}); the values look like {','.join(guess)}",
+        expected=f"the sacct -o fields in order: {fields_command(name, guess, delimiter)}{hint}",
     )
 
 
@@ -244,7 +279,7 @@ def read_sacct(
     *,
     tz: str = "UTC",
     fields: Sequence[str] | str | None = None,
-    delimiter: str = "|",
+    delimiter: str | None = None,
     header: bool | None = None,
     expand_arrays: bool = False,
     max_bad_fraction: float = 0.05,
@@ -253,7 +288,9 @@ def read_sacct(
     """Read a `sacct --parsable2` (or `--parsable`) export into the job table.
 
     `tz` is the zone of the host that ran sacct (its times carry no offset). `fields` names
-    the `-o` fields when the export has no header. Step rows (`.batch`, `.extern`, `.0`,
+    the `-o` fields when the export has no header (a list, or the `-o` string). `delimiter`
+    is sacct's `--delimiter` (default: the character that splits the first lines alike, else
+    `|`); a trailing one (`--parsable`) is accepted. Step rows (`.batch`, `.extern`, `.0`,
     `.interactive`) are folded into their allocation; `expand_arrays` turns a pending array
     `123_[1-5%2]` into one pending row per task. Raises InventoryError when more than
     `max_bad_fraction` of the rows are malformed, or on an empty or foreign file.
@@ -292,11 +329,12 @@ def read_sacct(
         in_flight: deque[tuple[LineBatch, Future[list[tuple[int, _Chunk]]]]] = deque()
         for batch in line_batches(source):
             if layout is None:
-                first = batch.first_content()
-                if first is None:
+                head = batch.head_content(_SNIFF_LINES)
+                if not head:
                     continue
-                layout, has_header = _layout_of(name, first, delimiter, fields, header)
-                after = first[0] - (0 if has_header else 1)
+                layout, has_header = _layout_of(name, head, delimiter, fields, header)
+                layout.tz = tz
+                after = head[0][0] - (0 if has_header else 1)
             in_flight.append((batch, pool.submit(_read_batch, batch, layout, after)))
             if len(in_flight) >= PIPELINE:
                 oldest, future = in_flight.popleft()
@@ -311,6 +349,7 @@ def read_sacct(
     record_bad(report, pl.concat([p.bad for p in parts]))
     _enforce_early(report, max_bad_fraction)
     jobs = _combine(parts, layout, report, expand_arrays)
+    _check_elapsed(name, jobs, layout)
     jobs = localize(jobs, ["submit", "start", "end"], tz, report)
     jobs = conform(jobs, tz)
     report.jobs_kept = jobs.height
@@ -318,20 +357,57 @@ def read_sacct(
     return ReadResult(jobs, report)
 
 
+def _check_elapsed(name: str, jobs: pl.DataFrame, layout: _Layout) -> None:
+    """Refuse an export whose Elapsed disagrees with End - Start for most jobs that ran.
+
+    Elapsed is the duration every GPU-hour is computed from; when another field sits in its
+    place (a Timelimit, a CPU time), most jobs disagree with their own start and end. A few
+    may (suspended jobs, a DST fold in wall-clock times), so only a majority of 20 or more
+    jobs refuses the file.
+    """
+    if not {"start", "end"} <= layout.present or not {"elapsed", "elapsedraw"} & layout.present:
+        return
+    span = (pl.col("end") - pl.col("start")).dt.total_seconds()
+    ran = jobs.filter(span > 0)
+    if ran.height < 20:
+        return
+    off = ran.select(
+        ((pl.col("elapsed_s") - span).abs() > pl.max_horizontal(span * 0.05, pl.lit(120))).sum()
+    ).item()
+    if off * 2 > ran.height:
+        label = layout.labels.get("elapsed") or layout.labels["elapsedraw"]
+        raise InventoryError(
+            name,
+            f"{label} looks mislabelled: it differs from End - Start by more than 5% in "
+            f"{off:,} of the {ran.height:,} jobs that ran",
+            expected=f"{label} as the job's wall-clock duration; check the header or the "
+            "--fields order",
+        )
+
+
+_SNIFF_LINES = 50
+"""Content lines the delimiter and a field guess are read from."""
+
+
 def _layout_of(
     name: str,
-    first_row: tuple[int, str],
-    delimiter: str,
+    head: list[tuple[int, str]],
+    delimiter: str | None,
     fields: Sequence[str] | str | None,
     header: bool | None,
 ) -> tuple[_Layout, bool]:
-    """The export's layout from its first content line, and whether that line is a header."""
-    first_line, first = first_row
+    """The export's layout from its first content lines, and whether the first is a header."""
+    first_line, first = head[0]
     if first.lstrip().startswith(("{", "[")):
         raise InventoryError(
             name, "this is JSON, not sacct text", line=first_line, expected="format='sacct_json'"
         )
-    names, optional_tail, has_header = _resolve_layout(name, first, delimiter, fields, header)
+    texts = [text for _, text in head]
+    if delimiter is None:
+        delimiter = sniff_delimiter(texts) or "|"
+    elif not delimiter or delimiter in ("\n", "\r"):
+        raise InventoryError(name, f"bad delimiter {delimiter!r}", expected="sacct's --delimiter")
+    names, optional_tail, has_header = _resolve_layout(name, texts, delimiter, fields, header)
     keys = [n.lower() for n in names]
     if "jobid" not in keys and "jobidraw" not in keys:
         raise InventoryError(name, f"fields {names} lack JobID", expected="JobID or JobIDRaw")
@@ -366,6 +442,7 @@ class _Layout:
         self.first_index = {k: i for i, k in reversed(list(enumerate(keys)))}
         self.present = {k for k in self.first_index if k in USED_FIELDS}
         self.labels = {k: names[i] for k, i in self.first_index.items()}
+        self.tz = "UTC"  # the zone of the export's wall-clock times
 
     def col(self, *options: str) -> pl.Expr:
         """The first non-empty of the named fields (null when none is in the export)."""
@@ -380,7 +457,8 @@ class _Chunk:
     """What one slice of lines gives, to be combined with the other slices.
 
     Parsed allocations, step summaries, orphan candidates (steps whose allocation is not in
-    the slice) and malformed lines.
+    the slice), malformed lines, the ids of rejected allocation rows, and how many step
+    rows each job whose allocation row is not in the slice has (`far_steps`).
     """
 
     allocs: pl.DataFrame
@@ -388,6 +466,8 @@ class _Chunk:
     candidates: pl.DataFrame
     bad: pl.DataFrame
     n_steps: int
+    rejected: pl.Series
+    far_steps: pl.DataFrame
 
 
 def _content(lines: pl.DataFrame) -> pl.DataFrame:
@@ -478,7 +558,7 @@ class _LineIndex:
             or (b"#" in body and (body.startswith(b"#") or b"\n#" in body))
         ):
             return None
-        k, rest = divmod(body.count(delim), n_lines)
+        k, rest = divmod(count_byte(body, delim), n_lines)
         if rest or k not in self.allowed:
             return None
         if k == len(self.layout.names):  # --parsable: every line must end with the delimiter
@@ -640,7 +720,23 @@ def _parse(
     is_step = pl.col("_step").is_not_null()
     parsed, checks = _parse_allocations(frame.filter(~is_step), layout)
     allocs, bad_allocs = split_bad(parsed, checks)
-    jobs = _columns(allocs.drop("text"), layout)
+    jobs, bad_jobs = split_bad(_columns(allocs.drop("text"), layout), _sanity_checks(layout))
+    if not bad_jobs.is_empty() and layout.tz != "UTC":
+        # Wall-clock times out of order by up to an hour in a DST fold are no error: checked
+        # again with that allowance, on the few rows that failed.
+        again, bad_jobs = split_bad(bad_jobs.drop("reason"), _sanity_checks(layout, fold=True))
+        if not again.is_empty():
+            jobs = pl.concat([jobs, again]).sort("line_no")
+    jobs = jobs.drop("_gpu_unread")
+    # The steps of a rejected allocation row go with it (in `_combine`, which sees every
+    # chunk), rather than rebuild the job.
+    rejected = pl.concat(
+        [
+            early_bad.filter(pl.col("_step").is_null())["_alloc"].drop_nulls(),
+            bad_allocs["_alloc"],
+            bad_jobs["job_id"],
+        ]
+    )
     n_steps = frame.height - parsed.height
     # Steps matter only where the allocation row leaves something open: its GPUs or GPU type
     # are unknown, its allocation row is elsewhere (another chunk, or none: an orphan), or
@@ -661,7 +757,11 @@ def _parse(
         elsewhere
         | (is_step & (interactive_step | (gpu_step & pl.col("_alloc").is_in(open_ids.implode()))))
     )
-    with_gpu = _by_distinct(steps.filter(gpu_step), col("alloctres"), tres_gpus, "_s")
+    with_gpu, bad_steps = split_bad(
+        _by_distinct(steps.filter(gpu_step), col("alloctres"), tres_gpus, "_s"),
+        [gpu_check(pl.col("_s_n"), "a step's AllocTRES")],
+    )
+    n_steps -= bad_steps.height
     interactive = (
         steps.filter(interactive_step)
         .select("_alloc", pl.lit(True).alias("_istep"))
@@ -685,15 +785,28 @@ def _parse(
         how="left",
         maintain_order="left",
     )
+    bad_jobs = bad_jobs.select("line_no", "reason").join(
+        allocs.select("line_no", "text"), on="line_no", how="left"
+    )
     bad = pl.concat(
         [
             early_bad.select("line_no", "text", "reason"),
             bad_allocs.select("line_no", "text", "reason"),
+            bad_jobs.select("line_no", "text", "reason"),
+            bad_steps.select("line_no", "reason")
+            .join(frame.select("line_no", "text"), on="line_no", how="left")
+            .select("line_no", "text", "reason"),
         ]
     )
     if quote is not None and not bad.is_empty():
         bad = bad.with_columns(pl.Series("text", quote(bad["line_no"].to_list()), pl.String))
-    return _Chunk(jobs, summary.filter(~here), candidates, bad, n_steps)
+    far = (
+        elsewhere
+        if bad_steps.is_empty()
+        else elsewhere & ~pl.col("line_no").is_in(bad_steps["line_no"].implode())
+    )
+    far_steps = frame.filter(far).group_by("_alloc").len()  # bad steps are counted already
+    return _Chunk(jobs, summary.filter(~here), candidates, bad, n_steps, rejected, far_steps)
 
 
 def _enforce_early(report: ReadReport, max_bad_fraction: float) -> None:
@@ -787,6 +900,7 @@ def _columns(allocs: pl.DataFrame, layout: _Layout) -> pl.DataFrame:
     nodes_out = (
         pl.when(nodes.is_null() | (nodes == 0)).then(pl.coalesce(req_nodes, nodes)).otherwise(nodes)
     )
+    unreadable = []
     for key, parse, prefix in (
         ("alloctres", tres_gpus, "_a"),
         ("reqtres", tres_gpus, "_r"),
@@ -795,9 +909,14 @@ def _columns(allocs: pl.DataFrame, layout: _Layout) -> pl.DataFrame:
     ):
         if key in present:
             allocs = _by_distinct(allocs, col(key), parse, prefix)
+            unreadable.append(
+                pl.when(pl.col(f"{prefix}_x")).then(
+                    pl.format(f"{layout.labels[key]} '{{}}'", col(key))
+                )
+            )
         else:
             allocs = allocs.with_columns(
-                pl.lit(None, dtype=pl.Int64).alias(f"{prefix}_n"),
+                pl.lit(None, dtype=pl.Float64).alias(f"{prefix}_n"),
                 pl.lit(None, dtype=pl.String).alias(f"{prefix}_t"),
             )
     s_n, s_t = submit_line_gpus(col("submitline"), nodes_out)
@@ -814,6 +933,7 @@ def _columns(allocs: pl.DataFrame, layout: _Layout) -> pl.DataFrame:
         pl.col("_end").alias("end"),
         pl.coalesce("_elapsed", raw_secs, span, pl.lit(0.0)).alias("elapsed_s"),
         pl.coalesce("_a_n", "_r_n", "_ag_n", "_rg_n", s_n).alias("_gpus"),
+        pl.coalesce(*unreadable, pl.lit(None, dtype=pl.String)).alias("_gpu_unread"),
         pl.coalesce("_a_t", "_r_t", "_ag_t", "_rg_t", s_t).alias("_gtype"),
         nodes_out.alias("nodes"),
         pl.when(cpus.is_null() | (cpus == 0))
@@ -827,6 +947,38 @@ def _columns(allocs: pl.DataFrame, layout: _Layout) -> pl.DataFrame:
     )
 
 
+def _sanity_checks(layout: _Layout, *, fold: bool = False) -> list[tuple[pl.Expr, pl.Expr]]:
+    """The `sanity` checks on `_columns` output: time order and dates, GPUs, state, counts.
+
+    `fold` allows times out of order by up to an hour in the export zone's DST fold (costly:
+    for the rows that failed without it).
+    """
+    labels: dict[str, str] = {
+        k: layout.labels[k] for k in ("submit", "start", "end") if k in layout.present
+    }
+    checks = time_checks(labels, fold_zone=layout.tz if fold else None)
+    checks.append(gpu_check(pl.col("_gpus"), "TRES/GRES"))
+    checks.append(
+        (
+            pl.col("_gpu_unread").is_not_null(),
+            pl.format("bad GPU count: cannot read the GPUs in {}", pl.col("_gpu_unread")),
+        )
+    )
+    if "state" in layout.present:
+        checks.append(state_check(pl.col("state"), pl.col("state"), layout.labels["state"]))
+    checks.append(
+        (
+            (pl.col("cpus") > 0) & (pl.col("nodes") > pl.col("cpus")),
+            pl.format(
+                "impossible counts (more nodes than CPUs): {} nodes, {} CPUs",
+                pl.col("nodes"),
+                pl.col("cpus"),
+            ),
+        )
+    )
+    return checks
+
+
 def _by_distinct(
     frame: pl.DataFrame,
     source: pl.Expr,
@@ -837,6 +989,8 @@ def _by_distinct(
 
     TRES and GRES strings repeat across jobs (thousands of distinct values in millions of
     rows), so the regexes run on the distinct values and a hash lookup maps them back.
+    `{prefix}_x` is true where the string names GPUs (`gres/gpu=`, `gpu:`) whose count
+    cannot be read.
     """
     values = frame.select("line_no", source.alias("_v"))["_v"]  # a literal broadcasts
     count, gtype = parse(pl.col("_v"))
@@ -844,14 +998,27 @@ def _by_distinct(
         values.drop_nulls()
         .unique()
         .to_frame()
-        .select("_v", count.cast(pl.Int64).alias("n"), gtype.cast(pl.String).alias("t"))
-    )
-    return frame.with_columns(
-        values.replace_strict(table["_v"], table[c], default=None, return_dtype=dtype).alias(
-            f"{prefix}_{c}"
+        .select(
+            "_v",
+            count.cast(pl.Float64).alias("n"),
+            gtype.cast(pl.String).alias("t"),
+            (pl.col("_v").str.contains(_NAMES_GPUS) & count.is_null()).alias("x"),
         )
-        for c, dtype in (("n", pl.Int64), ("t", pl.String))
     )
+    unread = table.filter("x")["_v"]  # usually none: then no third lookup per row
+    return frame.with_columns(
+        *[
+            values.replace_strict(table["_v"], table[c], default=None, return_dtype=dtype).alias(
+                f"{prefix}_{c}"
+            )
+            for c, dtype in (("n", pl.Float64), ("t", pl.String))
+        ],
+        (values.is_in(unread.implode()) if unread.len() else pl.lit(False)).alias(f"{prefix}_x"),
+    )
+
+
+_NAMES_GPUS = r"(?:^|,)(?:gres/gpu[=:]|gpu(?:[:(,]|$))"
+"""A TRES or GRES string that names GPUs: `gres/gpu=4`, `gres/gpu:a100=4`, `gpu:2`, `gpu`."""
 
 
 def _combine(
@@ -882,6 +1049,17 @@ def _combine(
             report.skip("duplicate job record (the last one is kept)", dup)
             report.rows_used -= dup
     candidates = pl.concat([p.candidates for p in parts]).sort("line_no")
+    # Steps of a job whose allocation row was rejected (and has no good copy) are dropped
+    # with it, counted, rather than rebuild the job from a step.
+    rejected = pl.concat([p.rejected for p in parts]).unique()
+    if rejected.len():
+        rejected = rejected.filter(~rejected.is_in(allocs["job_id"].implode()))
+        far_steps = pl.concat([p.far_steps for p in parts])
+        dropped = int(far_steps.filter(pl.col("_alloc").is_in(rejected.implode()))["len"].sum())
+        report.skip("step row of a rejected job row", dropped)
+        report.rows_used -= dropped
+        n_steps -= dropped
+        candidates = candidates.filter(~pl.col("_alloc").is_in(rejected.implode()))
     # Look the few candidate ids up among the jobs, not the jobs among the candidates.
     known = allocs.filter(pl.col("job_id").is_in(candidates["_alloc"].unique().implode()))
     promoted = candidates.filter(~pl.col("_alloc").is_in(known["job_id"].implode())).unique(
@@ -892,10 +1070,17 @@ def _combine(
             f"{promoted.height} jobs had step rows but no allocation row; each was built "
             "from its first step"
         )
-        parsed, _ = _parse_allocations(promoted, layout)
-        found = _columns(parsed, layout).with_columns(
+        parsed, checks = _parse_allocations(promoted, layout)
+        parsed, bad_parsed = split_bad(parsed, checks)
+        found, bad_found = split_bad(_columns(parsed, layout), _sanity_checks(layout))
+        bad = pl.concat(
+            [bad_parsed.select("line_no", "reason"), bad_found.select("line_no", "reason")]
+        )
+        record_bad(report, bad.with_columns(pl.lit("(a step row)").alias("text")))
+        report.rows_used -= bad.height
+        found = found.drop("_gpu_unread").with_columns(
             pl.lit(None, dtype=pl.Boolean).alias("_istep"),
-            pl.lit(None, dtype=pl.Int64).alias("_sgpus"),
+            pl.lit(None, dtype=pl.Float64).alias("_sgpus"),
             pl.lit(None, dtype=pl.String).alias("_stype"),
         )
         allocs = pl.concat([allocs, found]).sort("line_no")

@@ -23,8 +23,11 @@ from cluster_decide.inventory.jobs import (
     enforce_threshold,
     normalize_gpu_type,
     normalize_state,
+    record_bad,
+    split_bad,
 )
 from cluster_decide.inventory.sacct import submit_line_gpus
+from cluster_decide.inventory.sanity import gpu_check, job_problem
 
 __all__ = ["number", "read_sacct_json", "tres_gpu_count"]
 
@@ -108,6 +111,10 @@ def _job_id(job: dict) -> tuple[str, str | None]:
     return str(jid), None
 
 
+class _BadJob(ValueError):
+    """A job record that reads but cannot be right (see `sanity`): its reason is the key."""
+
+
 def _row(job: dict) -> dict[str, Any]:
     """One job record as plain values (GPU fallbacks from the submit line come later)."""
     job_id, parent = _job_id(job)
@@ -139,6 +146,13 @@ def _row(job: dict) -> dict[str, Any]:
     cpus = alloc.get("cpu") or req.get("cpu") or number(required.get("CPUs"))
     exit_info = _obj(job.get("exit_code"))
     start, end = _time(times.get("start")), _time(times.get("end"))
+    submit = _time(times.get("submission"))
+    problem = job_problem(submit, start, end, gpus, _state(job))
+    if problem is None:
+        big = [(k, v) for k, v in (("nodes", nodes), ("CPUs", cpus)) if v and v >= 2**53]
+        problem = f"bad count: {big[0][0]} {big[0][1]} is no count" if big else None
+    if problem is not None:
+        raise _BadJob(problem)
     elapsed = number(times.get("elapsed"))
     if elapsed is None:
         elapsed = (end - start) if start and end else 0
@@ -148,7 +162,7 @@ def _row(job: dict) -> dict[str, Any]:
         "user": job.get("user") or None,
         "account": job.get("account") or None,
         "partition": job.get("partition") or None,
-        "submit_epoch": _time(times.get("submission")),
+        "submit_epoch": submit,
         "start_epoch": start,
         "end_epoch": end,
         "elapsed_s": float(elapsed) if start else 0.0,
@@ -174,7 +188,7 @@ _ROW_SCHEMA = {
     "start_epoch": pl.Int64,
     "end_epoch": pl.Int64,
     "elapsed_s": pl.Float64,
-    "_gpus": pl.Int64,
+    "_gpus": pl.Float64,
     "_gtype": pl.String,
     "nodes": pl.Int64,
     "cpus": pl.Int64,
@@ -183,7 +197,24 @@ _ROW_SCHEMA = {
     "name": pl.String,
     "_submit_line": pl.String,
     "_interactive_step": pl.Boolean,
+    "_i": pl.Int64,
 }
+
+
+def _said(entries: Any) -> str:
+    """The `errors` or `warnings` entries of a slurmdbd response as one line of text."""
+    if not isinstance(entries, list):
+        return str(entries)
+    said = []
+    for entry in entries:
+        if not isinstance(entry, dict):
+            said.append(str(entry))
+            continue
+        words = [str(entry[k]) for k in ("description", "error") if entry.get(k)]
+        if entry.get("error_number"):
+            words.append(f"error {entry['error_number']}")
+        said.append(", ".join(dict.fromkeys(words)) or json.dumps(entry))
+    return "; ".join(said)
 
 
 def read_sacct_json(
@@ -207,13 +238,19 @@ def read_sacct_json(
         ) from None
     except UnicodeDecodeError:
         raise InventoryError(name, "not UTF-8 text", expected="sacct --json output") from None
+    if isinstance(doc, dict) and doc.get("errors") and not doc.get("jobs"):
+        raise InventoryError(
+            name,
+            f"an error response with no jobs (slurm said: {_said(doc['errors'])})",
+            expected="a response that lists jobs; check the query's time range and filters",
+        )
     if not isinstance(doc, dict) or not isinstance(doc.get("jobs"), list):
         raise InventoryError(name, "no 'jobs' list at the top level", expected="sacct --json")
     parser = ((doc.get("meta") or {}).get("plugin") or {}).get("data_parser")
     if parser:
         report.notes.append(f"data_parser {parser}")
     if not doc["jobs"]:
-        said = "; ".join(str(w.get("description", w)) for w in doc.get("warnings") or [] if w)
+        said = _said(doc.get("warnings"))
         raise InventoryError(
             name,
             "the response lists no jobs" + (f" (slurm said: {said})" if said else ""),
@@ -225,7 +262,9 @@ def read_sacct_json(
         try:
             if not isinstance(job, dict):
                 raise ValueError(f"expected an object, got {type(job).__name__}")
-            rows.append(_row(job))
+            rows.append({**_row(job), "_i": i})
+        except _BadJob as exc:
+            report.add_bad(i, f"{exc} (jobs[{i - 1}])", json.dumps(job)[:300])
         except (ValueError, TypeError, AttributeError, KeyError) as exc:
             report.add_bad(i, f"bad job entry: jobs[{i - 1}]: {exc}", json.dumps(job)[:300])
     report.rows_used = len(rows)
@@ -237,6 +276,7 @@ def read_sacct_json(
     s_n, s_t = submit_line_gpus(pl.col("_submit_line"), pl.col("nodes"))
     when = pl.Datetime("us", "UTC")
     jobs = frame.select(
+        "_i",
         "job_id",
         "array_parent",
         "user",
@@ -259,6 +299,15 @@ def read_sacct_json(
             | pl.col("_submit_line").str.contains(r"^\s*salloc\b|--pty\b")
         ).alias("interactive"),
     )
+    # GPUs read from a submit line are checked here, once the line is parsed.
+    jobs, bad = split_bad(jobs, [gpu_check(pl.col("gpus"), "submit line")])
+    if not bad.is_empty():
+        texts = [json.dumps(doc["jobs"][i - 1])[:300] for i in bad["_i"]]
+        record_bad(
+            report,
+            bad.select(pl.col("_i").alias("line_no"), "reason", pl.Series("text", texts)),
+        )
+        report.rows_used -= bad.height
     jobs = conform(jobs, tz)
     report.jobs_kept = jobs.height
     enforce_threshold(report, max_bad_fraction)

@@ -7,7 +7,9 @@ seconds after the header's `UnixStartTime`, shown in its `TimeZoneString` unless
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 
 import polars as pl
 
@@ -16,10 +18,12 @@ from cluster_decide.inventory.errors import InventoryError
 from cluster_decide.inventory.jobs import (
     ReadReport,
     ReadResult,
+    check_zone,
     conform,
     enforce_threshold,
     record_bad,
 )
+from cluster_decide.inventory.sanity import EARLIEST, MAX_JOB_GPUS, latest
 
 __all__ = ["SWF_FIELDS", "SWF_STATUS", "SwfHeader", "parse_swf_header", "read_swf"]
 
@@ -63,6 +67,7 @@ class SwfHeader:
 
     unix_start_time: int | None = None
     time_zone: str | None = None
+    span_days: float | None = None
     max_nodes: int | None = None
     max_procs: int | None = None
     computer: str | None = None
@@ -74,6 +79,26 @@ def _int(text: str) -> int | None:
     try:
         return int(float(text.split()[0]))
     except (ValueError, IndexError):
+        return None
+
+
+_HEADER_TIME = re.compile(r"^\w{3}\s+(\w{3})\s+(\d{1,2})\s+(\d\d:\d\d:\d\d)\s+(?:\S+\s+)?(\d{4})$")
+"""`Tue Jan  1 00:00:00 CET 2002`: the header's StartTime and EndTime (the zone is dropped)."""
+
+
+def _header_time(text: str) -> datetime | None:
+    """A header StartTime/EndTime as a naive datetime, or None when absent or unreadable.
+
+    Only the span between the two is used, so the zone abbreviation (which may change with
+    daylight saving between them: an hour in a log of months) is dropped.
+    """
+    match = _HEADER_TIME.match(text.strip())
+    if not match:
+        return None
+    month, day, clock, year = match.groups()
+    try:
+        return datetime.strptime(f"{year} {month} {day} {clock}", "%Y %b %d %H:%M:%S")
+    except ValueError:
         return None
 
 
@@ -95,14 +120,72 @@ def parse_swf_header(lines: list[str]) -> SwfHeader:
                 (queues if key == "Queue" else partitions)[number] = label.strip()
         elif key not in values:
             values[key] = value
+    start, end = (_header_time(values.get(k, "")) for k in ("StartTime", "EndTime"))
+    span = (end - start).total_seconds() / 86400.0 if start and end else None
     return SwfHeader(
         unix_start_time=_int(values.get("UnixStartTime", "")),
         time_zone=values.get("TimeZoneString") or None,
+        span_days=span if span is not None and span > 0 else None,
         max_nodes=_int(values.get("MaxNodes", "")),
         max_procs=_int(values.get("MaxProcs", "")),
         computer=values.get("Computer") or None,
         queues=queues,
         partitions=partitions,
+    )
+
+
+def _plausible(base: int, first_submit: float, gpus_per_proc: float) -> list[pl.Expr]:
+    """Reasons for implausible dates (when the times are dates) and GPU counts, per row.
+
+    Times are dates when the header gives UnixStartTime or the submit times are absolute
+    epoch seconds; relative times without a start are not (they count from 1970).
+    """
+    checks: list[pl.Expr] = []
+    low = EARLIEST.replace(tzinfo=timezone.utc).timestamp()
+    if base or first_submit >= low:
+        high = latest().replace(tzinfo=timezone.utc).timestamp()
+        when = pl.col("submit") + base
+        checks.append(
+            pl.when((when < low) | (when > high)).then(
+                pl.format(
+                    "implausible date: expected submit from 1980 to today, got {}",
+                    pl.from_epoch(
+                        when.fill_nan(0.0).clip(-6e10, 2e11).cast(pl.Int64), time_unit="s"
+                    ).dt.date(),
+                )
+            )
+        )
+    if gpus_per_proc > 0:
+        procs = pl.when(pl.col("procs") > 0).then(pl.col("procs")).otherwise(pl.col("req_procs"))
+        gpus = procs * gpus_per_proc  # as the job table counts them
+        checks.append(
+            pl.when(gpus.round(0) >= MAX_JOB_GPUS).then(
+                pl.format(
+                    f"implausible GPU count: expected fewer than {MAX_JOB_GPUS:,} GPUs in one "
+                    "job, got {} (processors x gpus_per_proc)",
+                    gpus.round(0),
+                )
+            )
+        )
+    return checks
+
+
+def _extended_error(
+    name: str, frame: pl.DataFrame, width: int, header: SwfHeader
+) -> InventoryError:
+    """The refusal of an extended SWF: the variant seen, and the option that reads it."""
+    submit = frame["_p"].list.get(1, null_on_oob=True).cast(pl.Float64, strict=False)
+    epoch = submit.min()
+    absolute = (
+        "; its submit times look like absolute epoch seconds"
+        if isinstance(epoch, float) and epoch > 1e9 and header.unix_start_time is None
+        else ""
+    )
+    return InventoryError(
+        name,
+        f"an extended SWF: {width} fields per line where SWF v2.2 has 18{absolute}",
+        expected="extended=True (ingest --swf-extended) to read the first 18 fields as SWF "
+        "v2.2 and ignore the rest, once you have checked that they are in SWF order",
     )
 
 
@@ -112,6 +195,7 @@ def read_swf(
     tz: str | None = None,
     gpus_per_proc: float = 0.0,
     procs_per_node: int | None = None,
+    extended: bool = False,
     max_bad_fraction: float = 0.05,
 ) -> ReadResult:
     """Read an SWF log into the job table.
@@ -120,7 +204,13 @@ def read_swf(
     to replay an HPC log as if each processor, or each node's share, were a GPU. Nodes are
     `ceil(procs / procs_per_node)`; without it, processors count as nodes only when the
     header says MaxNodes == MaxProcs, else nodes are null. A wait of -1 leaves `start` and
-    `end` null (no invented waits); a runtime of -1 gives elapsed 0, counted in the notes.
+    `end` null (no invented waits: the waits are unknown, not zero); a runtime of -1 gives
+    elapsed 0, counted in the notes. The header's StartTime and EndTime, when present, give
+    the report's `span_days`, the window the log covers.
+    An extended SWF (more than 18 fields per line, as scheduling simulators write, often with
+    absolute epoch submit times and memory in bytes) is refused unless `extended=True`,
+    which reads its first 18 fields as SWF v2.2 and ignores the rest; submit times past the
+    header's UnixStartTime are then taken as absolute epoch seconds. Memory is never read.
     """
     name = source_name(source)
     report = ReadReport(source=name, format="swf")
@@ -140,15 +230,19 @@ def read_swf(
     report.rows_read = content.height
     parts = pl.col("_t").str.extract_all(r"\S+")
     frame = content.with_columns(parts.alias("_p")).with_columns(
-        pl.col("_p").list.len().alias("_n"),
-        *[
-            pl.col("_p").list.get(i, null_on_oob=True).cast(pl.Float64, strict=False).alias(f)
-            for i, f in enumerate(SWF_FIELDS)
-        ],
+        pl.col("_p").list.len().alias("_n")
     )
-    checks = [
-        pl.when(pl.col("_n") < 18).then(
-            pl.format("wrong number of fields: expected 18, got {}", pl.col("_n"))
+    width = int(frame["_n"].mode().sort()[-1])
+    if width > len(SWF_FIELDS) and not extended:
+        raise _extended_error(name, frame, width, header)
+    expected = max(width, len(SWF_FIELDS)) if extended else len(SWF_FIELDS)
+    frame = frame.with_columns(
+        pl.col("_p").list.get(i, null_on_oob=True).cast(pl.Float64, strict=False).alias(f)
+        for i, f in enumerate(SWF_FIELDS)
+    )
+    checks: list[pl.Expr] = [
+        pl.when(pl.col("_n") != expected).then(
+            pl.format(f"wrong number of fields: expected {expected}, got {{}}", pl.col("_n"))
         )
     ]
     checks += [
@@ -165,17 +259,43 @@ def read_swf(
             pl.format("bad submit: expected seconds >= 0, got {}", pl.col("submit"))
         )
     )
+    base = header.unix_start_time or 0
+    finite = frame.filter(pl.col("submit").is_finite())["submit"]
+    first_submit = float(finite.min()) if finite.len() else 0.0  # type: ignore[arg-type]
+    absolute = extended and bool(base) and first_submit >= base
+    if absolute:
+        base = 0
+    checks += _plausible(base, first_submit, gpus_per_proc)
     frame = frame.with_columns(pl.coalesce(checks).alias("reason"))
     record_bad(report, frame.filter(pl.col("reason").is_not_null()))
     good = frame.filter(pl.col("reason").is_null())
     report.rows_used = good.height
 
     zone = tz or header.time_zone or "UTC"
+    if tz is None and header.time_zone is not None:
+        try:
+            check_zone(header.time_zone)
+        except InventoryError:
+            zone = "UTC"
+            report.notes.append(
+                f"TimeZoneString {header.time_zone!r} is no zone the reader knows: times shown "
+                "in UTC (tz= / --tz to choose one)"
+            )
     if header.unix_start_time is None:
         report.notes.append("no UnixStartTime in the header: times count from 1970-01-01")
     if tz is None and header.time_zone is None:
         report.notes.append("no TimeZoneString in the header: times shown in UTC")
-    base = header.unix_start_time or 0
+    if extended:
+        report.format = "swf_extended"
+        report.notes.append(
+            f"extended SWF, {width} fields per line: the first 18 read as SWF v2.2, the "
+            f"other {width - 18} ignored (memory is never read)"
+        )
+    if absolute:
+        report.notes.append("submit times are absolute epoch seconds, not from UnixStartTime")
+    if header.span_days is not None:
+        report.span_days = header.span_days
+        report.notes.append(f"the header's StartTime to EndTime spans {header.span_days:.1f} days")
     procs = pl.when(pl.col("procs") > 0).then(pl.col("procs")).otherwise(pl.col("req_procs"))
     procs = pl.when(procs > 0).then(procs).otherwise(None).cast(pl.Int64)
     if procs_per_node:
@@ -232,7 +352,10 @@ def read_swf(
         report.notes.append(f"{unknown_run} jobs with unknown runtime (-1) count 0 seconds")
     unknown_wait = good.filter(pl.col("wait") < 0).height
     if unknown_wait:
-        report.notes.append(f"{unknown_wait} jobs with unknown wait (-1): start and end null")
+        report.notes.append(
+            f"{unknown_wait} jobs with unknown wait (-1): start and end null; their waits are "
+            "unknown, not zero, and their GPU time is placed at submit for the busy hours"
+        )
     if gpus_per_proc == 0:
         report.notes.append("SWF has no GPUs; gpus_per_proc=0, so every job reads as CPU-only")
     if header.max_procs:

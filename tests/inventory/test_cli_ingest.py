@@ -182,9 +182,14 @@ def test_an_hpc_log_needs_gpus_per_proc_and_says_so(
     sacct.write_text(generate_sacct("research-lab", days=2, seed=1, scale=0.05))
     assert main(["ingest", str(sacct), "--gpus-per-proc", "1", "--out", str(out)]) == 2
     assert "gpus_per_proc applies to SWF logs only" in capsys.readouterr().err
-    for flag, value in (("--gpus-per-proc", "-1"), ("--window-days", "0")):
+    for flag, value, expected in (
+        ("--gpus-per-proc", "-1", "argument --gpus-per-proc: expected a number above 0 to 64"),
+        ("--window-days", "0", "argument --window-days: expected a number 0.04–36,500 days, got 0"),
+        ("--window-days", "1e-9", "expected a number 0.04–36,500 days, got 1e-9"),
+        ("--window-days", "nan", "got nan"),
+    ):
         assert main(["ingest", str(path), flag, value, "--out", str(out)]) == 2
-        assert f"argument {flag}: expected a number" in capsys.readouterr().err
+        assert expected in capsys.readouterr().err
 
 
 def test_no_workload_means_nothing_written(
