@@ -7,6 +7,7 @@ busy indicator meanwhile, and renders a tab's charts only when it is opened.
 
 from __future__ import annotations
 
+import html
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -23,13 +24,13 @@ from cluster_decide.widgets.html import (
     reasons_html,
     relaxations_html,
     table_html,
+    verdict_html,
 )
 
 __all__ = ["CHARTS", "AnswerPanel"]
 
 _PLACEMENT_COLUMNS = {
     "workload": "Workload",
-    "pool": "Pool",
     "platform": "Platform",
     "gpu_type": "GPU",
     "share": "Share",
@@ -37,12 +38,11 @@ _PLACEMENT_COLUMNS = {
     "gpu_hours_per_month": "GPU-hours/month",
 }
 _POOL_COLUMNS = {
-    "pool": "Pool",
     "platform": "Platform",
     "gpu_type": "GPU",
     "nodes": "Nodes",
     "gpus": "GPUs",
-    "burst_gpu_hours": "Burst GPU-h/month",
+    "burst_gpu_hours": "Rented at peaks (GPU-hours a month)",
     "utilization": "Utilization",
 }
 
@@ -109,6 +109,8 @@ class AnswerPanel:
         self.busy = w.HTML(busy_html(False))
         self.message = w.HTML("")
         self.headline = w.HTML("")
+        self.verdict = w.HTML(verdict_html(None))
+        self.change = w.HTML("")
         self.relaxations = w.HTML("")
         self.reasons_limit = reasons
         self.reasons = w.HTML("")
@@ -118,11 +120,20 @@ class AnswerPanel:
         self._drawn: dict[str, Plan | None] = dict.fromkeys(self.parts)
         self._rendered: dict[tuple[str, int], tuple[Plan, str]] = {}
         self._render_lock = threading.Lock()  # the prefetch thread draws too
-        # The first visible part (the architecture) sits right under the headline, the reasons
-        # after it: the one-glance answer fits a 1280×800 screen.
-        shown = [self.parts[n] for n in self.visible]
-        children: list[w.Widget] = [self.busy, self.message, self.headline, self.relaxations]
-        children += [*shown[:1], *([self.reasons] if reasons is not None else []), *shown[1:]]
+        # Headline (answer and cost), then the reasons, then the charts side by side as the
+        # screen allows: the answer, its reason and its cost fit above the fold at 1280×720.
+        shown = w.Box([self.parts[n] for n in self.visible])
+        shown.add_class("cd-visible")
+        children: list[w.Widget] = [
+            self.busy,
+            self.message,
+            self.headline,
+            self.verdict,
+            self.change,
+            self.relaxations,
+            *([self.reasons] if reasons is not None else []),
+            shown,
+        ]
         self.tabs: w.Tab | None = None
         extra = extra_tabs or {}
         if self.tab_names or extra:
@@ -131,7 +142,20 @@ class AnswerPanel:
             self.tabs.add_class("cd-tabs")
             self.tabs.observe(self._tab_opened, names="selected_index")
             children.append(self.tabs)
-        self.box = w.VBox(children, layout=w.Layout(width=f"{width + 40}px"))
+        self.box = w.VBox(children)
+        self.box.add_class("cd-answer-col")
+
+    def show_verdict(self, verdict: Any, pending: bool = False) -> None:
+        """Show a recommendation-like object (``.verdict``, ``.sentence``), or the pending state."""
+        self.verdict.value = verdict_html(verdict, pending)
+
+    def show_change(self, sentence: str) -> None:
+        """Say why the answer moved (empty: nothing to explain)."""
+        self.change.value = (
+            f'<div class="cd cd-change" data-change="1">{html.escape(sentence)}</div>'
+            if sentence
+            else ""
+        )
 
     def set_busy(self, busy: bool) -> None:
         """Show or hide the busy indicator (the answer below stays as it is)."""
