@@ -193,9 +193,9 @@ def _pool_lines(plan: Plan, pool: str) -> tuple[list[str], list[str]]:
                 f"{r['gpus']} × {r['gpu_type']} ({r['nodes']} node{'s' if r['nodes'] != 1 else ''})"
             )
             if hours > 0:
-                line += f" + {burst} GPU-h burst"
+                line += f" + {burst} GPU-hours rented at peaks"
         else:
-            line = f"{r['gpu_type']}: on demand only, {burst} GPU-h"
+            line = f"{r['gpu_type']}: rented on demand only, {burst} GPU-hours"
         capacity.append(line)
     work = []
     placed = plan.placements.filter(pl.col("pool") == pool).sort(
@@ -242,7 +242,10 @@ def _architecture_layout(
             heads.append(
                 {"x": x0, "x2": x0 + block_w, "y": y0, "y2": y0 + head_h, "platform": platform}
             )
-            label = f"{pool} — {PLATFORM_LABELS.get(platform, platform)}"
+            # The platform names the block; a pool's own name only tells two pools apart.
+            label = PLATFORM_LABELS.get(platform, platform)
+            if sum(1 for _, other in pools if other == platform) > 1:
+                label += f" — {pool}"
             texts.append(
                 {
                     "x": x0 + pad,

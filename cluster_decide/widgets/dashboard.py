@@ -158,7 +158,11 @@ class Dashboard:
             self.ab.box.children = (self.ab.view,)
         left_col = w.VBox(left, layout=w.Layout(width="440px", flex="0 0 440px"))
         left_col.add_class("cd-controls-col")
-        title = w.HTML(f'<div class="cd cd-app-title">{APP_TITLE}</div>')
+        title = w.HTML(
+            f'<div class="cd cd-app-title">{APP_TITLE}</div><div class="cd cd-small">Pick the '
+            "estate closest to yours and move the controls: an optimization model works out the "
+            "architecture, its monthly cost, the staff it needs and why, again each time.</div>"
+        )
         self.box = w.VBox(
             [
                 w.HTML(STYLE),

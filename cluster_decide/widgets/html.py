@@ -84,7 +84,9 @@ STYLE = f"""<style>
 .cd-answer-col {{ flex: 1 1 600px; min-width: 0; }}
 .cd-visible {{ display: flex; flex-wrap: wrap; gap: 0 24px; align-items: flex-start; }}
 .cd-visible > .widget-html {{ flex: 1 1 560px; max-width: 900px; min-width: 0; }}
-.cd-app-title {{ font-size: 20px; font-weight: 700; margin: 0 0 4px; }}
+.cd-app-title {{ font-size: 22px; font-weight: 700; margin: 0 0 2px; }}
+.cd-answer-col > .widget-html, .cd-controls-col > .widget-html {{ min-height: 0; }}
+.cd-answer-col > .widget-html > .widget-html-content:empty {{ display: none; }}
 @media print {{
   @page {{ size: A4 landscape; margin: 9mm; }}
   .cd-controls-col, .cd-noprint, .jupyter-widgets.widget-tab > .lm-TabBar {{ display: none !important; }}
