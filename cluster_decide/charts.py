@@ -192,11 +192,11 @@ def _pool_lines(plan: Plan, pool: str) -> tuple[list[str], list[str]]:
             line = (
                 f"{r['gpus']} × {r['gpu_type']} ({r['nodes']} node{'s' if r['nodes'] != 1 else ''})"
             )
+            capacity.append(line)
             if hours > 0:
-                line += f" + {burst} GPU-hours rented at peaks"
+                capacity.append(f"+ {burst} GPU-hours/month rented at peaks")
         else:
-            line = f"{r['gpu_type']}: rented on demand only, {burst} GPU-hours"
-        capacity.append(line)
+            capacity.append(f"{r['gpu_type']}: rented only, {burst} GPU-hours/month")
     work = []
     placed = plan.placements.filter(pl.col("pool") == pool).sort(
         ["gpus", "workload"], descending=[True, False]

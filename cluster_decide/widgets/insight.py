@@ -56,12 +56,17 @@ class InsightPanel:
         self.scenario: Scenario | None = None
         self.plan: Plan | None = None
         self.job: BackgroundJob | None = None
+        self._why_cancel = "Analysis cancelled."
         self.button.on_click(lambda _b: self.compute())
         self.cancel_button.on_click(lambda _b: self.cancel())
 
     def update(self, scenario: Scenario, plan: Plan | None = None) -> None:
         """The scenario on screen; an analysis of an earlier one is withdrawn (and stopped)."""
         if scenario != self.scenario:
+            self._why_cancel = (
+                "The settings changed, so the analysis of the earlier ones was stopped; ask "
+                "again for these."
+            )
             self.cancel(quiet=True)
             self.output.value = ""
         self.scenario, self.plan = scenario, plan
@@ -72,6 +77,7 @@ class InsightPanel:
         if job is not None and not job.cancelled:
             job.cancel()
             if not quiet:
+                self._why_cancel = "Analysis cancelled."
                 self.status.value = message_html("Stopping after the current solve…", "info")
 
     def _running(self, running: bool) -> None:
@@ -127,7 +133,7 @@ class InsightPanel:
 
         def cancelled() -> None:
             if self.job is job:
-                self.status.value = message_html("Analysis cancelled.", "info")
+                self.status.value = message_html(self._why_cancel, "info")
             self._running(False)
 
         job = BackgroundJob(steps, progress, done, error, cancelled)
