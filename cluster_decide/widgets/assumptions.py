@@ -1,5 +1,4 @@
-"""What the app does not let you move, and what its ×1.00 means: nothing the answer depends on
-is hidden.
+"""What the app does not let you move, and what its ×1.00 means: nothing the answer hides.
 
 ``scenario_line`` lists the limits that come from the scenario file and have no control in the
 app (hiring limit, service targets, bursting, pool limit, a forced architecture);
@@ -116,6 +115,6 @@ def assumptions_html(scn: Scenario) -> str:
         "reserved rates, or purchase prices on-prem); ×0.80 is 20% cheaper.</p>"
         "<p><b>Engineers</b> start at the team in the scenario; the plan hires only when "
         "hiring is allowed.</p>"
-        f'<p><b>Sources</b> (every number in the catalog names one; assumptions say so):</p><ul>{links}</ul>'
+        f"<p><b>Sources</b> (every number in the catalog names one; assumptions say so):</p><ul>{links}</ul>"
         "</div>"
     )

@@ -106,8 +106,8 @@ def change_sentence(a: Plan, b: Plan, what: str, b_scenario: Scenario | None = N
             arch += f" ({', '.join(parts)})"
         causes.append(arch)
     for name, label in (("staff", "staff"), ("burst", "on-demand rental")):
-        d = _component(b, name) - _component(a, name)
-        if abs(d) >= max(0.25 * abs(delta), 1000) and not math.isnan(d):
-            causes.append(f"{label} {'+' if d > 0 else '−'}{money(abs(d))} a month")
+        usd = _component(b, name) - _component(a, name)
+        if abs(usd) >= max(0.25 * abs(delta), 1000) and not math.isnan(usd):
+            causes.append(f"{label} {'+' if usd > 0 else '−'}{money(abs(usd))} a month")
     why = "; ".join(causes) if causes else "the same pools cost more or less to run"
     return f"{what[0].upper()}{what[1:]} {why}: {cost}."

@@ -58,7 +58,11 @@ def _filename(scn: Scenario, ext: str = "toml") -> str:
 def _what(key: str, old: Any, new: Any) -> str:
     """A control change in words: "training demand ×1.05 → ×1.10"."""
     label = CONTROL_LABELS.get(key, key)
-    if isinstance(old, float) and isinstance(new, float) and key.startswith(("demand", "gpu", "slo")):
+    if (
+        isinstance(old, float)
+        and isinstance(new, float)
+        and key.startswith(("demand", "gpu", "slo"))
+    ):
         return f"{label} ×{old:.2f} → ×{new:.2f}"
     if isinstance(old, bool):
         return f"{label} {'on' if new else 'off'}"
@@ -284,7 +288,9 @@ class Dashboard:
             preset = None
         if preset is None and not values:
             if problems:
-                self.answer.show_message("The link's settings were not used.\n" + "\n".join(problems))
+                self.answer.show_message(
+                    "The link's settings were not used.\n" + "\n".join(problems)
+                )
             return
         self.restore((preset or str(self.picker.dropdown.value), values))
         if problems:
@@ -347,8 +353,7 @@ class Dashboard:
         if self.history:
             self.history.pop()
         self.undo_button.disabled = not self.history
-        key, values = self._applied
-        self.controls.apply_settings(values)
+        self.controls.apply_settings(self._applied[1])
         self.answer.show_message(f"That value was refused; the last answer is kept.\n{why}")
         self.answer.set_busy(False)
 

@@ -22,19 +22,19 @@ from cluster_decide.plan import Plan, Status
 __all__ = [
     "STYLE",
     "archetype_label",
-    "fix_sentence",
-    "plain",
-    "verdict_html",
     "busy_html",
     "chart_html",
     "download_link",
+    "fix_sentence",
     "headline_html",
     "message_html",
+    "plain",
     "reasons_html",
     "relaxations_html",
     "staffing_sentence",
     "table_html",
     "unproven_words",
+    "verdict_html",
 ]
 
 STYLE = f"""<style>
@@ -132,10 +132,14 @@ def unproven_words(plan: Plan) -> str:
 def plain(text: str, plan: Plan) -> str:
     """A model sentence in the room's words: pool ids become platform names, no jargon."""
     if plan.pools.height:
-        pools = dict(zip(plan.pools["pool"].to_list(), plan.pools["platform"].to_list(), strict=True))
+        pools = dict(
+            zip(plan.pools["pool"].to_list(), plan.pools["platform"].to_list(), strict=True)
+        )
         for pool, platform in sorted(pools.items(), key=lambda kv: -len(kv[0])):
             label = PLATFORM_LABELS.get(platform, platform)
-            text = re.sub(rf"(?<![\w-])(the )?{re.escape(pool)}(?![\w-])( pool)?", f"the {label} pool", text)
+            text = re.sub(
+                rf"(?<![\w-])(the )?{re.escape(pool)}(?![\w-])( pool)?", f"the {label} pool", text
+            )
     for word, label in PLATFORM_LABELS.items():
         text = re.sub(rf"\bruns on {word}\b", f"runs on {label}", text)
     text = text.replace("Staffing binds for", "Not enough engineers for")

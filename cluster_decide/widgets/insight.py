@@ -115,7 +115,9 @@ class InsightPanel:
         def progress(i: int, n: int, what: str) -> None:
             if self.job is job:
                 self.progress.value = i
-                self.status.value = message_html(f"Step {i + 1} of {n}: solving the {what}…", "info")
+                self.status.value = message_html(
+                    f"Step {i + 1} of {n}: solving the {what}…", "info"
+                )
 
         def done(results: list[Any]) -> None:
             if self.job is job and self.scenario == scn:

@@ -101,8 +101,11 @@ def voila_server(
     timeout_s: float = 60.0,
     extra_args: Sequence[str] = (),
 ) -> Iterator[VoilaServer]:
-    """Voila serving ``notebook`` on a fresh local port, run from the project folder so it reads
-    the project's ``voila.json`` (kernel culling, pre-heated kernel); stopped afterwards."""
+    """Voila serving ``notebook`` on a fresh local port; stopped afterwards.
+
+    It runs from the project folder, so it reads the project's ``voila.json`` (kernel culling,
+    a pre-heated kernel).
+    """
     port = free_port()
     proc = subprocess.Popen(
         [

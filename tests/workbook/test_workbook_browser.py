@@ -136,7 +136,11 @@ def test_answer_reason_and_cost_above_the_fold_at_1280x720(
         box = page.locator(selector).first.bounding_box()
         assert box is not None and box["y"] + box["height"] <= 720, selector
     # Every slider says what 1.00 means, and has a name a screen reader can read.
-    for label in ("Training demand (× today)", "Inference demand (× today)", "GPU prices (× today)"):
+    for label in (
+        "Training demand (× today)",
+        "Inference demand (× today)",
+        "GPU prices (× today)",
+    ):
         assert page.locator(".widget-slider", has_text=label).count() == 1
     page.close(run_before_unload=True)
 
@@ -194,10 +198,13 @@ def test_reset_undo_and_a_share_link_round_trip(server: VoilaServer, browser: An
     assert link and "demand%3Ainference=1.1" in link.replace(":", "%3A")
     shared, _ = _open(browser, urljoin(server.url, link))
     shared.wait_for_function(
-        "t => document.querySelector('.cd-headline').dataset.total === t", arg=after_two,
+        "t => document.querySelector('.cd-headline').dataset.total === t",
+        arg=after_two,
         timeout=60_000,
     )
-    readout = shared.locator(".widget-slider", has_text="Inference demand").locator(".widget-readout")
+    readout = shared.locator(".widget-slider", has_text="Inference demand").locator(
+        ".widget-readout"
+    )
     assert readout.inner_text().strip() == "1.10"
     shared.close(run_before_unload=True)
     page.get_by_role("button", name="Undo").click()
@@ -206,14 +213,17 @@ def test_reset_undo_and_a_share_link_round_trip(server: VoilaServer, browser: An
     assert readout.inner_text().strip() == "1.05"
     page.get_by_role("button", name="Reset").click()
     page.wait_for_function(
-        "t => document.querySelector('.cd-headline').dataset.total === t", arg=start,
+        "t => document.querySelector('.cd-headline').dataset.total === t",
+        arg=start,
         timeout=60_000,
     )
     assert readout.inner_text().strip() == "1.00"
     page.close(run_before_unload=True)
 
 
-def test_printing_gives_one_readable_page(server: VoilaServer, browser: Any, tmp_path: Path) -> None:
+def test_printing_gives_one_readable_page(
+    server: VoilaServer, browser: Any, tmp_path: Path
+) -> None:
     page, _ = _open(browser, server.url)
     page.wait_for_selector(".cd-chart[data-chart=architecture] svg", timeout=60_000)
     page.emulate_media(media="print")
