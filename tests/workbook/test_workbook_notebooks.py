@@ -41,3 +41,14 @@ def test_notebook_executes_without_error(path: Path) -> None:
     assert not [o for o in outputs if o.get("output_type") == "error"]
     text = "".join(str(o.get("data", o.get("text", ""))) for o in outputs)
     assert "Traceback" not in text and "Error loading script" not in text
+    if path.stem in ("02-inventory", "03-alternatives"):
+        # Formatted tables (great_tables), never a raw polars repr with its dtype row.
+        assert "shape: (" not in text and "gt_table" in text
+        for internal in ("kubernetes_batch", "hybrid_separate", "distributed_training"):
+            assert f">{internal}<" not in text, internal
+    if path.stem == "03-alternatives":
+        from nbconvert import HTMLExporter
+
+        page, _ = HTMLExporter().from_notebook_node(nb)
+        # Every alternative's diagram is in the export itself, not behind a live dropdown.
+        assert page.count('data-chart="architecture"') + page.count("<svg") >= 4
