@@ -53,7 +53,8 @@ def styled(
     if bad:
         raise ValueError(f"unknown formats {bad}; expected one of {', '.join(FORMATS)}")
     shown = readable(frame).select(list(columns))
-    table = shown.style.cols_label(**{c: label for c, (label, _) in columns.items()})
+    labels: dict[str, Any] = {c: label for c, (label, _) in columns.items()}
+    table = shown.style.cols_label(cases=labels)
     by_format: dict[str, list[str]] = {}
     for column, (_, fmt) in columns.items():
         by_format.setdefault(fmt, []).append(column)
