@@ -107,11 +107,11 @@ class AnswerPanel:
         self.width = width
         self.plan: Plan | None = None
         self.busy = w.HTML(busy_html(False))
-        self.message = w.HTML("")
+        self.message = w.HTML("", layout=w.Layout(display="none"))
         self.headline = w.HTML("")
-        self.verdict = w.HTML(verdict_html(None))
-        self.change = w.HTML("")
-        self.relaxations = w.HTML("")
+        self.verdict = w.HTML("", layout=w.Layout(display="none"))
+        self.change = w.HTML("", layout=w.Layout(display="none"))
+        self.relaxations = w.HTML("", layout=w.Layout(display="none"))
         self.reasons_limit = reasons
         self.reasons = w.HTML("")
         self.parts: dict[str, w.HTML] = {n: w.HTML("") for n in (*visible, *tabs)}
@@ -124,6 +124,7 @@ class AnswerPanel:
         # screen allows: the answer, its reason and its cost fit above the fold at 1280×720.
         shown = w.Box([self.parts[n] for n in self.visible])
         shown.add_class("cd-visible")
+        self._shown = shown
         children: list[w.Widget] = [
             self.busy,
             self.message,
@@ -145,16 +146,23 @@ class AnswerPanel:
         self.box = w.VBox(children)
         self.box.add_class("cd-answer-col")
 
+    @staticmethod
+    def _put(widget: w.HTML, value: str) -> None:
+        """Set an optional line; an empty one takes no room at all."""
+        widget.value = value
+        widget.layout.display = None if value else "none"
+
     def show_verdict(self, verdict: Any, pending: bool = False) -> None:
         """Show a recommendation-like object (``.verdict``, ``.sentence``), or the pending state."""
-        self.verdict.value = verdict_html(verdict, pending)
+        self._put(self.verdict, verdict_html(verdict, pending))
 
     def show_change(self, sentence: str) -> None:
         """Say why the answer moved (empty: nothing to explain)."""
-        self.change.value = (
+        self._put(
+            self.change,
             f'<div class="cd cd-change" data-change="1">{html.escape(sentence)}</div>'
             if sentence
-            else ""
+            else "",
         )
 
     def set_busy(self, busy: bool) -> None:
@@ -163,13 +171,14 @@ class AnswerPanel:
 
     def show_message(self, text: str, level: str = "error") -> None:
         """Show a message above the answer (empty text clears it)."""
-        self.message.value = message_html(text, level) if text else ""
+        self._put(self.message, message_html(text, level) if text else "")
 
     def show(self, plan: Plan) -> None:
         """Redraw the headline and the parts on screen for ``plan``."""
         self.plan = plan
         self.headline.value = headline_html(plan)
-        self.relaxations.value = relaxations_html(plan)
+        self._put(self.relaxations, relaxations_html(plan))
+        self._shown.layout.display = None if plan.feasible else "none"
         if self.reasons_limit is not None:
             self.reasons.value = reasons_html(plan, self.reasons_limit)
         for name in self.visible:

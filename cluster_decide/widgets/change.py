@@ -66,9 +66,9 @@ def _gang(scn: Scenario | None, plan: Plan, gpu: str) -> tuple[str, int] | None:
 def change_sentence(a: Plan, b: Plan, what: str, b_scenario: Scenario | None = None) -> str:
     """Why the answer moved from ``a`` to ``b`` after ``what`` ("training demand ×1.05 → ×1.10")."""
     if not b.feasible:
-        return f"After {what} no plan meets every limit any more; the fixes are listed below."
+        return f"After {what}, no plan meets every limit any more; the fixes are listed below."
     if not a.feasible:
-        return f"After {what} a plan fits again: {money(b.total_monthly_usd)} a month."
+        return f"After {what}, a plan fits again: {money(b.total_monthly_usd)} a month."
     delta = b.total_monthly_usd - a.total_monthly_usd
     pct = delta / max(a.total_monthly_usd, 1.0)
     cost = f"{'+' if delta >= 0 else '−'}{money(abs(delta))} a month ({pct:+.0%})"

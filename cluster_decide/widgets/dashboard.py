@@ -22,6 +22,7 @@ import ipywidgets as w
 
 from cluster_decide.charts import WIDTH
 from cluster_decide.errors import ScenarioError
+from cluster_decide.explain import money
 from cluster_decide.plan import Plan
 from cluster_decide.scenario import PRESETS, Scenario
 from cluster_decide.widgets.answer import AnswerPanel
@@ -34,6 +35,7 @@ from cluster_decide.widgets.controls import (
     DASHBOARD_CONTROLS,
     EXECUTIVE_CONTROLS,
     Controls,
+    parse_budget,
 )
 from cluster_decide.widgets.exporter import ExportPanel
 from cluster_decide.widgets.html import STYLE, download_link, message_html
@@ -68,7 +70,17 @@ def _what(key: str, old: Any, new: Any) -> str:
         return f"{label} {'on' if new else 'off'}"
     if isinstance(old, tuple):
         return f"{label} {', '.join(new) or 'none'}"
+    if key == "budget":
+        return f"{label} {_budget_words(old)} → {_budget_words(new)}"
     return f"{label} {old or 'none'} → {new or 'none'}"
+
+
+def _budget_words(text: Any) -> str:
+    try:
+        cap = parse_budget(text)
+    except ValueError:
+        return str(text)
+    return "none" if cap is None else money(cap * 1e6)
 
 
 class Dashboard:

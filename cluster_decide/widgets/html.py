@@ -90,9 +90,11 @@ STYLE = f"""<style>
 @media print {{
   @page {{ size: A4 landscape; margin: 9mm; }}
   .cd-controls-col, .cd-noprint, .jupyter-widgets.widget-tab > .lm-TabBar {{ display: none !important; }}
-  .cd-answer-col {{ width: 100% !important; max-width: none !important; }}
+  .cd-answer-col {{ width: auto !important; max-width: 100% !important; flex: 1 1 auto !important; }}
+  .cd-answer-col .widget-html, .cd-answer-col .widget-box {{ max-width: 100% !important; }}
   .cd-visible {{ flex-wrap: nowrap; }}
-  .cd-chart svg {{ max-height: 95mm; width: auto; }}
+  .cd-visible > .widget-html {{ flex: 1 1 0 !important; min-width: 0 !important; }}
+  .cd-chart svg {{ max-height: 92mm; width: 100%; }}
   .cd-reasons details > *:not(summary) {{ display: none; }}
   body, .jp-Notebook, #rendered_cells {{ padding: 0 !important; margin: 0 !important; }}
 }}
@@ -276,7 +278,7 @@ def verdict_html(verdict: Any, pending: bool = False) -> str:
             '<span class="cd-dot"></span>Checking alternatives…</div>'
         )
     if verdict is None:
-        return '<div class="cd cd-verdict" data-state="none"></div>'
+        return ""
     label = getattr(verdict, "verdict", "")
     label = getattr(label, "value", label)
     sentence = getattr(verdict, "sentence", "")
