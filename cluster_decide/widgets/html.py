@@ -97,6 +97,10 @@ STYLE = f"""<style>
   .cd-chart svg {{ max-height: 92mm; width: 100%; }}
   .cd-reasons details > *:not(summary) {{ display: none; }}
   body, .jp-Notebook, #rendered_cells {{ padding: 0 !important; margin: 0 !important; }}
+  /* Voila's page is a Lumino layout sized in pixels for the screen: let the paper size it. */
+  .jp-LabShell, .lm-BoxPanel, .lm-BoxPanel-child, .jp-Notebook {{ position: static !important;
+    width: auto !important; height: auto !important; overflow: visible !important;
+    contain: none !important; }}
 }}
 </style>"""
 """CSS for every piece below; shown once per app in an HTML widget."""

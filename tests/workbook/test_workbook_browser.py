@@ -237,6 +237,7 @@ def test_printing_gives_one_readable_page(
     ).stdout
     if text:  # poppler-utils present
         assert "a month" in text and "Budget cap" not in text  # the answer, not the controls
+        assert "Hiring (amortized)" in text  # the cost chart's last bar: nothing cut off
     page.close(run_before_unload=True)
 
 
