@@ -37,12 +37,12 @@ KIND_LABELS = {
     "pipeline": "Pipelines",
     "realtime_inference": "Online inference",
 }
-_STYLE = {"description_width": "185px"}
+_STYLE = {"description_width": "240px"}
 
 
 def _layout() -> w.Layout:
     # One Layout per widget: hiding a control sets its layout's display.
-    return w.Layout(width="420px")
+    return w.Layout(width="462px")
 
 
 @dataclass

@@ -172,7 +172,7 @@ class Dashboard:
         if self.ab is not None:
             left.append(w.HBox([self.ab.pin_button, self.ab.clear_button]))
             self.ab.box.children = (self.ab.view,)
-        left_col = w.VBox(left, layout=w.Layout(width="440px", flex="0 0 440px"))
+        left_col = w.VBox(left, layout=w.Layout(width="472px", flex="0 0 472px"))
         left_col.add_class("cd-controls-col")
         title = w.HTML(
             f'<div class="cd cd-app-title">{APP_TITLE}</div><div class="cd cd-small">Pick the '
