@@ -25,6 +25,7 @@ from cluster_decide.errors import ScenarioError
 from cluster_decide.explain import money
 from cluster_decide.plan import Plan
 from cluster_decide.scenario import PRESETS, Scenario
+from cluster_decide.widgets.a11y import SliderNames
 from cluster_decide.widgets.answer import AnswerPanel
 from cluster_decide.widgets.assumptions import assumptions_html, scenario_line
 from cluster_decide.widgets.cache import PlanCache
@@ -182,6 +183,7 @@ class Dashboard:
         self.box = w.VBox(
             [
                 w.HTML(STYLE),
+                SliderNames(),
                 title,
                 w.HBox(
                     [left_col, self.answer.box],
