@@ -6,7 +6,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test system-deps lint typecheck pytest clean constraints
+.PHONY: run test system-deps lint typecheck pytest binder-check clean constraints
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +33,10 @@ typecheck: $(STAMP)
 # pytest exits 5 when it collects no tests; make treats that as the failure it is.
 pytest: $(STAMP)
 	$(BIN)/python -m pytest
+
+# Binder's environment alone (binder/requirements.txt + postBuild) serves the apps in a browser.
+binder-check: $(STAMP) system-deps
+	bash binder/verify.sh
 
 # Re-pin every package after a deliberate upgrade (commit the result).
 constraints: $(STAMP)

@@ -186,11 +186,11 @@ def _pool_lines(plan: Plan, pool: str) -> tuple[list[str], list[str]]:
             line = (
                 f"{r['gpus']} × {r['gpu_type']} ({r['nodes']} node{'s' if r['nodes'] != 1 else ''})"
             )
+            capacity.append(line)
             if hours > 0:
-                line += f" + {burst} GPU-h burst"
+                capacity.append(f"+ {burst} GPU-hours/month rented at peaks")
         else:
-            line = f"{r['gpu_type']}: on demand only, {burst} GPU-h"
-        capacity.append(line)
+            capacity.append(f"{r['gpu_type']}: rented only, {burst} GPU-hours/month")
     work = []
     placed = plan.placements.filter(pl.col("pool") == pool).sort(
         ["gpus", "workload"], descending=[True, False]
@@ -237,8 +237,13 @@ def _architecture_layout(
                 {"x": x0, "x2": x0 + block_w, "y": y0, "y2": y0 + head_h, "platform": platform}
             )
             words = PLATFORM_LABELS.get(platform, platform)
-            # A pool already named for its platform (an export's display name) says it once.
-            label = pool if pool.startswith(f"{words} cluster") else f"{pool} — {words}"
+            # The platform names the block; a pool's own name only tells two pools apart, and a
+            # pool already named for its platform (an export's display name) says it once.
+            label = words
+            if pool.startswith(f"{words} cluster"):
+                label = pool
+            elif sum(1 for _, other in pools if other == platform) > 1:
+                label += f" — {pool}"
             texts.append(
                 {
                     "x": x0 + pad,

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 
 import polars as pl
@@ -30,7 +33,7 @@ from cluster_decide.plan import (
 from cluster_decide.scenario import Scenario
 from cluster_decide.service import service_levels
 
-__all__ = ["SolveResult", "solve", "solve_data"]
+__all__ = ["SolveResult", "deterministic_work", "solve", "solve_data"]
 
 
 @dataclass(frozen=True)
@@ -46,11 +49,35 @@ class SolveResult:
     slack: dict[str, int]
 
 
+_WORK_LIMIT: ContextVar[float | None] = ContextVar("work_limit", default=None)
+
+
+@contextmanager
+def deterministic_work(limit: float) -> Iterator[None]:
+    """Within this block (in this thread), solves stop on CP-SAT's deterministic time, not the clock.
+
+    CP-SAT runs on one worker (whatever ``workers`` says): a single search is reproducible, and
+    with ``max_deterministic_time`` it stops after the same amount of work however busy the
+    machine is, so the same scenario gives the same plan. (Two workers with
+    ``interleave_search`` are deterministic too, but proved the default scenario 15× slower.)
+    The wall-clock limit passed to ``solve`` stays as a safety net only.
+    """
+    token = _WORK_LIMIT.set(limit)
+    try:
+        yield
+    finally:
+        _WORK_LIMIT.reset(token)
+
+
 def _solver(time_limit_s: float, workers: int, seed: int) -> cp_model.CpSolver:
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = float(time_limit_s)
     solver.parameters.num_workers = int(workers)
     solver.parameters.random_seed = int(seed)
+    work = _WORK_LIMIT.get()
+    if work is not None:
+        solver.parameters.max_deterministic_time = float(work)
+        solver.parameters.num_workers = 1
     return solver
 
 

@@ -7,6 +7,7 @@ busy indicator meanwhile, and renders a tab's charts only when it is opened.
 
 from __future__ import annotations
 
+import html
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -23,13 +24,13 @@ from cluster_decide.widgets.html import (
     reasons_html,
     relaxations_html,
     table_html,
+    verdict_html,
 )
 
 __all__ = ["CHARTS", "AnswerPanel"]
 
 _PLACEMENT_COLUMNS = {
     "workload": "Workload",
-    "pool": "Pool",
     "platform": "Platform",
     "gpu_type": "GPU",
     "share": "Share",
@@ -37,12 +38,11 @@ _PLACEMENT_COLUMNS = {
     "gpu_hours_per_month": "GPU-hours/month",
 }
 _POOL_COLUMNS = {
-    "pool": "Pool",
     "platform": "Platform",
     "gpu_type": "GPU",
     "nodes": "Nodes",
     "gpus": "GPUs",
-    "burst_gpu_hours": "Burst GPU-h/month",
+    "burst_gpu_hours": "Rented at peaks (GPU-hours a month)",
     "utilization": "Utilization",
 }
 
@@ -107,9 +107,11 @@ class AnswerPanel:
         self.width = width
         self.plan: Plan | None = None
         self.busy = w.HTML(busy_html(False))
-        self.message = w.HTML("")
+        self.message = w.HTML("", layout=w.Layout(display="none"))
         self.headline = w.HTML("")
-        self.relaxations = w.HTML("")
+        self.verdict = w.HTML("", layout=w.Layout(display="none"))
+        self.change = w.HTML("", layout=w.Layout(display="none"))
+        self.relaxations = w.HTML("", layout=w.Layout(display="none"))
         self.reasons_limit = reasons
         self.reasons = w.HTML("")
         self.parts: dict[str, w.HTML] = {n: w.HTML("") for n in (*visible, *tabs)}
@@ -118,11 +120,21 @@ class AnswerPanel:
         self._drawn: dict[str, Plan | None] = dict.fromkeys(self.parts)
         self._rendered: dict[tuple[str, int], tuple[Plan, str]] = {}
         self._render_lock = threading.Lock()  # the prefetch thread draws too
-        # The first visible part (the architecture) sits right under the headline, the reasons
-        # after it: the one-glance answer fits a 1280×800 screen.
-        shown = [self.parts[n] for n in self.visible]
-        children: list[w.Widget] = [self.busy, self.message, self.headline, self.relaxations]
-        children += [*shown[:1], *([self.reasons] if reasons is not None else []), *shown[1:]]
+        # Headline (answer and cost), then the reasons, then the charts side by side as the
+        # screen allows: the answer, its reason and its cost fit above the fold at 1280×720.
+        shown = w.Box([self.parts[n] for n in self.visible])
+        shown.add_class("cd-visible")
+        self._shown = shown
+        children: list[w.Widget] = [
+            self.busy,
+            self.message,
+            self.headline,
+            self.verdict,
+            self.change,
+            self.relaxations,
+            *([self.reasons] if reasons is not None else []),
+            shown,
+        ]
         self.tabs: w.Tab | None = None
         extra = extra_tabs or {}
         if self.tab_names or extra:
@@ -131,7 +143,27 @@ class AnswerPanel:
             self.tabs.add_class("cd-tabs")
             self.tabs.observe(self._tab_opened, names="selected_index")
             children.append(self.tabs)
-        self.box = w.VBox(children, layout=w.Layout(width=f"{width + 40}px"))
+        self.box = w.VBox(children)
+        self.box.add_class("cd-answer-col")
+
+    @staticmethod
+    def _put(widget: w.HTML, value: str) -> None:
+        """Set an optional line; an empty one takes no room at all."""
+        widget.value = value
+        widget.layout.display = None if value else "none"
+
+    def show_verdict(self, verdict: Any, pending: bool = False) -> None:
+        """Show a recommendation-like object (``.verdict``, ``.sentence``), or the pending state."""
+        self._put(self.verdict, verdict_html(verdict, pending))
+
+    def show_change(self, sentence: str) -> None:
+        """Say why the answer moved (empty: nothing to explain)."""
+        self._put(
+            self.change,
+            f'<div class="cd cd-change" data-change="1">{html.escape(sentence)}</div>'
+            if sentence
+            else "",
+        )
 
     def set_busy(self, busy: bool) -> None:
         """Show or hide the busy indicator (the answer below stays as it is)."""
@@ -139,13 +171,14 @@ class AnswerPanel:
 
     def show_message(self, text: str, level: str = "error") -> None:
         """Show a message above the answer (empty text clears it)."""
-        self.message.value = message_html(text, level) if text else ""
+        self._put(self.message, message_html(text, level) if text else "")
 
     def show(self, plan: Plan) -> None:
         """Redraw the headline and the parts on screen for ``plan``."""
         self.plan = plan
         self.headline.value = headline_html(plan)
-        self.relaxations.value = relaxations_html(plan)
+        self._put(self.relaxations, relaxations_html(plan))
+        self._shown.layout.display = None if plan.feasible else "none"
         if self.reasons_limit is not None:
             self.reasons.value = reasons_html(plan, self.reasons_limit)
         for name in self.visible:

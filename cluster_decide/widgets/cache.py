@@ -1,8 +1,13 @@
 """Plans cached by scenario, so a control moved back and forth solves only once.
 
 The key is the scenario's TOML text: two scenarios that save to the same file are the same
-question and get the same plan. Solving holds a lock, because CP-SAT already uses both cores and
-two interleaved solves would only slow each other down.
+question and get the same plan. Solving holds a lock, because two interleaved solves would only
+slow each other down.
+
+Live solves are deterministic: CP-SAT runs on one worker and stops on a deterministic work limit
+(``INTERACTIVE_WORK_LIMIT``), never on the clock, and starts from no hint, so the same settings
+give the same plan whatever the machine is doing and whatever was solved before. Only proven
+answers (optimal, or proven infeasible) are kept; anything else is solved again when asked.
 """
 
 from __future__ import annotations
@@ -10,22 +15,37 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 
-from cluster_decide.model.solve import solve
-from cluster_decide.plan import Plan
+from cluster_decide.model.solve import deterministic_work, solve
+from cluster_decide.plan import Plan, Status
 from cluster_decide.scenario import Scenario
 
-__all__ = ["INTERACTIVE_TIME_LIMIT_S", "PlanCache"]
+__all__ = ["INTERACTIVE_TIME_LIMIT_S", "INTERACTIVE_WORK_LIMIT", "PlanCache"]
 
-INTERACTIVE_TIME_LIMIT_S = 3.0
-"""Solve time limit for live use: long enough to prove the default scenario optimal many times
-over; a plan cut short comes back ``feasible`` with its gap, and the headline says so."""
+INTERACTIVE_WORK_LIMIT = 10.0
+"""CP-SAT deterministic time (about seconds of one core's work) a live solve may use. The presets
+are proven optimal in well under one; a plan stopped by this limit says it is not proven best."""
+_PROVEN = (
+    frozenset({Status.OPTIMAL, Status.INFEASIBLE})
+    if hasattr(Status, "TIME_LIMIT")
+    else frozenset({Status.OPTIMAL})
+)
+"""Statuses worth remembering. Until the plan status tells "no plan found in time" (TIME_LIMIT)
+apart from "proven infeasible", an infeasible plan may be either, so it is solved again."""
+INTERACTIVE_TIME_LIMIT_S = 120.0
+"""Wall-clock safety net only: far above what the work limit takes, so it never decides a plan."""
 
 
 class PlanCache:
     """A bounded, thread-safe map from scenario to plan that solves on a miss."""
 
-    def __init__(self, time_limit_s: float = INTERACTIVE_TIME_LIMIT_S, max_size: int = 256) -> None:
+    def __init__(
+        self,
+        time_limit_s: float = INTERACTIVE_TIME_LIMIT_S,
+        max_size: int = 256,
+        work_limit: float = INTERACTIVE_WORK_LIMIT,
+    ) -> None:
         self.time_limit_s = time_limit_s
+        self.work_limit = work_limit
         self.max_size = max_size
         self.hits = 0
         self.misses = 0
@@ -57,9 +77,10 @@ class PlanCache:
                 self._plans.move_to_end(key)
                 return plan
             self.misses += 1
-            # The plan solved last is usually one slider step away: start the search from it.
-            last = next(reversed(self._plans.values()), None)
-            plan = solve(scn, time_limit_s=self.time_limit_s, hint=last)
+            with deterministic_work(self.work_limit):
+                plan = solve(scn, time_limit_s=self.time_limit_s, workers=1)
+            if plan.status not in _PROVEN:
+                return plan  # not proven: never remembered
             self._plans[key] = plan
             while len(self._plans) > self.max_size:
                 self._plans.popitem(last=False)

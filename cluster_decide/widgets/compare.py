@@ -55,7 +55,7 @@ def ab_rows(a: Plan, b: Plan) -> list[tuple[str, str, str, str, float]]:
         )
     for label, frame, column, fmt in (
         ("Baseline GPUs", "pools", "gpus", "{:,.0f}"),
-        ("Burst GPU-hours a month", "pools", "burst_gpu_hours", "{:,.0f}"),
+        ("GPU-hours rented at peaks, a month", "pools", "burst_gpu_hours", "{:,.0f}"),
         ("HPC FTE needed", "staffing", "required_fte", "{:.1f}"),
         ("Hires", "staffing", "hires", "{:.0f}"),
     ):
@@ -85,8 +85,8 @@ def ab_rows(a: Plan, b: Plan) -> list[tuple[str, str, str, str, float]]:
 
 
 def _signed(d: float, fmt: str) -> str:
-    if abs(d) < 1e-9:
-        return "–"
+    if abs(d) < 1e-9 or not fmt.format(abs(d)).strip("0.,"):
+        return "–"  # no change at the precision shown
     return ("+" if d > 0 else "−") + fmt.format(abs(d))
 
 

@@ -7,6 +7,7 @@ values into the scenario to solve. Resetting to a new base does not fire change 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -18,12 +19,14 @@ from cluster_decide.scenario import Scenario
 from cluster_decide.vocabulary import PLATFORM_LABELS
 
 __all__ = [
+    "CONTROL_LABELS",
     "DASHBOARD_CONTROLS",
     "EXECUTIVE_CONTROLS",
     "KIND_LABELS",
     "Control",
     "Controls",
     "control",
+    "parse_budget",
 ]
 
 KIND_LABELS = {
@@ -34,12 +37,12 @@ KIND_LABELS = {
     "pipeline": "Pipelines",
     "realtime_inference": "Online inference",
 }
-_STYLE = {"description_width": "185px"}
+_STYLE = {"description_width": "240px"}
 
 
 def _layout() -> w.Layout:
     # One Layout per widget: hiding a control sets its layout's display.
-    return w.Layout(width="420px")
+    return w.Layout(width="462px")
 
 
 @dataclass
@@ -53,13 +56,17 @@ class Control:
     relevant: Callable[[Scenario], bool] = lambda scn: True
 
 
-def _slider(label: str, lo: float, hi: float, step: float, fmt: str = ".2f") -> w.FloatSlider:
+def _slider(
+    label: str, lo: float, hi: float, step: float, fmt: str = ".2f", hint: str = ""
+) -> w.FloatSlider:
     return w.FloatSlider(
         value=1.0,
         min=lo,
         max=hi,
         step=step,
         description=label,
+        description_allow_html=False,
+        tooltip=hint or f"{label}: 1.00 is the scenario as written (today); 2.00 is twice that",
         readout_format=fmt,
         continuous_update=False,
         style=_STYLE,
@@ -83,7 +90,7 @@ def _scale_per_kind(name: str, method: str, kinds: Sequence[str], label: str) ->
 
     return Control(
         f"{name}:{'+'.join(kinds)}",
-        _slider(f"{label} ×", 0.25, 4.0, 0.05),
+        _slider(f"{label} (× today)", 0.25, 4.0, 0.05),
         lambda scn: 1.0,
         apply,
         _has(kinds),
@@ -103,7 +110,8 @@ def _fte(skill: str, label: str) -> Control:
         min=0.0,
         max=12.0,
         step=0.5,
-        description=f"{label} staff (FTE)",
+        description=f"{label} engineers (FTE)",
+        tooltip=f"{label} engineers on the team, in full-time equivalents; starts at today's team",
         readout_format=".1f",
         continuous_update=False,
         style=_STYLE,
@@ -125,7 +133,12 @@ def _hiring() -> Control:
 
     return Control(
         "hiring",
-        w.Checkbox(description="Hiring allowed", style=_STYLE, layout=_layout()),
+        w.Checkbox(
+            description="Hiring allowed",
+            tooltip="May the plan hire engineers (up to the scenario's limit)?",
+            style=_STYLE,
+            layout=_layout(),
+        ),
         lambda scn: scn.hiring.allowed,
         apply,
     )
@@ -147,7 +160,13 @@ def _procurement() -> Control:
 def _prices() -> Control:
     return Control(
         "gpu_prices",
-        _slider("GPU price ×", 0.5, 2.0, 0.05),
+        _slider(
+            "GPU prices (× today)",
+            0.5,
+            2.0,
+            0.05,
+            hint="GPU prices: 1.00 is the catalog's list prices; 0.80 is 20% cheaper",
+        ),
         lambda scn: scn.procurement.gpu_price_scale,
         lambda scn, v: (
             scn
@@ -157,28 +176,49 @@ def _prices() -> Control:
     )
 
 
-def _budget() -> Control:
-    def read(scn: Scenario) -> float:
-        cap = scn.policy.budget_usd_per_month
-        return round(cap / 1e6, 2) if cap else 0.0
+def parse_budget(text: Any) -> float | None:
+    """A budget typed in $M a month: None for no cap; ValueError naming the control otherwise."""
+    raw = str(text).strip().replace(",", "").lstrip("$").removesuffix("M").strip()
+    if raw.lower() in ("", "0", "none", "no cap"):
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value <= 0 or value > 1000:
+        raise ValueError(
+            f"Budget cap: expected a number of $M a month between 0.01 and 1000 (e.g. 3.5), or "
+            f"empty for no cap; got '{text}'."
+        )
+    return value
 
+
+def _budget_text(scn: Scenario) -> str:
+    cap = scn.policy.budget_usd_per_month
+    return "" if cap is None else f"{cap / 1e6:g}"
+
+
+def _budget() -> Control:
     def apply(scn: Scenario, value: Any) -> Scenario:
-        cap = float(value) * 1e6 if value and value > 0 else None
-        return scn if read(scn) == (value or 0.0) else scn.set_budget(cap)
+        cap = parse_budget(value)
+        now = scn.policy.budget_usd_per_month
+        if (cap is None and now is None) or (
+            cap is not None and now is not None and abs(cap * 1e6 - now) < 0.5
+        ):
+            return scn
+        return scn.set_budget(None if cap is None else cap * 1e6)
 
     return Control(
         "budget",
-        w.BoundedFloatText(
-            min=0.0,
-            max=1000.0,
-            step=0.1,
-            description="Budget cap ($M/month)",
-            description_allow_html=False,
-            tooltip="0 means no cap",
+        w.Text(
+            description="Budget cap ($M a month)",
+            placeholder="no cap",
+            tooltip="Most the plan may spend in cash a month, in millions of dollars; empty means no cap",
+            continuous_update=False,
             style=_STYLE,
             layout=_layout(),
         ),
-        read,
+        _budget_text,
         apply,
     )
 
@@ -209,6 +249,8 @@ def _platforms() -> Control:
         return tuple(scn.policy.platforms)
 
     def apply(scn: Scenario, value: Any) -> Scenario:
+        if not value:
+            raise ValueError("Candidate platforms: keep at least one platform ticked.")
         return scn if tuple(value) == read(scn) else scn.restrict_platforms(list(value))
 
     return Control("platforms", box, read, apply)
@@ -260,24 +302,53 @@ EXECUTIVE_CONTROLS = (
     "demand:inference",
     "fte:hpc",
     "fte:kubernetes",
+    "hiring",
     "procurement",
     "gpu_prices",
+    "budget",
+    "platforms",
 )
-"""Six controls for the executive app."""
+"""The executive app's controls: every limit the answer depends on is on screen."""
+CONTROL_LABELS = {
+    "demand:training": "training demand",
+    "demand:inference": "inference demand",
+    **{f"demand:{k}": f"{v.lower()} demand" for k, v in KIND_LABELS.items()},
+    "fte:hpc": "HPC engineers",
+    "fte:kubernetes": "Kubernetes engineers",
+    "hiring": "hiring",
+    "procurement": "procurement",
+    "gpu_prices": "GPU prices",
+    "slo:latency": "the latency target",
+    "slo:training": "the training wait target",
+    "slo:batch": "the batch deadline",
+    "budget": "the budget cap",
+    "platforms": "the candidate platforms",
+}
+"""What each control is called in a sentence ("+10% training demand …")."""
 
 
 class Controls:
-    """A set of controls over a base scenario: ``scenario()`` applies them all in order."""
+    """A set of controls over a base scenario: ``scenario()`` applies them all in order.
+
+    Controls are keyed by the names they were asked for (``demand:training``), and every event,
+    look-ahead and setting uses that key.
+    """
 
     def __init__(self, names: Sequence[str], base: Scenario) -> None:
         self.controls = {n: control(n) for n in names}
         self._callbacks: list[Callable[[], None]] = []
         self._muted = False
         self.last_changed: str | None = None
+        self.widened: list[str] = []
+        self._ranges = {
+            n: (c.widget.min, c.widget.max)
+            for n, c in self.controls.items()
+            if isinstance(c.widget, w.FloatSlider)
+        }
         self.box = w.VBox([c.widget for c in self.controls.values()])
-        for c in self.controls.values():
+        for key, c in self.controls.items():
             for leaf in self._leaves(c):
-                leaf.observe(lambda _ch, name=c.name: self._fire(name), names="value")
+                leaf.observe(lambda _ch, name=key: self._fire(name), names="value")
         self.reset(base)
 
     @staticmethod
@@ -298,20 +369,29 @@ class Controls:
             return tuple(p for p, b in zip(PLATFORMS, leaves, strict=True) if b.value)
         return c.widget.value
 
-    def set_value(self, name: str, value: Any) -> None:
-        """Set a control's value as a user would (fires the change)."""
+    def _put(self, name: str, value: Any) -> None:
+        """Show ``value`` in a control; a slider's range widens to hold it (never clamps)."""
         c = self.controls[name]
         if c.name == "platforms":
-            # All boxes change at once, then one change fires (not one per box).
-            self._muted = True
-            try:
-                for p, b in zip(PLATFORMS, self._leaves(c), strict=True):
-                    b.value = p in value
-            finally:
-                self._muted = False
-            self._fire(name)
+            for p, b in zip(PLATFORMS, self._leaves(c), strict=True):
+                b.value = p in value
             return
+        if isinstance(c.widget, w.FloatSlider):
+            lo, hi = self._ranges[name]
+            v = float(value)
+            c.widget.min, c.widget.max = min(lo, v), max(hi, v)
+            if not lo <= v <= hi:
+                self.widened.append(name)
         c.widget.value = value
+
+    def set_value(self, name: str, value: Any) -> None:
+        """Set a control's value as a user would (fires the change once)."""
+        self._muted = True
+        try:
+            self._put(name, value)
+        finally:
+            self._muted = False
+        self._fire(name)
 
     def on_change(self, callback: Callable[[], None]) -> None:
         """Call ``callback()`` after any control changes (not on reset)."""
@@ -346,18 +426,36 @@ class Controls:
         return scn
 
     def reset(self, base: Scenario) -> None:
-        """Show ``base``'s values (hiding controls that do not apply to it), without firing."""
+        """Show ``base``'s values (hiding controls that do not apply to it), without firing.
+
+        A value outside a slider's usual range (an uploaded file's 15 FTE) widens the slider
+        rather than being clamped: the controls never change a file's value silently.
+        """
         self.base = base
+        self.widened = []
         self._muted = True
         try:
-            for c in self.controls.values():
-                value = c.read(base)
-                if c.name == "platforms":
-                    for p, b in zip(PLATFORMS, self._leaves(c), strict=True):
-                        b.value = p in value
-                else:
-                    c.widget.value = value
+            for key, c in self.controls.items():
+                self._put(key, c.read(base))
                 c.widget.layout.display = None if c.relevant(base) else "none"
+        finally:
+            self._muted = False
+
+    def settings(self) -> dict[str, Any]:
+        """Every control's value by key (a snapshot for undo and share links)."""
+        return {key: self.value(key) for key in self.controls}
+
+    def defaults(self, scn: Scenario) -> dict[str, Any]:
+        """Every control's value for ``scn`` as written (what Reset shows)."""
+        return {key: c.read(scn) for key, c in self.controls.items()}
+
+    def apply_settings(self, values: dict[str, Any]) -> None:
+        """Show the given values (keys not given keep theirs), without firing."""
+        self._muted = True
+        try:
+            for key, value in values.items():
+                if key in self.controls:
+                    self._put(key, value)
         finally:
             self._muted = False
 

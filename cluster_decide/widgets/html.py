@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import html
 import math
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,12 +25,16 @@ __all__ = [
     "busy_html",
     "chart_html",
     "download_link",
+    "fix_sentence",
     "headline_html",
     "message_html",
+    "plain",
     "reasons_html",
     "relaxations_html",
     "staffing_sentence",
     "table_html",
+    "unproven_words",
+    "verdict_html",
 ]
 
 STYLE = f"""<style>
@@ -61,6 +66,42 @@ STYLE = f"""<style>
 .cd-chart svg {{ max-width: 100%; height: auto; }}
 .jupyter-widgets.widget-tab.cd-tabs > .lm-TabBar .lm-TabBar-tab {{ flex: 0 0 auto; }}
 .cd-download a {{ font-size: 15px; color: {PALETTE["blue"]}; text-decoration: underline; }}
+.cd, .cd li, .cd-msg, .widget-html-content {{ white-space: normal; overflow-wrap: anywhere; }}
+.cd-small {{ font-size: 14px; color: #444; font-weight: 400; }}
+.cd-status {{ display: block; width: fit-content; margin: 4px 0 0; }}
+.cd-verdict {{ font-size: 15px; margin: 2px 0 6px; min-height: 0; }}
+.cd-verdict[data-state=pending] {{ color: #444; }}
+.cd-verdict .cd-dot {{ display: inline-block; width: 9px; height: 9px; border-radius: 50%;
+  background: {PALETTE["sky"]}; margin-right: 6px; animation: cd-pulse 0.8s infinite alternate; }}
+.cd-change {{ font-size: 15px; background: #FFF6D5; border-left: 6px solid {PALETTE["yellow"]};
+  padding: 6px 10px; margin: 2px 0 6px; }}
+.cd-reasons details summary {{ cursor: pointer; }}
+.cd-reasons details[open] summary {{ margin-bottom: 2px; }}
+.cd-scenario-line {{ font-size: 14px; line-height: 1.4; color: #333; }}
+.cd-assumptions {{ font-size: 14px; line-height: 1.45; }}
+.cd-assumptions a {{ color: {PALETTE["blue"]}; }}
+.cd-share a, .cd-actions a {{ font-size: 14px; color: {PALETTE["blue"]}; }}
+.cd-answer-col {{ flex: 1 1 600px; min-width: 0; }}
+.cd-visible {{ display: flex; flex-wrap: wrap; gap: 0 24px; align-items: flex-start; }}
+.cd-visible > .widget-html {{ flex: 1 1 560px; max-width: 900px; min-width: 0; }}
+.cd-app-title {{ font-size: 22px; font-weight: 700; margin: 0 0 2px; }}
+.cd-answer-col > .widget-html, .cd-controls-col > .widget-html {{ min-height: 0; }}
+.cd-answer-col > .widget-html > .widget-html-content:empty {{ display: none; }}
+@media print {{
+  @page {{ size: A4 landscape; margin: 9mm; }}
+  .cd-controls-col, .cd-noprint, .jupyter-widgets.widget-tab > .lm-TabBar {{ display: none !important; }}
+  .cd-answer-col {{ width: auto !important; max-width: 100% !important; flex: 1 1 auto !important; }}
+  .cd-answer-col .widget-html, .cd-answer-col .widget-box {{ max-width: 100% !important; }}
+  .cd-visible {{ flex-wrap: nowrap; }}
+  .cd-visible > .widget-html {{ flex: 1 1 0 !important; min-width: 0 !important; }}
+  .cd-chart svg {{ max-height: 92mm; width: 100%; }}
+  .cd-reasons details > *:not(summary) {{ display: none; }}
+  body, .jp-Notebook, #rendered_cells {{ padding: 0 !important; margin: 0 !important; }}
+  /* Voila's page is a Lumino layout sized in pixels for the screen: let the paper size it. */
+  .jp-LabShell, .lm-BoxPanel, .lm-BoxPanel-child, .jp-Notebook {{ position: static !important;
+    width: auto !important; height: auto !important; overflow: visible !important;
+    contain: none !important; }}
+}}
 </style>"""
 """CSS for every piece below; shown once per app in an HTML widget."""
 
@@ -86,44 +127,108 @@ def staffing_sentence(plan: Plan) -> str:
     return need + (f" ({'; '.join(changes)})" if changes else " (today's team)")
 
 
+def unproven_words(plan: Plan) -> str:
+    """What a plan that is not proven the cheapest means, in words a meeting can repeat."""
+    bound = ""
+    if plan.gap and math.isfinite(plan.gap) and plan.gap < 1:
+        bound = f"; a cheaper one, if it exists, saves at most {money(plan.gap * plan.total_monthly_usd)} a month"
+    return f"Good plan, not proven the cheapest{bound}"
+
+
+def plain(text: str, plan: Plan) -> str:
+    """A model sentence in the room's words: pool ids become platform names, no jargon."""
+    if plan.pools.height:
+        pools = dict(
+            zip(plan.pools["pool"].to_list(), plan.pools["platform"].to_list(), strict=True)
+        )
+        for pool, platform in sorted(pools.items(), key=lambda kv: -len(kv[0])):
+            label = PLATFORM_LABELS.get(platform, platform)
+            text = re.sub(
+                rf"(?<![\w-])(the )?{re.escape(pool)}(?![\w-])( pool)?", f"the {label} pool", text
+            )
+    for word, label in PLATFORM_LABELS.items():
+        text = re.sub(rf"\bruns on {word}\b", f"runs on {label}", text)
+    text = text.replace("Staffing binds for", "Not enough engineers for")
+    return text.replace("the the ", "the ")
+
+
+def _short(sentence: str) -> tuple[str, str]:
+    """A reason's first sentence, and the rest (shown on demand)."""
+    head, sep, rest = sentence.partition(". ")
+    return (head + "." if sep else head), rest
+
+
+def _cash_words(plan: Plan) -> str:
+    estimated = plan.total_monthly_usd - plan.cash_monthly_usd
+    if estimated < 500:
+        return "all of it cash spend"
+    return (
+        f"{money(plan.cash_monthly_usd)} paid out, plus {money(estimated)} of estimated staff "
+        "effort (work-arounds, unfamiliar tools)"
+    )
+
+
 def headline_html(plan: Plan) -> str:
     """Architecture in words, monthly cost and staffing change, with the status if not optimal."""
     if not plan.feasible:
-        first = plan.relaxations["sentence"][0] if plan.relaxations.height else ""
         why = next((s for s in plan.explanations if s.startswith("Why")), "")
+        why = why.removeprefix("Why: ")
         return (
             '<div class="cd cd-headline cd-infeasible" data-total="" data-archetype="">'
-            '<div class="cd-arch">No feasible plan</div>'
-            f'<div class="cd-cost">{_e(why)}</div>'
-            + (f'<div class="cd-staff"><b>Smallest fix:</b> {_e(first)}</div>' if first else "")
+            '<div class="cd-arch">No plan meets every limit</div>'
+            + (f'<div class="cd-cost">{_e(why[0].upper() + why[1:])}</div>' if why else "")
             + "</div>"
         )
     words = ARCHETYPE_WORDS.get(plan.archetype or "", plan.archetype or "")
     status = ""
     if plan.status is not Status.OPTIMAL:
-        status = (
-            f'<span class="cd-status">{_e(plan.status.value)}: within {plan.gap:.1%} of optimal'
-            " (time limit)</span>"
-        )
+        status = f'<div class="cd-status">{_e(unproven_words(plan))}</div>'
+    extras = ""
+    for attr, label in (
+        ("one_time_usd", "one-time cost"),
+        ("upfront_usd", "up-front outlay"),
+        ("today_monthly_usd", "today's estate"),
+    ):
+        value = getattr(plan, attr, None)
+        if isinstance(value, (int, float)) and math.isfinite(value):
+            extras += f"; {label} {money(float(value))}"
     return (
         f'<div class="cd cd-headline" data-total="{plan.total_monthly_usd:.2f}" '
         f'data-archetype="{_e(plan.archetype or "")}">'
-        f'<div class="cd-arch">{_e(words[0].upper() + words[1:])}{status}</div>'
+        f'<div class="cd-arch">{_e(words[0].upper() + words[1:])}</div>{status}'
         f'<div class="cd-cost"><b>{money(plan.total_monthly_usd)}</b> a month '
-        f"({money(plan.cash_monthly_usd)} cash)</div>"
+        f'<span class="cd-small">({_e(_cash_words(plan))}{_e(extras)})</span></div>'
         f'<div class="cd-staff">{_e(staffing_sentence(plan))}</div>'
         "</div>"
     )
 
 
 def reasons_html(plan: Plan, limit: int | None = None) -> str:
-    """The plan's reasons as a bulleted list (the first ``limit`` after the headline sentence)."""
-    sentences = plan.explanations[1:] if plan.feasible else plan.explanations
-    if limit is not None:
-        # The headline already says the cost and the staffing: the first two sentences.
-        sentences = _top_reasons(sentences[1:], limit) if plan.feasible else sentences[:limit]
-    items = "".join(f"<li>{_e(s)}</li>" for s in sentences)
-    return f'<ul class="cd cd-reasons">{items}</ul>'
+    """The plan's reasons, short first sentence with the detail behind a click.
+
+    With ``limit``, the first ``limit`` reasons after the headline's (what binds first); for an
+    infeasible plan, the reasons only (the fixes have their own list).
+    """
+    if plan.feasible:
+        sentences = plan.explanations[1:]
+        if limit is not None:
+            # The headline already says the cost and the staffing: the first two sentences.
+            sentences = _top_reasons(sentences[1:], limit)
+    else:
+        shown = set(plan.relaxations["sentence"].to_list()) if plan.relaxations.height else set()
+        sentences = [
+            s
+            for s in plan.explanations[1:]
+            if s not in shown and not s.rstrip().endswith(":") and not s.startswith("Why")
+        ][: limit or None]
+    items = []
+    for s in sentences:
+        head, rest = _short(plain(s, plan))
+        if rest:
+            items.append(f"<li><details><summary>{_e(head)}</summary>{_e(rest)}</details></li>")
+        else:
+            items.append(f"<li>{_e(head)}</li>")
+    return f'<ul class="cd cd-reasons">{"".join(items)}</ul>'
 
 
 def _top_reasons(sentences: Sequence[str], limit: int) -> list[str]:
@@ -133,15 +238,59 @@ def _top_reasons(sentences: Sequence[str], limit: int) -> list[str]:
     return (binding + rest)[:limit]
 
 
+def fix_sentence(row: dict[str, Any], budget_usd: float | None) -> str:
+    """One fix of an infeasible scenario, in one consistent sentence.
+
+    A budget fix names the new cap only: the cheapest plan then fits it exactly, so no second
+    figure can contradict it (the model's sentence quotes the total cost, estimated effort
+    included, beside a cap on cash).
+    """
+    if row["change"] == "budget" and budget_usd is not None:
+        cap = budget_usd + float(row["amount"])
+        return (
+            f"Raise the budget cap from {money(budget_usd)} to {money(cap)} a month "
+            f"(+{money(float(row['amount']))}): the cheapest plan then fits."
+        )
+    text = str(row["sentence"]).strip()
+    head, _, _cost = text.partition(": the best plan then costs")
+    if _cost:
+        return f"{head} (the best plan then costs {money(float(row['monthly_usd']))} a month)."
+    return text
+
+
 def relaxations_html(plan: Plan) -> str:
     """The smallest changes that make an infeasible scenario work, smallest first."""
     if plan.feasible or plan.relaxations.height == 0:
         return ""
-    sentences = dict.fromkeys(plan.relaxations["sentence"].to_list())  # once each, in order
-    items = "".join(f"<li>{_e(s)}</li>" for s in sentences)
+    budget = plan.inputs.policy.budget_usd_per_month if plan.inputs is not None else None
+    fixes = [fix_sentence(r, budget) for r in plan.relaxations.iter_rows(named=True)]
+    items = "".join(f"<li>{_e(plain(s, plan))}</li>" for s in dict.fromkeys(fixes))
     return (
-        '<div class="cd cd-msg cd-msg-info"><b>Smallest changes that make it work</b>'
-        f'<ul class="cd-reasons">{items}</ul></div>'
+        '<div class="cd cd-msg cd-msg-info cd-fixes"><b>Smallest changes that make it work '
+        f'(each checked by solving again)</b><ul class="cd-reasons">{items}</ul></div>'
+    )
+
+
+def verdict_html(verdict: Any, pending: bool = False) -> str:
+    """A recommendation-like object (``.verdict``, ``.sentence``) under the headline.
+
+    ``pending``: the alternatives are still being checked. Nothing at all when there is neither.
+    """
+    if pending:
+        return (
+            '<div class="cd cd-verdict" data-state="pending">'
+            '<span class="cd-dot"></span>Checking alternatives…</div>'
+        )
+    if verdict is None:
+        return ""
+    label = getattr(verdict, "verdict", "")
+    label = getattr(label, "value", label)
+    sentence = getattr(verdict, "sentence", "")
+    return (
+        f'<div class="cd cd-verdict" data-state="done" data-verdict="{_e(label)}">'
+        f"<b>{_e(str(label).replace('_', ' ').capitalize())}</b>"
+        + (f" — {_e(sentence)}" if sentence else "")
+        + "</div>"
     )
 
 

@@ -1,22 +1,35 @@
 """The dashboard's "what would change the answer" panel: break-evens and what each lever is worth.
 
 Both come from re-solving the model (``cluster_decide.analysis``): break-evens by bisection over
-a few key inputs, lever values by solving once per lever. That takes seconds, so the panel
-computes only when asked, for the plan on screen, and keeps the last result until then.
+a few key inputs, lever values by solving once per lever. That takes tens of seconds on a busy
+machine, so it runs in the background (:class:`BackgroundJob`) with a progress bar and a Cancel
+button, while the controls keep answering. A result is shown only for the scenario on screen:
+moving a control withdraws it, and an analysis of an earlier scenario that finishes late is
+dropped.
 """
 
 from __future__ import annotations
 
+import html
+from typing import Any
+
 import ipywidgets as w
 
 from cluster_decide import charts
+from cluster_decide.plan import Plan
 from cluster_decide.scenario import Scenario
+from cluster_decide.widgets.background import BackgroundJob
 from cluster_decide.widgets.html import message_html
 
 __all__ = ["BREAK_EVEN_INPUTS", "InsightPanel"]
 
 BREAK_EVEN_INPUTS = ["demand:realtime_inference", "demand:distributed_training", "gpu_price"]
 """The inputs a review asks about first; each costs about ten solves a direction."""
+_INPUT_WORDS = {
+    "demand:realtime_inference": "online inference demand",
+    "demand:distributed_training": "pre-training demand",
+    "gpu_price": "GPU prices",
+}
 
 
 class InsightPanel:
@@ -29,39 +42,118 @@ class InsightPanel:
             icon="search",
             layout=w.Layout(width="300px"),
         )
+        self.cancel_button = w.Button(
+            description="Cancel", icon="stop", layout=w.Layout(width="110px", display="none")
+        )
+        self.progress = w.IntProgress(
+            value=0, min=0, max=1, layout=w.Layout(width="300px", display="none")
+        )
+        self.status = w.HTML("")
         self.output = w.HTML("")
-        self.box = w.VBox([self.button, self.output])
+        self.box = w.VBox(
+            [w.HBox([self.button, self.cancel_button]), self.progress, self.status, self.output]
+        )
         self.scenario: Scenario | None = None
+        self.plan: Plan | None = None
+        self.job: BackgroundJob | None = None
+        self._why_cancel = "Analysis cancelled."
         self.button.on_click(lambda _b: self.compute())
+        self.cancel_button.on_click(lambda _b: self.cancel())
 
-    def update(self, scenario: Scenario) -> None:
-        """The scenario on screen; an analysis of an earlier one is withdrawn."""
+    def update(self, scenario: Scenario, plan: Plan | None = None) -> None:
+        """The scenario on screen; an analysis of an earlier one is withdrawn (and stopped)."""
         if scenario != self.scenario:
+            self._why_cancel = (
+                "The settings changed, so the analysis of the earlier ones was stopped; ask "
+                "again for these."
+            )
+            self.cancel(quiet=True)
             self.output.value = ""
-        self.scenario = scenario
+        self.scenario, self.plan = scenario, plan
 
-    def compute(self) -> None:
-        """Solve the break-evens and lever values of the scenario on screen and show them."""
-        if self.scenario is None:
-            self.output.value = message_html("There is no plan to analyse yet.")
-            return
-        from cluster_decide import analysis, analysis_charts
+    def cancel(self, quiet: bool = False) -> None:
+        """Stop the analysis under way, if any."""
+        job = self.job
+        if job is not None and not job.cancelled:
+            job.cancel()
+            if not quiet:
+                self._why_cancel = "Analysis cancelled."
+                self.status.value = message_html("Stopping after the current solve…", "info")
 
-        self.button.disabled = True
-        self.output.value = message_html("Solving the alternatives (a few seconds)…", "info")
-        try:
-            evens = analysis.break_evens(self.scenario, inputs=BREAK_EVEN_INPUTS)
-            levers = analysis.lever_values(self.scenario)
-            items = "".join(f"<li>{s}</li>" for s in evens["sentence"].to_list())
-            items += "".join(f"<li>{s}</li>" for s in levers["sentence"].head(5).to_list())
-            self.output.value = (
-                f'<div class="cd"><ul>{items}</ul></div>'
-                + charts.to_svg(analysis_charts.break_even_chart(evens, self.width))
-                + charts.to_svg(analysis_charts.levers_chart(levers, self.width))
+    def _running(self, running: bool) -> None:
+        self.button.disabled = running
+        self.cancel_button.layout.display = None if running else "none"
+        self.progress.layout.display = None if running else "none"
+
+    def compute(self) -> BackgroundJob | None:
+        """Start the analysis of the scenario on screen in the background; returns its job."""
+        scn = self.scenario
+        if scn is None:
+            self.status.value = message_html("There is no plan to analyse yet.")
+            return None
+        if self.plan is not None and not self.plan.feasible:
+            self.status.value = message_html(
+                "No plan meets every limit, so nothing can change it yet: apply one of the fixes "
+                "listed with the answer first.",
+                "info",
             )
-        except Exception as exc:  # the room must never see a traceback
-            self.output.value = message_html(
-                f"The analysis failed; the plan above is unchanged.\n{exc}"
+            return None
+        from cluster_decide import analysis
+
+        steps: list[tuple[str, Any]] = [
+            (
+                f"break-even of {_INPUT_WORDS.get(i, i)}",
+                lambda i=i: analysis.break_evens(scn, inputs=[i]),
             )
-        finally:
-            self.button.disabled = False
+            for i in BREAK_EVEN_INPUTS
+        ]
+        steps.append(("what each lever is worth", lambda: analysis.lever_values(scn)))
+        self.output.value = ""
+        self.progress.max, self.progress.value = len(steps), 0
+        self._running(True)
+
+        def progress(i: int, n: int, what: str) -> None:
+            if self.job is job:
+                self.progress.value = i
+                self.status.value = message_html(
+                    f"Step {i + 1} of {n}: solving the {what}…", "info"
+                )
+
+        def done(results: list[Any]) -> None:
+            if self.job is job and self.scenario == scn:
+                self.progress.value = len(steps)
+                self.output.value = self._render(results)
+                self.status.value = ""
+            self._running(False)
+
+        def error(exc: Exception) -> None:
+            if self.job is job:
+                self.status.value = message_html(
+                    f"The analysis failed; the plan above is unchanged.\n{exc}"
+                )
+            self._running(False)
+
+        def cancelled() -> None:
+            if self.job is job:
+                self.status.value = message_html(self._why_cancel, "info")
+            self._running(False)
+
+        job = BackgroundJob(steps, progress, done, error, cancelled)
+        self.job = job
+        return job.start()
+
+    def _render(self, results: list[Any]) -> str:
+        import polars as pl
+
+        from cluster_decide import analysis_charts
+
+        evens = pl.concat(results[:-1], how="vertical_relaxed")
+        levers = results[-1]
+        sentences = [s for s in evens["sentence"].to_list() if s and not s.startswith("None ")]
+        sentences += [s for s in levers["sentence"].head(5).to_list() if s]
+        items = "".join(f"<li>{html.escape(s)}</li>" for s in sentences)
+        return (
+            f'<div class="cd cd-insight"><ul class="cd-reasons">{items}</ul></div>'
+            + charts.to_svg(analysis_charts.break_even_chart(evens, self.width))
+            + charts.to_svg(analysis_charts.levers_chart(levers, self.width))
+        )

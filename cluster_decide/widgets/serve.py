@@ -12,12 +12,22 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CHROMIUM", "LAUNCH_ARGS", "ROOT", "free_port", "only_from", "voila_app"]
+__all__ = [
+    "CHROMIUM",
+    "LAUNCH_ARGS",
+    "ROOT",
+    "VoilaServer",
+    "free_port",
+    "only_from",
+    "voila_app",
+    "voila_server",
+]
 
 CHROMIUM = "/usr/bin/chromium"
 LAUNCH_ARGS = [
@@ -59,11 +69,43 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+@dataclass(frozen=True)
+class VoilaServer:
+    """A running Voila: its URL and process (whose children are the kernels)."""
+
+    url: str
+    process: subprocess.Popen[bytes]
+
+    def kernels(self) -> int:
+        """How many kernels this Voila runs now (its ``ipykernel_launcher`` children)."""
+        import psutil
+
+        try:
+            children = psutil.Process(self.process.pid).children(recursive=True)
+        except psutil.NoSuchProcess:
+            return 0
+        count = 0
+        for child in children:
+            try:
+                if "ipykernel_launcher" in " ".join(child.cmdline()) and child.is_running():
+                    count += child.status() != psutil.STATUS_ZOMBIE
+            except psutil.Error:
+                continue
+        return count
+
+
 @contextmanager
-def voila_app(
-    notebook: str = "workbook/executive.ipynb", python: str | None = None, timeout_s: float = 60.0
-) -> Iterator[str]:
-    """Voila serving ``notebook`` on a fresh local port; yields its URL and stops it afterwards."""
+def voila_server(
+    notebook: str = "workbook/executive.ipynb",
+    python: str | None = None,
+    timeout_s: float = 60.0,
+    extra_args: Sequence[str] = (),
+) -> Iterator[VoilaServer]:
+    """Voila serving ``notebook`` on a fresh local port; stopped afterwards.
+
+    It runs from the project folder, so it reads the project's ``voila.json`` (kernel culling,
+    a pre-heated kernel).
+    """
     port = free_port()
     proc = subprocess.Popen(
         [
@@ -73,6 +115,7 @@ def voila_app(
             "--no-browser",
             f"--port={port}",
             "--Voila.ip=127.0.0.1",
+            *extra_args,
             notebook,
         ],
         cwd=ROOT,
@@ -91,10 +134,19 @@ def voila_app(
                         f"Voila did not start listening on port {port} within {timeout_s:.0f} s"
                     ) from None
                 time.sleep(0.2)
-        yield f"http://127.0.0.1:{port}/"
+        yield VoilaServer(f"http://127.0.0.1:{port}/", proc)
     finally:
         proc.terminate()
         try:
             proc.wait(10)
         except subprocess.TimeoutExpired:
             proc.kill()
+
+
+@contextmanager
+def voila_app(
+    notebook: str = "workbook/executive.ipynb", python: str | None = None, timeout_s: float = 60.0
+) -> Iterator[str]:
+    """Voila serving ``notebook`` on a fresh local port; yields its URL and stops it afterwards."""
+    with voila_server(notebook, python, timeout_s) as server:
+        yield server.url

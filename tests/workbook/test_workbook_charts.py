@@ -25,8 +25,10 @@ def test_every_chart_renders_offline_as_svg(plan_cache: PlanCache) -> None:
 def test_architecture_names_every_pool_gpu_type_and_workload(plan_cache: PlanCache) -> None:
     plan = plan_cache.solve(cd.load_scenario())
     svg = charts.to_svg(charts.architecture(plan))
-    for pool in plan.pools["pool"].unique():
-        assert f"{pool} —" in svg
+    for platform in plan.pools["platform"].unique():
+        # Each block by its platform's name; a pool id only where two pools share a platform.
+        assert f">{charts.PLATFORM_LABELS[platform]}<" in svg
+    assert "k8s-batch" not in svg and "GPU-h burst" not in svg
     for gpu in plan.pools.filter(pl.col("gpus") > 0)["gpu_type"].unique():
         assert f"× {gpu}" in svg
     for workload in plan.placements["workload"].unique():
@@ -76,8 +78,8 @@ def test_live_drawings_match_the_altair_charts_words() -> None:
     plan = cd.solve(cd.load_scenario())
     svg = charts.architecture_svg(plan)
     assert svg.startswith("<svg") and svg.endswith("</svg>")
-    for pool in plan.pools["pool"].unique().to_list():
-        assert pool in svg
+    for platform in plan.pools["platform"].unique().to_list():
+        assert charts.PLATFORM_LABELS[platform] in svg
     for workload in plan.placements["workload"].to_list():
         assert workload in svg
     cost = charts.cost_svg(plan)

@@ -41,3 +41,16 @@ def test_notebook_executes_without_error(path: Path) -> None:
     assert not [o for o in outputs if o.get("output_type") == "error"]
     text = "".join(str(o.get("data", o.get("text", ""))) for o in outputs)
     assert "Traceback" not in text and "Error loading script" not in text
+    if path.stem in ("02-inventory", "03-alternatives"):
+        # Formatted tables (great_tables), never a raw polars repr with its dtype row.
+        shown = "".join(str(o.get("data", {}).get("text/html", "")) for o in outputs)
+        assert "shape: (" not in shown and "gt_table" in shown
+        for internal in ("kubernetes_batch", "hybrid_separate", "distributed_training"):
+            assert f">{internal}<" not in shown, internal
+    if path.stem == "03-alternatives":
+        from nbconvert import HTMLExporter
+
+        page, _ = HTMLExporter().from_notebook_node(nb)
+        # Every alternative's diagram is in the export itself, not behind a live dropdown.
+        assert page.count("image/svg+xml") + page.count("<svg") >= 4
+        assert "Kubernetes + batch add-on</h3>" in page or "Kubernetes + batch add-on<a" in page

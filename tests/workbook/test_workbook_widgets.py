@@ -47,7 +47,7 @@ def test_every_control_maps_to_the_scenario(dash: Dashboard) -> None:
     dash.controls.set_value("procurement", "on_prem")
     dash.controls.set_value("gpu_prices", 1.5)
     dash.controls.set_value("slo:latency", 2.0)
-    dash.controls.set_value("budget", 2.5)
+    dash.controls.set_value("budget", "2.5")
     dash.controls.set_value("platforms", ("slurm", "kubernetes", "kubernetes_batch"))
     scn = dash.scenario
     assert scn is not None
@@ -86,12 +86,21 @@ def test_invalid_control_value_shows_a_message_and_keeps_the_last_plan(dash: Das
     assert dash.answer.message.value == ""
 
 
-def test_infeasible_change_shows_the_smallest_relaxation(dash: Dashboard) -> None:
-    dash.controls.set_value("budget", 0.5)
+def test_infeasible_change_shows_each_fix_once_without_contradiction(dash: Dashboard) -> None:
+    dash.controls.set_value("budget", "0.5")
     assert dash.plan is not None and not dash.plan.feasible
-    assert "No feasible plan" in dash.answer.headline.value
-    assert "Raise the budget" in dash.answer.headline.value
-    assert "Smallest changes that make it work" in dash.answer.relaxations.value
+    assert "No plan meets every limit" in dash.answer.headline.value
+    fixes = dash.answer.relaxations.value
+    assert "Smallest changes that make it work" in fixes
+    assert fixes.count("Raise the budget") == 1
+    page = dash.answer.headline.value + fixes + dash.answer.reasons.value
+    assert page.count("Raise the budget") == 1  # once on the page, not three times
+    assert ":</li>" not in page and "ties:" not in page  # no dangling colon
+    cap = re.search(r"to \$([\d.]+)M a month", fixes)
+    assert cap is not None
+    dash.controls.set_value("budget", cap.group(1))
+    assert dash.plan.feasible  # the fix works as written
+    assert dash.plan.cash_monthly_usd <= float(cap.group(1)) * 1e6 + 5e3
     assert "Traceback" not in dash.answer.message.value
 
 
@@ -143,9 +152,13 @@ def test_preset_pick_resets_controls(dash: Dashboard) -> None:
     assert hidden == "none"
 
 
-def test_executive_app_has_at_most_six_controls(plan_cache: PlanCache) -> None:
+def test_executive_app_shows_every_limit(plan_cache: PlanCache) -> None:
     app = executive_app(debounce_s=0.0, cache=plan_cache)
-    assert len(app.controls.controls) <= 6
+    assert {"budget", "platforms", "hiring", "gpu_prices"} <= set(app.controls.controls)
+    assert app.controls.value("budget") == "3"  # the preset's $3M cap is on screen
+    line = app.scenario_line.value
+    assert "Set by the scenario" in line and "hiring up to 4 engineers" in line
+    assert "×1.00 is today" in app.assumptions.value and "href=" in app.assumptions.value
     assert app.ab is None
     reasons = app.answer.reasons.value
     assert reasons.count("<li>") == 3
@@ -212,8 +225,107 @@ def test_export_button_offers_the_deck_and_the_report(dash: Dashboard) -> None:
 
 def test_what_would_change_the_answer_panel(dash: Dashboard) -> None:
     assert dash.insight is not None
-    dash.insight.button.click()
+    job = dash.insight.compute()
+    assert job is not None
+    assert dash.insight.button.disabled  # running in the background
+    job.join(300)
+    assert not dash.insight.button.disabled
     html = dash.insight.output.value
+    assert "None stays" not in html
     assert "traceback" not in html.lower()
     assert html.count("<svg") == 2, "break-even and lever charts"
     assert "<li>" in html
+
+
+def test_grouped_slider_looks_ahead(plan_cache: PlanCache) -> None:
+    app = executive_app(debounce_s=0.0, cache=plan_cache, prefetch=True)
+    app.controls.set_value("demand:training", 1.2)
+    app.wait()
+    assert app.controls.last_changed == "demand:training"
+    for value in (1.25, 1.15):
+        assert app.controls.scenario_with("demand:training", value) in plan_cache
+
+
+def test_a_jump_is_explained_from_the_two_plans(plan_cache: PlanCache) -> None:
+    app = executive_app(debounce_s=0.0, cache=plan_cache, prefetch=False)
+    app.controls.set_value("demand:training", 1.05)
+    assert app.answer.change.value == ""  # a small move needs no sentence
+    app.controls.set_value("demand:training", 1.1)
+    sentence = app.answer.change.value
+    assert "Training demand ×1.05 → ×1.10" in sentence
+    assert "second 256-GPU llm-pretraining job" in sentence and "+61%" in sentence
+
+
+def test_reset_undo_and_share_link(plan_cache: PlanCache) -> None:
+    app = executive_app(debounce_s=0.0, cache=plan_cache, prefetch=False)
+    start = app.plan
+    app.controls.set_value("demand:inference", 1.5)
+    app.controls.set_value("fte:hpc", 3.0)
+    query = app.share_query()
+    assert query == "?scenario=enterprise-mixed&demand:inference=1.5&fte:hpc=3"
+    other = executive_app(debounce_s=0.0, cache=plan_cache, prefetch=False)
+    other.apply_query(query)
+    assert other.controls.settings() == app.controls.settings()
+    assert other.plan is app.plan  # the same question, the same answer
+    app.undo()
+    assert app.controls.value("fte:hpc") == 2.0 and app.controls.value("demand:inference") == 1.5
+    app.reset()
+    assert app.controls.value("demand:inference") == 1.0 and app.plan is start
+    app.undo()  # a reset is undone like any change
+    assert app.controls.value("demand:inference") == 1.5
+    other.apply_query("?scenario=enterprise-mixed&fte:hpc=abc&nope=1")
+    message = other.answer.message.value
+    assert "fte:hpc=abc" in message and "nope" in message
+
+
+def test_invalid_budget_is_refused_and_the_control_restored(plan_cache: PlanCache) -> None:
+    app = executive_app(debounce_s=0.0, cache=plan_cache, prefetch=False)
+    plan = app.plan
+    for bad in ("abc", "-5", "1e9"):
+        app.controls.set_value("budget", bad)
+        assert "refused" in app.answer.message.value and "Budget cap" in app.answer.message.value
+        assert app.controls.value("budget") == "3" and app.plan is plan
+    app.controls.set_value("budget", "")
+    assert app.scenario is not None and app.scenario.policy.budget_usd_per_month is None
+
+
+def test_a_file_value_outside_a_slider_range_is_kept(dash: Dashboard) -> None:
+    scn = cd.load_scenario().set_fte("hpc", 15.0).scale_gpu_prices(2.5)
+    assert dash.picker.load_bytes("big-team.toml", scn.to_toml().encode())
+    assert dash.controls.value("fte:hpc") == 15.0 and dash.controls["fte:hpc"].max >= 15.0
+    assert dash.controls.value("gpu_prices") == 2.5
+    assert dash.scenario is not None and dash.scenario.team.hpc.fte == 15.0
+    assert "widened" in dash.answer.message.value
+
+
+def test_live_views_redraw_with_the_controls(dash: Dashboard) -> None:
+    from cluster_decide.widgets import reasons_view
+
+    view = dash.live(reasons_view)
+    before = view.value
+    assert before.startswith('<ul class="cd cd-reasons">')
+    dash.controls.set_value("demand:realtime_inference", 3.0)
+    assert view.value != before and view.value == reasons_view(dash.plan)  # type: ignore[arg-type]
+
+
+def test_a_verdict_hook_shows_under_the_headline(plan_cache: PlanCache) -> None:
+    import threading
+    from dataclasses import dataclass
+
+    @dataclass
+    class StandIn:
+        verdict: str
+        sentence: str
+
+    gate = threading.Event()
+
+    def recommend(scn: cd.Scenario) -> StandIn:
+        gate.wait(10)
+        return StandIn("adopt", f"{scn.name}: the cheapest plan wins by a clear margin.")
+
+    app = executive_app(debounce_s=0.0, cache=plan_cache, prefetch=False, recommend=recommend)
+    assert "Checking alternatives" in app.answer.verdict.value
+    gate.set()
+    app.wait()
+    assert 'data-verdict="adopt"' in app.answer.verdict.value
+    assert "clear margin" in app.answer.verdict.value
