@@ -96,11 +96,12 @@ def test_infeasible_change_shows_each_fix_once_without_contradiction(dash: Dashb
     page = dash.answer.headline.value + fixes + dash.answer.reasons.value
     assert page.count("Raise the budget") == 1  # once on the page, not three times
     assert ":</li>" not in page and "ties:" not in page  # no dangling colon
-    cap = re.search(r"to \$([\d.]+)M a month", fixes)
+    cap = re.search(r"to \$([\d.]+)([kM]) a month", fixes)
     assert cap is not None
-    dash.controls.set_value("budget", cap.group(1))
+    millions = float(cap.group(1)) * (1e-3 if cap.group(2) == "k" else 1.0)
+    dash.controls.set_value("budget", f"{millions:.3f}")
     assert dash.plan.feasible  # the fix works as written
-    assert dash.plan.cash_monthly_usd <= float(cap.group(1)) * 1e6 + 5e3
+    assert dash.plan.cash_monthly_usd <= millions * 1e6 + 5e3
     assert "Traceback" not in dash.answer.message.value
 
 
@@ -248,12 +249,21 @@ def test_grouped_slider_looks_ahead(plan_cache: PlanCache) -> None:
 
 def test_a_jump_is_explained_from_the_two_plans(plan_cache: PlanCache) -> None:
     app = executive_app(debounce_s=0.0, cache=plan_cache, prefetch=False)
-    app.controls.set_value("demand:training", 1.05)
-    assert app.answer.change.value == ""  # a small move needs no sentence
-    app.controls.set_value("demand:training", 1.1)
-    sentence = app.answer.change.value
-    assert "Training demand ×1.05 → ×1.10" in sentence
-    assert "second 256-GPU llm-pretraining job" in sentence and "+61%" in sentence
+    for old, new in ((1.0, 1.05), (1.05, 1.1), (1.1, 1.15)):
+        before = app.plan
+        app.controls.set_value("demand:training", new)
+        after = app.plan
+        assert before is not None and after is not None
+        delta = after.total_monthly_usd - before.total_monthly_usd
+        moved = after.archetype != before.archetype or abs(delta) > 0.03 * before.total_monthly_usd
+        sentence = app.answer.change.value
+        # A sentence exactly when the answer jumps, naming the change that caused it.
+        assert bool(sentence) == moved, (old, new, sentence)
+        if moved:
+            assert f"Training demand ×{old:.2f} → ×{new:.2f}" in sentence
+            assert f"({delta / before.total_monthly_usd:+.0%})" in sentence
+        if after.archetype != before.archetype:
+            assert "the answer moves from" in sentence
 
 
 def test_reset_undo_and_share_link(plan_cache: PlanCache) -> None:
