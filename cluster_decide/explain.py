@@ -13,6 +13,7 @@ import numpy as np
 
 from cluster_decide.constants import PLATFORM_WORDS, SKILLS
 from cluster_decide.evaluate import Decisions, Evaluation
+from cluster_decide.explain_people import people_sentences
 from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, Combo, ModelData
 
 __all__ = [
@@ -145,10 +146,8 @@ def _binding(data: ModelData, dec: Decisions, ev: Evaluation) -> list[str]:
         avail = data.available_milli[s] / MILLI
         hires = ev.hires[s]
         if hires:
-            out.append(
-                f"Staffing binds for {SKILL_WORDS[s]}: the plan needs {req:.1f} FTE but only {avail:.1f} are available, so it hires {hires}."
-            )
-        elif req > 0 and avail - req < 0.05:
+            continue  # said by the people sentences, with the salary
+        if req > 0 and avail - req < 0.05:
             out.append(
                 f"Staffing binds for {SKILL_WORDS[s]}: the plan uses all {avail:.1f} FTE available."
             )
@@ -190,5 +189,6 @@ def explain(data: ModelData, dec: Decisions, ev: Evaluation, archetype: str | No
         + (f", including {hires} new hire{'s' if hires > 1 else ''}." if hires else "."),
     ]
     lines += [_why_workload(data, dec, w.name) for w in data.workloads]
+    lines += people_sentences(data, dec, ev)
     lines += _binding(data, dec, ev)
     return lines

@@ -6,8 +6,14 @@ Frames and their columns (units in the names):
   share needs, SLO headroom included), gpu_hours_per_month (capacity it takes).
 - ``pools``: pool, platform, gpu_type, nodes, gpus (baseline), burst_gpu_hours (per month),
   peak_gpus (largest hourly need), utilization (average need over provisioned capacity, 0-1).
-- ``staffing``: skill, available_fte, required_fte, hires, idle_fte.
-- ``costs``: component, monthly_usd, cash (counts against a budget), meaning.
+- ``staffing``: skill, available_fte, required_fte, hires, retrained_in (people trained into
+  this skill from the other), idle_fte (capacity to redeploy), payroll_usd_per_month (staff on
+  the payroll today plus hires).
+- ``costs``: component, monthly_usd, cash (counts against a budget), meaning, one_time_usd
+  (the one-off amount a spread component stands for).
+- ``transition``: workload, today (platform it runs on today, empty without ``[current]``),
+  planned (platforms it runs on in the plan), action (keep | move | new), users, retool (users
+  must change tools), one_time_usd, monthly_usd (spread over the horizon).
 - ``service_levels``: workload, metric, predicted, target, met.
 - ``relaxations`` (infeasible plans): change, amount, unit, monthly_usd, sentence.
 """
@@ -30,7 +36,14 @@ from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, ModelData
 if TYPE_CHECKING:
     from cluster_decide.scenario import Scenario
 
-__all__ = ["RELAXATION_SCHEMA", "SERVICE_LEVEL_SCHEMA", "Plan", "Status", "build_frames"]
+__all__ = [
+    "RELAXATION_SCHEMA",
+    "SERVICE_LEVEL_SCHEMA",
+    "TRANSITION_SCHEMA",
+    "Plan",
+    "Status",
+    "build_frames",
+]
 
 WEEKS_PER_MONTH = HOURS_PER_MONTH / HOURS_PER_WEEK
 SERVICE_LEVEL_SCHEMA = {
@@ -66,7 +79,20 @@ _POOL_SCHEMA = {
     "burst_gpu_hours": pl.Float64,
     "peak_gpus": pl.Float64,
     "utilization": pl.Float64,
+    "managed": pl.Boolean,
+    "existing": pl.Boolean,
 }
+TRANSITION_SCHEMA = {
+    "workload": pl.String,
+    "today": pl.String,
+    "planned": pl.String,
+    "action": pl.String,
+    "users": pl.Int64,
+    "retool": pl.Boolean,
+    "one_time_usd": pl.Float64,
+    "monthly_usd": pl.Float64,
+}
+"""Columns of ``Plan.transition``: what each workload keeps or moves and what a move costs."""
 
 
 class Status(str, Enum):
@@ -100,6 +126,8 @@ class Plan:
     )
     gap: float = 0.0
     wall_time_s: float = 0.0
+    transition: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=TRANSITION_SCHEMA))
+    """What each workload keeps or moves compared with today (see the module docstring)."""
     inputs: Scenario | None = field(default=None, repr=False, compare=False)
     """The scenario this plan answers (not part of the JSON), so the plan can be simulated or exported."""
 
@@ -117,7 +145,15 @@ class Plan:
         nodes = {
             (r["pool"], r["gpu_type"]): int(r["nodes"]) for r in self.pools.iter_rows(named=True)
         }
-        return Decisions(shares=shares, nodes=nodes)
+        managed = frozenset(r["pool"] for r in self.pools.iter_rows(named=True) if r.get("managed"))
+        return Decisions(shares=shares, nodes=nodes, managed=managed)
+
+    @property
+    def one_time_usd(self) -> float:
+        """One-off costs of the plan (hires, retraining, new clusters, moves) before spreading."""
+        if "one_time_usd" not in self.costs.columns or not self.feasible:
+            return 0.0
+        return float(self.costs["one_time_usd"].fill_null(0.0).sum())
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for JSON: rounded numbers, no timing, so equal plans give equal bytes."""
@@ -133,6 +169,7 @@ class Plan:
             "costs": _rows(self.costs),
             "service_levels": _rows(self.service_levels),
             "relaxations": _rows(self.relaxations),
+            "transition": _rows(self.transition),
             "explanations": list(self.explanations),
         }
 
@@ -195,20 +232,40 @@ def build_frames(data: ModelData, dec: Decisions, ev: Evaluation) -> dict[str, p
                 "burst_gpu_hours": round(float(burst.sum()) * WEEKS_PER_MONTH, 1),
                 "peak_gpus": round(float(load.max()), 1),
                 "utilization": round(float(load.mean()) / provided, 4) if provided else 0.0,
+                "managed": p in dec.managed,
+                "existing": data.pool(p).existing,
             }
         )
     pools = pl.DataFrame(pool_rows, schema=_POOL_SCHEMA)
-    staffing = pl.DataFrame(
+    staffing = staffing_frame(data, ev)
+    return {
+        "placements": placements,
+        "pools": pools,
+        "staffing": staffing,
+        "costs": ev.costs_frame(),
+        "transition": transition_frame(data, dec, ev),
+    }
+
+
+def staffing_frame(data: ModelData, ev: Evaluation) -> pl.DataFrame:
+    """Per skill: staff, need, hires, people retrained in, time free to redeploy, payroll."""
+    people = data.people
+    have = {s: data.available_milli[s] + MILLI * ev.hires[s] for s in SKILLS}
+    short = {s: max(0, ev.required_milli[s] - have[s]) for s in SKILLS}
+    other = {a: b for a in SKILLS for b in SKILLS if a != b}
+    idle = {s: max(0, have[s] - ev.required_milli[s] - short[other[s]]) / MILLI for s in SKILLS}
+    return pl.DataFrame(
         {
             "skill": list(SKILLS),
             "available_fte": [data.available_milli[s] / MILLI for s in SKILLS],
             "required_fte": [ev.required_milli[s] / MILLI for s in SKILLS],
             "hires": [ev.hires[s] for s in SKILLS],
-            "idle_fte": [
-                max(
-                    0.0,
-                    (data.available_milli[s] + MILLI * ev.hires[s] - ev.required_milli[s]) / MILLI,
-                )
+            "retrained_in": [ev.retrained.get((other[s], s), 0) for s in SKILLS],
+            "idle_fte": [idle[s] for s in SKILLS],
+            "payroll_usd_per_month": [
+                (people.payroll_cents[s] + people.salary_cents[s] * ev.hires[s]) / 100.0
+                if people is not None
+                else 0.0
                 for s in SKILLS
             ],
         },
@@ -217,12 +274,39 @@ def build_frames(data: ModelData, dec: Decisions, ev: Evaluation) -> dict[str, p
             "available_fte": pl.Float64,
             "required_fte": pl.Float64,
             "hires": pl.Int64,
+            "retrained_in": pl.Int64,
             "idle_fte": pl.Float64,
+            "payroll_usd_per_month": pl.Float64,
         },
     )
-    return {
-        "placements": placements,
-        "pools": pools,
-        "staffing": staffing,
-        "costs": ev.costs_frame(),
-    }
+
+
+def transition_frame(data: ModelData, dec: Decisions, ev: Evaluation) -> pl.DataFrame:
+    """One row per workload: where it runs today, where the plan puts it, what a move costs."""
+    people = data.people
+    moves = people.moves if people is not None else {}
+    horizon = people.horizon_months if people is not None else 0
+    rows = []
+    for w in data.workloads:
+        planned = sorted(
+            {data.pool(p).platform for (ww, p, _g), s in dec.shares.items() if ww == w.name and s}
+        )
+        mv = moves.get(w.name)
+        moved = w.name in ev.moved
+        retool = w.name in ev.retooled
+        cents = 0
+        if mv is not None:
+            cents = (mv.move_cents if moved else 0) + (mv.retool_cents if retool else 0)
+        rows.append(
+            {
+                "workload": w.name,
+                "today": mv.today if mv else "",
+                "planned": ", ".join(planned),
+                "action": "new" if mv is None else ("move" if moved else "keep"),
+                "users": mv.users if mv else None,
+                "retool": retool,
+                "one_time_usd": cents * horizon / 100.0,
+                "monthly_usd": cents / 100.0,
+            }
+        )
+    return pl.DataFrame(rows, schema=TRANSITION_SCHEMA)

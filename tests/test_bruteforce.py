@@ -1,8 +1,9 @@
 """The solver's optimum equals the cheapest of every enumerated plan, scored by the evaluator.
 
 Small instances (2-4 indivisible workloads, 3 candidate pools, 2 GPU types) are enumerated in
-full: every placement of every workload, every node count that could matter, scored by
-``evaluate_decisions`` — which knows nothing of CP-SAT.
+full: every placement of every workload, every node count that could matter, every choice of
+managed pools, scored by ``evaluate_decisions`` — which knows nothing of CP-SAT (it finds the
+cheapest hires and retraining by enumeration too).
 """
 
 from __future__ import annotations
@@ -108,10 +109,15 @@ def brute_force(data: ModelData) -> int | None:
         keys = sorted(groups)
         ranges = [_node_options(data, p, g, groups[(p, g)]) for p, g in keys]
         shares = {(c.workload, c.pool, c.gpu_type): 100 for c in choice}
+        people = data.people
+        options = sorted({p for p, _g in keys if people is not None and p in people.managed})
         for nodes in itertools.product(*ranges):
-            ev = evaluate_decisions(data, Decisions(shares, dict(zip(keys, nodes, strict=True))))
-            if ev.feasible and (best is None or ev.total_cents < best):
-                best = ev.total_cents
+            for k in range(len(options) + 1):
+                for managed in itertools.combinations(options, k):
+                    dec = Decisions(shares, dict(zip(keys, nodes, strict=True)), frozenset(managed))
+                    ev = evaluate_decisions(data, dec)
+                    if ev.feasible and (best is None or ev.total_cents < best):
+                        best = ev.total_cents
     return best
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 
 import polars as pl
+import pytest
 from builders import service, small_scenario, training
 
 import cluster_decide as cd
@@ -92,17 +93,31 @@ def test_family_gang_fit() -> None:
 
 
 def test_family_staffing() -> None:
-    scn = small_scenario([training()], team={"hpc": {"fte": 0.0}, "kubernetes": {"fte": 6.0}})
+    scn = small_scenario(
+        [training()],
+        team={"hpc": {"fte": 0.0}, "kubernetes": {"fte": 6.0}},
+        hiring={"retraining": False},
+    )
     plan = cd.solve(scn)
-    assert plan.archetype == "kubernetes_batch", "without HPC staff or hiring, Slurm is out"
+    assert plan.archetype == "kubernetes_batch", "without HPC staff, hiring or retraining, no Slurm"
     hired = small_scenario(
         [training()],
         team={"hpc": {"fte": 0.0}, "kubernetes": {"fte": 0.0}},
         hiring={"allowed": True, "max_fte": 4},
     )
     plan = cd.solve(hired)
-    assert plan.staffing["hires"].sum() >= 2
+    hires = int(plan.staffing["hires"].sum())
+    assert hires >= 1
     assert plan.costs.filter(pl.col("component") == "hiring")["monthly_usd"][0] > 0
+    # A hire is a whole person: the plan pays every hire's full salary, busy or not.
+    salary = plan.costs.filter(pl.col("component") == "new_hires")["monthly_usd"][0]
+    assert salary == pytest.approx(
+        sum(
+            h * hired.loaded_cost_usd_per_year(s) / 12
+            for s, h in zip(plan.staffing["skill"], plan.staffing["hires"], strict=True)
+        ),
+        abs=0.02,
+    )
 
 
 def test_family_budget() -> None:

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 import numpy as np
 
-from cluster_decide.catalog import Catalog, GpuType, PlatformKind
+from cluster_decide.catalog import Catalog, CostParameters, GpuType, PlatformKind
 from cluster_decide.constants import (
     CAPABILITY_WORDS,
     HOURS_PER_MONTH,
@@ -25,6 +25,7 @@ from cluster_decide.constants import (
     SKILLS,
     TRAINING_KINDS,
 )
+from cluster_decide.model.people import PeopleData, prepare_people
 from cluster_decide.queueing import (
     BatchClass,
     autoscaled_rates,
@@ -76,6 +77,10 @@ class Pool:
     gpu_types: tuple[str, ...]
     max_nodes: int | None
     bursts: bool
+    existing: bool = False
+    """The pool is a cluster that exists today (``[current]``): no build cost."""
+    owned: bool = False
+    """An existing cluster whose nodes are owned: its capex is spent, so a node costs its opex."""
 
 
 @dataclass(frozen=True)
@@ -122,6 +127,14 @@ class ModelData:
     """Cents per month for each placement of a workload beyond its first (coordination effort)."""
     budget_cents: int | None
     unplaceable: Mapping[str, str]
+    people: PeopleData | None = None
+    """Payroll, hires, retraining, managed variants, builds and moves (``model.people``)."""
+    pool_node_cents: Mapping[tuple[str, str], int] = field(default_factory=dict)
+    """Node cost of pools that differ from their GPU type's price (owned clusters of today)."""
+
+    def node_cost(self, pool: str, gpu_type: str) -> int:
+        """Cents a month for one node of ``gpu_type`` in ``pool``."""
+        return self.pool_node_cents.get((pool, gpu_type), self.node_cents[gpu_type])
 
     def platform(self, pool: str) -> PlatformKind:
         """The platform kind of a pool."""
@@ -140,6 +153,43 @@ class ModelData:
 
 
 def _pools(scn: Scenario) -> tuple[Pool, ...]:
+    """Candidate pools, then today's clusters (``[current]``) as pools of their own."""
+    pools = _candidate_pools(scn)
+    current = scn.current
+    if current is None:
+        return pools
+    burst_ok = scn.procurement.on_demand_burst
+    cat = scn.catalog
+    today = {c.platform for c in current.clusters} | {
+        w.platform for w in current.workloads.values()
+    }
+    listed = {c.platform for c in current.clusters}
+    # A platform in use today with no cluster listed: its default pool is the one that exists.
+    out = [
+        replace(p, existing=True)
+        if p.platform in today - listed and p.name == DEFAULT_POOL_NAMES.get(p.platform)
+        else p
+        for p in pools
+        if p.name not in {c.name for c in current.clusters}
+    ]
+    for c in current.clusters:
+        if c.platform not in scn.policy.platforms:
+            continue
+        out.append(
+            Pool(
+                c.name,
+                c.platform,
+                (c.gpu_type,),
+                c.nodes,
+                burst_ok and cat.platforms[c.platform].autoscales,
+                existing=True,
+                owned=c.ownership == "owned",
+            )
+        )
+    return tuple(out)
+
+
+def _candidate_pools(scn: Scenario) -> tuple[Pool, ...]:
     cat = scn.catalog
     used = sorted({g for w in scn.workloads for g in w.gpu_types})
     burst_ok = scn.procurement.on_demand_burst
@@ -424,6 +474,17 @@ def prepare(scn: Scenario) -> ModelData:
 
     avail = {s: round(getattr(scn.team, s).fte * MILLI) for s in SKILLS}
     budget = scn.policy.budget_usd_per_month
+    existing = {
+        p.name: any(c.name == p.name and c.managed for c in scn.current.clusters)
+        if scn.current is not None
+        else False
+        for p in pools
+        if p.existing
+    }
+    people = prepare_people(scn, tuple((p.name, p.platform, p.max_nodes) for p in pools), existing)
+    owned_cents = {
+        (p.name, g): _opex_cents(cat.gpus[g], costs) for p in pools if p.owned for g in p.gpu_types
+    }
     return ModelData(
         scenario=scn,
         workloads=tuple(scn.workloads),
@@ -443,4 +504,18 @@ def prepare(scn: Scenario) -> ModelData:
         split_cents=round(costs.split_fte_per_extra_placement * loaded["kubernetes"] / 12.0 * 100),
         budget_cents=None if budget is None else math.floor(budget * 100),
         unplaceable=unplaceable,
+        people=people,
+        pool_node_cents=owned_cents,
     )
+
+
+def _opex_cents(gpu: GpuType, costs: CostParameters) -> int:
+    """Cents a month to run one owned node whose capex is already spent: power and space."""
+    energy = (
+        gpu.node_power_kw
+        * costs.average_power_fraction
+        * costs.pue
+        * costs.power_usd_per_kwh
+        * HOURS_PER_MONTH
+    )
+    return round((energy + gpu.node_power_kw * costs.facility_usd_per_kw_month) * 100)

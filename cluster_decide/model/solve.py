@@ -54,6 +54,7 @@ def read_decisions(m: Model, solver: cp_model.CpSolver) -> Decisions:
     return Decisions(
         shares={k: v for k, v in sorted(shares.items()) if v},
         nodes={k: v for k, v in sorted(nodes.items()) if v},
+        managed=frozenset(p for p, z in m.managed.items() if solver.value(z)),
     )
 
 
@@ -182,6 +183,7 @@ def solve(
         start_from = Decisions(
             {k: v for k, v in dec.shares.items() if k in data.combos},
             {k: v for k, v in dec.nodes.items() if k in known},
+            dec.managed,
         )
     result = (
         None if data.unplaceable else solve_data(data, time_limit_s, workers, seed, hint=start_from)
@@ -225,6 +227,7 @@ def plan_from(
         pools=frames["pools"],
         staffing=frames["staffing"],
         costs=frames["costs"],
+        transition=frames["transition"],
         service_levels=service_levels(data, dec, ev),
         explanations=explain(data, dec, ev, ev.archetype),
         gap=gap,
@@ -250,6 +253,7 @@ def infeasible_plan(
         pools=empty["pools"],
         staffing=empty["staffing"],
         costs=empty["costs"].with_columns(pl.lit(None, dtype=pl.Float64).alias("monthly_usd")),
+        transition=empty["transition"],
         service_levels=pl.DataFrame(schema=SERVICE_LEVEL_SCHEMA),
         explanations=sentences,
         relaxations=relaxations if relaxations.height else pl.DataFrame(schema=RELAXATION_SCHEMA),

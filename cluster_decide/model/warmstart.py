@@ -117,7 +117,21 @@ def rounded_plan(m: Model, values: list[float]) -> Decisions:
         loads[(p, g)] = loads.get((p, g), 0) + s * combo.demand
         gangs[(p, g)] = max(gangs[(p, g)], combo.gang_gpus)
     nodes = {k: _cheapest_nodes(d, k[0], k[1], load, gangs[k]) for k, load in loads.items()}
-    return Decisions(shares, {k: n for k, n in nodes.items() if n})
+    return _cheaper_operation(d, Decisions(shares, {k: n for k, n in nodes.items() if n}))
+
+
+def _cheaper_operation(d: ModelData, dec: Decisions) -> Decisions:
+    """``dec`` with each open pool managed or self-managed, whichever the evaluator finds cheaper."""
+    if d.people is None or not d.people.managed:
+        return dec
+    best = dec
+    best_cost = evaluate_decisions(d, dec).total_cents
+    for p in sorted(set(dec.open_pools()) & set(d.people.managed)):
+        trial = Decisions(best.shares, best.nodes, best.managed ^ {p})
+        ev = evaluate_decisions(d, trial)
+        if ev.total_cents < best_cost:
+            best, best_cost = trial, ev.total_cents
+    return best
 
 
 def add_hints(m: Model, dec: Decisions) -> None:
@@ -140,3 +154,14 @@ def add_hints(m: Model, dec: Decisions) -> None:
         cp.add_hint(b, int(burst[t]) if burst is not None else 0)
     for skill in SKILLS:
         cp.add_hint(m.hires[skill], min(ev.hires[skill], d.max_hires))
+    for p, z in m.managed.items():
+        cp.add_hint(z, p in dec.managed and p in open_pools)
+    have = {k: d.available_milli[k] + 1000 * ev.hires[k] for k in SKILLS}
+    for (src, dst), r in m.retrain.items():
+        trained = ev.retrained.get((src, dst), 0)
+        cp.add_hint(r, trained)
+        gap = max(0, ev.required_milli[dst] - have[dst])
+        cp.add_hint(m.shifted_milli[(src, dst)], min(gap, 1000 * trained))
+    for w, z in m.moved.items():
+        cp.add_hint(z, w in ev.moved)
+        cp.add_hint(m.retooled[w], w in ev.retooled)
