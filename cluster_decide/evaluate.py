@@ -19,7 +19,7 @@ import polars as pl
 
 from cluster_decide.constants import HOURS_PER_WEEK, SKILLS
 from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, ModelData, prepare
-from cluster_decide.model.people import cheapest_staffing
+from cluster_decide.model.people import FAMILY, cheapest_staffing
 
 if TYPE_CHECKING:
     from cluster_decide.plan import Plan
@@ -282,10 +282,10 @@ def evaluate_decisions(data: ModelData, dec: Decisions) -> Evaluation:
     interfaces = {w.name: w.interface for w in data.workloads}
     for w, mv in people.moves.items():
         targets = [p for (ww, p, _g), s in dec.shares.items() if ww == w and s > 0 and p in pools]
-        if any(pools[p].platform != mv.today for p in targets):
+        if any(FAMILY[pools[p].platform] != FAMILY[mv.today] for p in targets):
             moved.append(w)
             if any(
-                pools[p].platform != mv.today
+                FAMILY[pools[p].platform] != FAMILY[mv.today]
                 and data.platform(p).interface not in ("both", interfaces[w])
                 for p in targets
             ):

@@ -145,8 +145,8 @@ def _binding(data: ModelData, dec: Decisions, ev: Evaluation) -> list[str]:
         req = ev.required_milli[s] / MILLI
         avail = data.available_milli[s] / MILLI
         hires = ev.hires[s]
-        if hires:
-            continue  # said by the people sentences, with the salary
+        if hires or any(r for (_a, b), r in ev.retrained.items() if b == s):
+            continue  # said by the people sentences, with the salary or the training
         if req > 0 and avail - req < 0.05:
             out.append(
                 f"Staffing binds for {SKILL_WORDS[s]}: the plan uses all {avail:.1f} FTE available."

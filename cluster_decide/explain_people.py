@@ -9,6 +9,7 @@ from __future__ import annotations
 from cluster_decide.constants import PLATFORM_WORDS, SKILLS
 from cluster_decide.evaluate import Decisions, Evaluation
 from cluster_decide.model.data import MILLI, ModelData
+from cluster_decide.model.people import FAMILY
 
 __all__ = ["MANAGED_WORDS", "people_sentences", "plural"]
 
@@ -50,8 +51,9 @@ def people_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[st
     if staff > 0:
         payroll = sum(people.payroll_cents.values()) / 100.0
         free = [f"{idle[s]:.1f} {SKILL_NAMES[s]} FTE" for s in SKILLS if idle[s] >= 0.05]
+        who = "your engineer" if staff == 1 else f"all {staff:g} engineers"
         text = (
-            f"You keep all {staff:g} engineers on staff ({_money(payroll)} a month of payroll, "
+            f"You keep {who} on staff ({_money(payroll)} a month of payroll, "
             "paid whatever the plan)"
         )
         out.append(
@@ -104,12 +106,19 @@ def people_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[st
         out.append(
             f"New {'clusters' if len(built) > 1 else 'cluster'} ({', '.join(built)}) cost "
             f"{_money(cost * horizon / 100.0)} once to stand up"
-            + (f"; {', '.join(reused)} exist today and are reused." if reused else ".")
+            + (f"; {_exist(reused)} reused." if reused else ".")
         )
     elif reused:
-        out.append(f"{', '.join(reused)} exist today and are reused: no build cost.")
+        out.append(f"{_exist(reused)[0].upper()}{_exist(reused)[1:]} reused: no build cost.")
     out += _move_sentences(data, dec, ev)
     return out
+
+
+def _exist(pools: list[str]) -> str:
+    """``the slurm cluster exists today and is`` / ``the a and b clusters exist today and are``."""
+    if len(pools) == 1:
+        return f"the {pools[0]} cluster exists today and is"
+    return f"the {', '.join(pools[:-1])} and {pools[-1]} clusters exist today and are"
 
 
 def _move_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[str]:
@@ -123,8 +132,11 @@ def _move_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[str
     for w in ev.moved:
         mv = people.moves[w]
         to = sorted(
-            {data.pool(p).platform for (ww, p, _g), s in dec.shares.items() if ww == w and s}
-            - {mv.today}
+            {
+                data.pool(p).platform
+                for (ww, p, _g), s in dec.shares.items()
+                if ww == w and s and FAMILY[data.pool(p).platform] != FAMILY[mv.today]
+            }
         )
         retool = w in ev.retooled
         cents = mv.move_cents + (mv.retool_cents if retool else 0)

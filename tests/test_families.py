@@ -140,3 +140,29 @@ def test_family_policy() -> None:
     assert plan.placements.filter(pl.col("workload") == "train")["platform"].to_list() == [
         "kubernetes_batch"
     ]
+
+
+def test_family_transition() -> None:
+    # A Slurm team's class placed on Kubernetes is moved (priced), its users retool.
+    scn = small_scenario(
+        [training(requires=[])],
+        current={"workloads": {"train": {"platform": "slurm", "users": 10}}},
+    )
+    moved = cd.solve(scn.restrict_platforms(["kubernetes_batch"]))
+    row = moved.transition.row(0, named=True)
+    assert row["action"] == "move" and row["retool"] and row["one_time_usd"] > 0
+    kept = cd.solve(scn)
+    assert kept.transition["action"].to_list() == ["keep"]
+    assert kept.costs.filter(pl.col("component") == "migration")["monthly_usd"][0] == 0.0
+
+
+def test_family_dominance() -> None:
+    # Kubernetes with a batch add-on can take everything plain Kubernetes hosts, no dearer:
+    # never both, and the cut never changes the optimum.
+    from cluster_decide.model.build import dominated_pairs
+
+    scn = small_scenario([training(), service()])
+    data = prepare(scn)
+    assert ("k8s", "k8s-batch") in dominated_pairs(data)
+    plan = cd.solve(scn)
+    assert not {"k8s", "k8s-batch"} <= set(plan.pools["pool"])

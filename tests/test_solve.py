@@ -114,7 +114,9 @@ def test_infeasible_staffing_is_explained_by_a_solved_relaxation() -> None:
     assert fix["monthly_usd"] > 0
     # The suggested change really works.
     text = " ".join(plan.explanations)
-    assert "more Kubernetes engineer" in text or "allow hiring" in text.lower()
+    # Fixes state totals a manager can act on.
+    assert "Hire 1 Kubernetes engineer (0.5 FTE needed, 0.0 on staff)" in text, text
+    assert "Add 1 Kubernetes engineer to the team" in text, text
     fixed = cd.solve(
         scn.set_fte(
             "kubernetes",

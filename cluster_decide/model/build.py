@@ -16,6 +16,7 @@ from ortools.sat.python import cp_model
 
 from cluster_decide.constants import SKILLS
 from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, Combo, ModelData
+from cluster_decide.model.people import FAMILY
 
 __all__ = [
     "FAMILIES",
@@ -333,7 +334,7 @@ def add_transition(m: Model) -> None:
             if name != w or d.combos[(name, p, g)].blocked:
                 continue
             plat = d.pool(p).platform
-            if plat != mv.today:
+            if FAMILY[plat] != FAMILY[mv.today]:
                 m.cp.add(m.moved[w] >= z).with_name(f"transition[{w},{p},{g}]")
                 m._count("transition")
                 if d.platform(p).interface not in ("both", interface):
@@ -389,23 +390,25 @@ def add_policy(m: Model) -> None:
 def dominated_pairs(d: ModelData) -> list[tuple[str, str]]:
     """Pairs (a, b) where pool b can take all of pool a's work for no more money or effort.
 
-    b dominates a when both are new (not clusters of today), hold the same GPU types at the
-    same node price, b bursts wherever a does and has no node limit, b's per-node effort is no
-    larger for any skill, no workload runs on a's platform today, and every workload a may host
-    b may host too, needing no more GPUs in any hour and costing no more in gaps and friction.
+    b dominates a when b holds a's GPU types at the same node price, b bursts wherever a
+    does and has no node limit, b's per-node effort is no larger for any skill, moving a's work
+    to b moves nobody off the platform family it uses today, and every workload a may host b may
+    host too, needing no more GPUs in any hour and costing no more in gaps and friction.
     Then a plan that opens both is never better than one that moves a's work into b (its
     capacity, effort, fees and tie-break only shrink), so ``open[a] + open[b] ≤ 1`` keeps the
     optimum and spares CP-SAT from proving it among near-equal twins (Kubernetes with and
     without a batch add-on, once idle staff cost nothing extra).
     """
     people = d.people
-    today = {mv.today for mv in people.moves.values()} if people is not None else set()
+    today = {FAMILY[mv.today] for mv in people.moves.values()} if people is not None else set()
     out = []
     for a in d.pools:
         for b in d.pools:
-            if a.name == b.name or a.existing or b.existing or a.platform in today:
+            if a.name == b.name:
                 continue
-            if set(a.gpu_types) != set(b.gpu_types) or b.max_nodes is not None:
+            if FAMILY[a.platform] != FAMILY[b.platform] and FAMILY[a.platform] in today:
+                continue
+            if not set(a.gpu_types) <= set(b.gpu_types) or b.max_nodes is not None:
                 continue
             if a.bursts and not b.bursts:
                 continue
@@ -413,7 +416,7 @@ def dominated_pairs(d: ModelData) -> list[tuple[str, str]]:
                 continue
             if any(d.per_node_milli[(b.name, s)] > d.per_node_milli[(a.name, s)] for s in SKILLS):
                 continue
-            if people is not None and (a.name in people.managed) != (b.name in people.managed):
+            if people is not None and a.name in people.managed and b.name not in people.managed:
                 continue
             if all(
                 _dominates(d.combos.get((w.name, b.name, g)), d.combos.get((w.name, a.name, g)))

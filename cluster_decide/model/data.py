@@ -25,7 +25,7 @@ from cluster_decide.constants import (
     SKILLS,
     TRAINING_KINDS,
 )
-from cluster_decide.model.people import PeopleData, prepare_people
+from cluster_decide.model.people import FAMILY, PeopleData, prepare_people
 from cluster_decide.queueing import (
     BatchClass,
     autoscaled_rates,
@@ -160,14 +160,15 @@ def _pools(scn: Scenario) -> tuple[Pool, ...]:
         return pools
     burst_ok = scn.procurement.on_demand_burst
     cat = scn.catalog
-    today = {c.platform for c in current.clusters} | {
-        w.platform for w in current.workloads.values()
+    today = {FAMILY[c.platform] for c in current.clusters} | {
+        FAMILY[w.platform] for w in current.workloads.values()
     }
-    listed = {c.platform for c in current.clusters}
-    # A platform in use today with no cluster listed: its default pool is the one that exists.
+    listed = {FAMILY[c.platform] for c in current.clusters}
+    # A platform family in use today with no cluster listed: its default pools are the ones
+    # that exist (a batch add-on installs on the Kubernetes cluster of today).
     out = [
         replace(p, existing=True)
-        if p.platform in today - listed and p.name == DEFAULT_POOL_NAMES.get(p.platform)
+        if FAMILY[p.platform] in today - listed and p.name == DEFAULT_POOL_NAMES.get(p.platform)
         else p
         for p in pools
         if p.name not in {c.name for c in current.clusters}
@@ -474,13 +475,8 @@ def prepare(scn: Scenario) -> ModelData:
 
     avail = {s: round(getattr(scn.team, s).fte * MILLI) for s in SKILLS}
     budget = scn.policy.budget_usd_per_month
-    existing = {
-        p.name: any(c.name == p.name and c.managed for c in scn.current.clusters)
-        if scn.current is not None
-        else False
-        for p in pools
-        if p.existing
-    }
+    listed = {c.name: c.managed for c in scn.current.clusters} if scn.current else {}
+    existing: dict[str, bool | None] = {p.name: listed.get(p.name) for p in pools if p.existing}
     people = prepare_people(scn, tuple((p.name, p.platform, p.max_nodes) for p in pools), existing)
     owned_cents = {
         (p.name, g): _opex_cents(cat.gpus[g], costs) for p in pools if p.owned for g in p.gpu_types

@@ -28,6 +28,7 @@ from cluster_decide.constants import HOURS_PER_MONTH, SKILLS
 from cluster_decide.scenario import Scenario, Workload
 
 __all__ = [
+    "FAMILY",
     "PLATFORM_SKILL",
     "ManagedOption",
     "Move",
@@ -50,6 +51,14 @@ PLATFORM_SKILL = {
     "shared": "kubernetes",
 }
 """The skill whose engineers build a cluster of each platform kind (prices its build weeks)."""
+FAMILY = {
+    "slurm": "slurm",
+    "kubernetes": "kubernetes",
+    "kubernetes_batch": "kubernetes",
+    "shared": "shared",
+}
+"""Platform kinds a workload can switch between without moving: a batch add-on (Kueue, Volcano,
+KAI) installs on the Kubernetes cluster that runs today, and users keep their containers."""
 
 
 @dataclass(frozen=True)
@@ -131,11 +140,15 @@ def _cents(usd_per_month: float) -> int:
 
 
 def prepare_people(
-    scn: Scenario, pools: tuple[tuple[str, str, int | None], ...], existing: Mapping[str, bool]
+    scn: Scenario,
+    pools: tuple[tuple[str, str, int | None], ...],
+    existing: Mapping[str, bool | None],
 ) -> PeopleData:
     """The people tables of ``scn`` for ``pools`` ((name, platform, max_nodes) each).
 
-    ``existing`` maps the pools that exist today to whether they run as a managed service.
+    ``existing`` maps the pools that exist today to whether they run as a managed service
+    (``None`` when ``[current]`` names the platform but not the cluster: either may be true, so
+    the plan may run it managed, with no build cost either way).
     """
     cat: Catalog = scn.catalog
     people = cat.people
@@ -165,8 +178,8 @@ def prepare_people(
         build[name] = (
             0 if is_existing else _cents(people.build_weeks(platform) * week_usd[skill] / horizon)
         )
-        allowed = scn.policy.managed and cloud and not is_existing
-        if variant is not None and (allowed or existing.get(name, False)):
+        allowed = scn.policy.managed and cloud and existing.get(name) is None
+        if variant is not None and (allowed or existing.get(name)):
             managed[name] = ManagedOption(
                 cluster_cents=_cents(variant.cluster_usd_per_hour * HOURS_PER_MONTH),
                 base_milli={
@@ -183,7 +196,7 @@ def prepare_people(
                 build_cents=0
                 if is_existing
                 else _cents(variant.build_weeks * week_usd[skill] / horizon),
-                forced=existing.get(name, False),
+                forced=bool(existing.get(name)),
             )
 
     moves: dict[str, Move] = {}
