@@ -355,3 +355,16 @@ def test_an_owned_cluster_costs_its_opex_not_its_capex() -> None:
     ev = evaluate_decisions(data, plan.decisions())
     assert ev.feasible, ev.violations
     assert math.isclose(ev.total_cents / 100, plan.total_monthly_usd, abs_tol=0.01)
+
+
+def test_one_more_engineer_the_plan_cannot_use_costs_their_salary() -> None:
+    # The Slurm shop has HPC time to spare: another HPC engineer changes nothing but the payroll.
+    from cluster_decide.analysis.levers import lever_values
+
+    scn = slurm_shop()
+    frame = lever_values(scn)
+    row = frame.filter(pl.col("lever") == "fte:hpc").row(0, named=True)
+    assert row["value_usd_per_month"] == pytest.approx(
+        -scn.loaded_cost_usd_per_year("hpc") / 12, abs=0.05
+    )
+    assert "costs $14k a month more" in row["sentence"], row["sentence"]
