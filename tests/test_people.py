@@ -169,6 +169,7 @@ def test_hpc_centre_trains_its_own_people_for_a_tiny_service() -> None:
     assert _component(plan, "retraining") > 0
     # The owned cluster costs its power and space only; the gateway cluster is new.
     assert plan.pools.filter(pl.col("pool") == "hpc-main")["existing"][0]
+    assert not plan.pools["managed"].any(), "managed services are a cloud option only"
     text = " ".join(plan.explanations)
     assert "Train" in text and "in Kubernetes" in text, text
     assert "the hpc-main cluster exists today and is reused" in text, text
