@@ -14,6 +14,7 @@ from cluster_decide.model.people import FAMILY
 __all__ = ["MANAGED_WORDS", "people_sentences", "plural"]
 
 SKILL_NAMES = {"hpc": "HPC (Slurm)", "kubernetes": "Kubernetes"}
+"""``explain.SKILL_WORDS``, repeated because ``explain`` imports this module."""
 MANAGED_WORDS = {
     "slurm": "managed Slurm (AWS Parallel Computing Service class)",
     "kubernetes": "managed Kubernetes (EKS, GKE or AKS class)",
@@ -29,6 +30,7 @@ def plural(n: int, word: str) -> str:
 
 
 def _money(usd: float) -> str:
+    """``explain.money`` (imported here: ``explain`` imports this module)."""
     from cluster_decide.explain import money
 
     return money(usd)

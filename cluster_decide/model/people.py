@@ -36,8 +36,6 @@ __all__ = [
     "StaffingChoice",
     "cheapest_staffing",
     "jobs_per_month",
-    "one_time_usd",
-    "payroll_cents",
     "prepare_people",
     "users_of",
 ]
@@ -107,7 +105,6 @@ class PeopleData:
     """Pool → cents a month of building it self-managed (0 for pools that exist today)."""
     existing: frozenset[str]
     moves: Mapping[str, Move]
-    owned_pools: frozenset[str] = frozenset()
 
     def max_retrain(self, skill: str, available_milli: int) -> int:
         """Most people of ``skill`` the plan may retrain (whole people on staff)."""
@@ -286,13 +283,3 @@ def cheapest_staffing(
                     if best is None or cents < best.cents:
                         best = StaffingChoice({a: ha, b: hb}, {(a, b): rab, (b, a): rba}, cents)
     return best
-
-
-def payroll_cents(people: PeopleData) -> int:
-    """Existing staff for a month, all skills."""
-    return sum(people.payroll_cents.values())
-
-
-def one_time_usd(monthly_cents: float, people: PeopleData) -> float:
-    """The one-off amount a monthly amortized charge stands for."""
-    return monthly_cents * people.horizon_months / 100.0
