@@ -369,3 +369,34 @@ def test_one_more_engineer_the_plan_cannot_use_costs_their_salary() -> None:
         -scn.loaded_cost_usd_per_year("hpc") / 12, abs=0.05
     )
     assert "costs $14k a month more" in row["sentence"], row["sentence"]
+
+
+def test_fixes_include_dropping_a_requirement_checked_by_solving() -> None:
+    # A third of an engineer runs a small managed Kubernetes cluster, not one with a batch
+    # add-on; the training class insists on gang scheduling although its jobs fit one node.
+    from builders import service, training
+
+    scn = small_scenario(
+        [training(gpus_per_job=8, gpu_hours_per_month=3000.0), service()],
+        team={"hpc": {"fte": 0.0}, "kubernetes": {"fte": 0.35}},
+        hiring={"allowed": False},
+    )
+    plan = cd.solve(scn)
+    assert plan.status == "infeasible"
+    drop = plan.relaxations.filter(pl.col("change") == "requires:train:gang_scheduling")
+    assert drop.height == 1, plan.relaxations
+    fixed = cd.solve(
+        scn.update(
+            {
+                "workloads": [
+                    {**w, "requires": [], "prefers": ["gang_scheduling"]}
+                    if w["name"] == "train"
+                    else w
+                    for w in scn.to_dict()["workloads"]
+                ]
+            }
+        )
+    )
+    assert fixed.feasible
+    assert fixed.total_monthly_usd == pytest.approx(drop["monthly_usd"][0], abs=0.01)
+    assert "drop gang scheduling from what train requires" in drop["sentence"][0].lower()
