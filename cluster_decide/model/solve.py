@@ -1,8 +1,8 @@
 """Solve a scenario: prepare data, build the model, run CP-SAT, read the answer back into a Plan.
 
 Solver parameters are always explicit (workers, seed, time limit). The objective is the monthly
-cost in cents scaled so that one cent outweighs a tie-break preferring fewer pools and earlier
-pools, so equal-cost answers resolve the same way whatever the number of workers.
+cost in cents scaled so that one cent outweighs a tie-break preferring fewer and earlier
+placements, so equal-cost answers resolve the same way whatever the number of workers.
 """
 
 from __future__ import annotations
