@@ -76,7 +76,7 @@ def test_recommendation_is_one_sentence_with_the_plans_cost(
     slide = _slides(deck_path)["Recommendation"][0]
     text = _text(slide)
     assert money(default_plan.total_monthly_usd) in text
-    assert "Kubernetes with a batch scheduler add-on" in text
+    assert "separate Slurm and Kubernetes clusters" in text
     notes = slide.notes_slide.notes_text_frame.text
     assert all(line in notes for line in default_plan.explanations)
 
@@ -149,7 +149,7 @@ def test_pilot_plan_uses_the_scenarios_workloads_and_pools(deck_path: Path) -> N
         "Batch pipeline",
         "Inference endpoint",
     ]
-    assert work["Multi-node training"][1].startswith("llm-pretraining on k8s-batch")
+    assert work["Multi-node training"][1].startswith("llm-pretraining on hpc-a (Slurm")
     assert work["Inference endpoint"][1].startswith("code-assistant on k8s-batch")
     assert "p99 latency against 2,000 ms" in work["Inference endpoint"][3]
     ops = [r[0] for t in _tables(slides["Pilot plan: operations under stress"]) for r in t[1:]]
