@@ -63,8 +63,8 @@ def test_executive_app_updates_in_the_browser(voila_url: str) -> None:
             new_total = headline.get_attribute("data-total")
             assert new_total and float(new_total) < float(total)
             # The Slurm cluster exists today and its team is paid: a quarter of the training
-            # keeps it, on fewer nodes.
-            assert headline.get_attribute("data-archetype") == archetype
+            # (pre-training and fine-tuning) keeps it, on fewer nodes.
+            assert headline.get_attribute("data-archetype") == archetype == "hybrid_separate"
             arch_after = page.locator(".cd-chart[data-chart=architecture]").inner_html()
             assert arch_after != arch_before
 
