@@ -32,6 +32,8 @@ __all__ = [
     "Catalog",
     "CostParameters",
     "GpuType",
+    "ManagedVariant",
+    "PeopleParameters",
     "PlatformKind",
     "data_dir",
     "load_catalog",
@@ -125,6 +127,50 @@ class CostParameters:
 
 
 @dataclass(frozen=True)
+class ManagedVariant:
+    """A platform kind run as a managed service: its fee and the operations left to the team.
+
+    Capabilities are those of the platform kind (EKS, GKE and AKS run upstream Kubernetes; AWS
+    PCS runs Slurm), so only the money and the fixed effort differ: the provider runs the
+    control plane, while node care (GPU failures, drivers, images) stays with the team at the
+    self-managed per-node effort.
+    """
+
+    platform: str
+    cluster_usd_per_hour: float
+    build_weeks: float
+    staffing: Mapping[tuple[str, str], float] = field(default_factory=dict)
+    """FTE by (skill, component), components as in ``PlatformKind.fte``."""
+
+    def fte(self, skill: str, component: str) -> float:
+        """Fixed operations effort of one component (base, addon, integration)."""
+        return self.staffing.get((skill, component), 0.0)
+
+
+@dataclass(frozen=True)
+class PeopleParameters:
+    """What changing people's skills and tools costs (``data/catalog/people.csv``)."""
+
+    retraining_course_usd: float
+    retraining_ramp_months: float
+    retraining_ramp_productivity_loss: float
+    user_retraining_weeks: float
+    user_loaded_cost_usd_per_year: float
+    default_users_per_class: float
+    migration_base_weeks: float
+    migration_weeks_per_user: float
+    migration_weeks_per_1000_jobs: float
+    slurm_build_weeks: float
+    kubernetes_build_weeks: float
+    kubernetes_batch_build_weeks: float
+    shared_build_weeks: float
+
+    def build_weeks(self, platform: str) -> float:
+        """Engineer-weeks to stand up a new self-managed cluster of ``platform``."""
+        return float(getattr(self, f"{platform}_build_weeks"))
+
+
+@dataclass(frozen=True)
 class Catalog:
     """Everything the model needs to know about hardware, platforms and costs."""
 
@@ -142,6 +188,10 @@ class Catalog:
     """Fabric and storage share per owned node (``onprem.csv``)."""
     burst_caps: Mapping[str, int] = field(default_factory=dict)
     """On-demand GPUs per hour an estate can count on, per GPU type (``burst_caps.csv``)."""
+    managed: Mapping[str, ManagedVariant] = field(default_factory=dict)
+    """Managed variants by platform kind (``data/catalog/managed.csv``)."""
+    people: PeopleParameters | None = None
+    """Retraining, migration and build parameters (``data/catalog/people.csv``)."""
 
     def profile(self, name: str) -> np.ndarray:
         """The 168 hour-of-week weights of a named profile (max 1.0)."""
@@ -261,6 +311,26 @@ def _read_profiles(folder: Path) -> dict[str, np.ndarray]:
     return raw
 
 
+def _read_managed(folder: Path) -> dict[str, ManagedVariant]:
+    attrs: dict[str, dict[str, float]] = {}
+    for row in _rows(folder / "managed.csv"):
+        attrs.setdefault(row["platform"], {})[row["attribute"]] = float(row["value"])
+    out = {}
+    for name, a in attrs.items():
+        staffing = {}
+        for key, value in a.items():
+            if key.endswith("_fte"):
+                skill, _, component = key[: -len("_fte")].partition("_")
+                staffing[(skill, component)] = value
+        out[name] = ManagedVariant(
+            platform=name,
+            cluster_usd_per_hour=a["cluster_usd_per_hour"],
+            build_weeks=a["build_weeks"],
+            staffing=MappingProxyType(staffing),
+        )
+    return out
+
+
 @lru_cache(maxsize=4)
 def load_catalog(folder: Path | None = None) -> Catalog:
     """The shipped catalog (or one from ``folder``), parsed once and cached."""
@@ -280,4 +350,12 @@ def load_catalog(folder: Path | None = None) -> Catalog:
         resale=read_resale(folder),
         onprem=MappingProxyType(read_onprem(folder)),
         burst_caps=MappingProxyType(read_burst_caps(folder)),
+        managed=MappingProxyType(_read_managed(folder)),
+        people=PeopleParameters(
+            **{
+                r["parameter"]: float(r["value"])
+                for r in _rows(folder / "people.csv")
+                if r["parameter"] in PeopleParameters.__dataclass_fields__
+            }
+        ),
     )

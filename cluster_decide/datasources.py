@@ -67,6 +67,8 @@ FACT_FILES: Final = (
     FactFile("utilization", ("platform", "kind"), "value", fixed_unit="fraction"),
     FactFile("staffing", ("platform", "skill", "component"), "fte", fixed_unit="FTE"),
     FactFile("costs", ("parameter",), "value", unit_column="unit"),
+    FactFile("managed", ("platform", "attribute"), "value", unit_column="unit"),
+    FactFile("people", ("parameter",), "value", unit_column="unit"),
     FactFile("capability_gaps", ("capability",), "gap_usd_per_month", fixed_unit="USD/month"),
     FactFile("profile_sources", ("profile",), "description", fixed_unit="text"),
     FactFile(

@@ -19,6 +19,7 @@ import polars as pl
 
 from cluster_decide.constants import HOURS_PER_WEEK, SKILLS
 from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, ModelData, prepare
+from cluster_decide.model.people import FAMILY, cheapest_staffing
 from cluster_decide.vocabulary import DEMAND_UNITS_PER_GPU_PERCENT
 
 if TYPE_CHECKING:
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "COST_COMPONENTS",
+    "ONE_TIME_COMPONENTS",
     "Decisions",
     "Evaluation",
     "archetype_of",
@@ -42,13 +44,17 @@ COST_COMPONENTS = (
     ),
     ("burst", True, "On-demand GPUs rented by the hour above the baseline"),
     ("spot", True, "Spot GPUs for interruptible work, interruption overhead included"),
-    ("staff", True, "Engineers operating the pools (FTE the plan needs × loaded cost)"),
-    (
-        "addon_integration",
-        True,
-        "Engineers keeping batch add-ons and Slurm-on-Kubernetes integration running",
-    ),
+    ("managed_fees", True, "Control-plane and per-node fees of pools run as a managed service"),
+    ("staff", True, "Engineers on staff today (all of them, busy or free to redeploy)"),
+    ("new_hires", True, "Salaries of new hires (whole people)"),
     ("hiring", True, "One-off cost of hires, spread over the planning horizon"),
+    ("retraining", True, "Training engineers in the other skill (course and ramp-up), spread"),
+    ("cluster_build", True, "Standing up clusters that do not exist today, spread"),
+    (
+        "migration",
+        True,
+        "Moving workloads off their platform of today and retraining users, spread",
+    ),
     (
         "capability_gaps",
         False,
@@ -66,6 +72,8 @@ COST_COMPONENTS = (
     ),
 )
 """Cost components: name, whether it is cash spend (counts against the budget), meaning."""
+ONE_TIME_COMPONENTS = ("hiring", "retraining", "cluster_build", "migration")
+"""Components that are one-off costs spread evenly over the horizon (one-time = monthly × months)."""
 
 UNITS = DEMAND_UNITS_PER_GPU_PERCENT
 
@@ -78,6 +86,8 @@ class Decisions:
     nodes: Mapping[tuple[str, str], int]
     spot: Mapping[tuple[str, str, str], int] = field(default_factory=dict)
     """Percent of each workload run on spot, out of its share in that pool and GPU type."""
+    managed: frozenset[str] = frozenset()
+    """Pools run as a managed service (EKS/GKE/AKS, AWS PCS or a vendor's Slurm on Kubernetes)."""
 
     def open_pools(self) -> list[str]:
         """Pools that host a workload or buy a node, sorted."""
@@ -100,6 +110,13 @@ class Evaluation:
     open_pools: tuple[str, ...]
     archetype: str | None
     placed_units: Mapping[tuple[str, str], np.ndarray] = field(default_factory=dict)
+    retrained: Mapping[tuple[str, str], int] = field(default_factory=dict)
+    """People trained in the other skill, (from, to)."""
+    moved: tuple[str, ...] = ()
+    """Workloads the plan moves off their platform of today."""
+    retooled: tuple[str, ...] = ()
+    """Moved workloads whose users must change tools."""
+    horizon_months: int = 36
 
     @property
     def total_cents(self) -> int:
@@ -116,14 +133,28 @@ class Evaluation:
         """Total monthly cost in dollars."""
         return self.total_cents / 100.0
 
+    @property
+    def one_time_usd(self) -> float:
+        """The one-off costs (hiring, retraining, builds, moves) before spreading."""
+        return sum(self.costs_cents[c] for c in ONE_TIME_COMPONENTS) * self.horizon_months / 100.0
+
     def costs_frame(self) -> pl.DataFrame:
-        """Columns: component, monthly_usd, cash (bool), meaning."""
+        """Columns: component, monthly_usd, cash (bool), meaning, one_time_usd.
+
+        ``one_time_usd`` is the one-off amount a spread component stands for (0 otherwise).
+        """
         return pl.DataFrame(
             {
                 "component": [c for c, _, _ in COST_COMPONENTS],
                 "monthly_usd": [self.costs_cents[c] / 100.0 for c, _, _ in COST_COMPONENTS],
                 "cash": [cash for _, cash, _ in COST_COMPONENTS],
                 "meaning": [m for _, _, m in COST_COMPONENTS],
+                "one_time_usd": [
+                    self.costs_cents[c] * self.horizon_months / 100.0
+                    if c in ONE_TIME_COMPONENTS
+                    else 0.0
+                    for c, _, _ in COST_COMPONENTS
+                ],
             }
         )
 
@@ -222,42 +253,85 @@ def evaluate_decisions(data: ModelData, dec: Decisions) -> Evaluation:
             )
 
     open_pools = tuple(dec.open_pools())
+    people = data.people
+    assert people is not None, "model data without people tables"
+    nodes_of = {p: sum(n for (pp, _g), n in dec.nodes.items() if pp == p) for p in open_pools}
+    managed = {p for p in dec.managed if p in nodes_of}
+    for p in sorted(dec.managed):
+        if p not in people.managed:
+            v.append(f"staffing[managed,{p}]: the pool has no managed option here")
+    for p, opt in sorted(people.managed.items()):
+        if opt.forced and p in nodes_of and p not in managed:
+            v.append(f"staffing[managed,{p}]: the pool runs as a managed service today")
     required: dict[str, int] = {}
-    addon: dict[str, int] = {}
-    hires: dict[str, int] = {}
     for skill in SKILLS:
-        req = add = 0
+        req = 0
         for p in open_pools:
             if p not in pools:
                 continue
-            add += data.addon_milli[(p, skill)]
-            req += data.base_milli[(p, skill)] + data.addon_milli[(p, skill)]
-            req += data.per_node_milli[(p, skill)] * sum(
-                n for (pp, _g), n in dec.nodes.items() if pp == p
+            if p in managed and p in people.managed:
+                req += people.managed[p].base_milli[skill]
+            else:
+                req += data.base_milli[(p, skill)] + data.addon_milli[(p, skill)]
+            req += data.per_node_milli[(p, skill)] * nodes_of[p]
+        required[skill] = req
+    choice = cheapest_staffing(people, required, data.available_milli)
+    hires = dict(choice.hires) if choice is not None else dict.fromkeys(SKILLS, 0)
+    retrained = dict(choice.retrained) if choice is not None else {}
+    if choice is None:
+        short = ", ".join(
+            f"{s} {required[s] / MILLI:.2f} FTE needed, {data.available_milli[s] / MILLI:.2f} on staff"
+            for s in SKILLS
+            if required[s] > data.available_milli[s]
+        )
+        v.append(
+            f"staffing: {short}"
+            + (
+                f"; at most {people.max_hires} hires in all"
+                if people.max_hires
+                else "; hiring is not allowed"
             )
-        required[skill], addon[skill] = req, add
-        hires[skill] = max(0, -(-(req - data.available_milli[skill]) // MILLI))
-        if hires[skill] > data.max_hires:
-            v.append(
-                f"staffing[{skill}]: needs {req / MILLI:.2f} FTE, {data.available_milli[skill] / MILLI:.2f} available"
-                + (
-                    f" and at most {data.max_hires} hires"
-                    if data.max_hires
-                    else " and hiring is not allowed"
-                )
-            )
+        )
+    moved: list[str] = []
+    retooled: list[str] = []
+    interfaces = {w.name: w.interface for w in data.workloads}
+    for w, mv in people.moves.items():
+        targets = [p for (ww, p, _g), s in dec.shares.items() if ww == w and s > 0 and p in pools]
+        if any(FAMILY[pools[p].platform] != FAMILY[mv.today] for p in targets):
+            moved.append(w)
+            if any(
+                FAMILY[pools[p].platform] != FAMILY[mv.today]
+                and data.platform(p).interface not in ("both", interfaces[w])
+                for p in targets
+            ):
+                retooled.append(w)
 
     costs = {
         "gpu_capacity": sum(
-            data.node_cents[g] * n for (p, g), n in dec.nodes.items() if p in pools
+            data.node_cost(p, g) * n for (p, g), n in dec.nodes.items() if p in pools
         ),
         "burst": sum(int(data.burst_cents[g] * b.sum()) for (_p, g), b in burst.items()),
         "spot": sum(
             data.spot_cents.get(k, 0) * pct for k, pct in dec.spot.items() if k in data.combos
         ),
-        "staff": sum(data.staff_cents_per_milli[k] * (required[k] - addon[k]) for k in SKILLS),
-        "addon_integration": sum(data.staff_cents_per_milli[k] * addon[k] for k in SKILLS),
-        "hiring": data.hire_cents * sum(hires.values()),
+        "managed_fees": sum(
+            people.managed[p].cluster_cents for p in managed if p in people.managed
+        ),
+        "staff": sum(people.payroll_cents.values()),
+        "new_hires": sum(people.salary_cents[s] * hires[s] for s in SKILLS),
+        "hiring": people.hire_fee_cents * sum(hires.values()),
+        "retraining": sum(people.retrain_cents.get(k, 0) * r for k, r in retrained.items()),
+        "cluster_build": sum(
+            (
+                people.managed[p].build_cents
+                if p in managed and p in people.managed
+                else people.build_cents.get(p, 0)
+            )
+            for p in open_pools
+            if p in pools
+        ),
+        "migration": sum(people.moves[w].move_cents for w in moved)
+        + sum(people.moves[w].retool_cents for w in retooled),
         "capability_gaps": sum(
             data.combos[k].gap_cents_per_pct * s for k, s in dec.shares.items() if k in data.combos
         ),
@@ -298,6 +372,10 @@ def evaluate_decisions(data: ModelData, dec: Decisions) -> Evaluation:
         open_pools=open_pools,
         archetype=arch,
         placed_units=placed,
+        retrained={k: r for k, r in retrained.items() if r},
+        moved=tuple(moved),
+        retooled=tuple(retooled),
+        horizon_months=people.horizon_months,
     )
 
 

@@ -13,6 +13,7 @@ import numpy as np
 
 from cluster_decide.constants import PLATFORM_WORDS, SKILLS
 from cluster_decide.evaluate import Decisions, Evaluation
+from cluster_decide.explain_people import people_sentences
 from cluster_decide.market import PROVIDER_WORDS, TERM_WORDS
 from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, Combo, ModelData
 from cluster_decide.vocabulary import SKILL_LABELS
@@ -156,11 +157,9 @@ def _binding(data: ModelData, dec: Decisions, ev: Evaluation) -> list[str]:
         req = ev.required_milli[s] / MILLI
         avail = data.available_milli[s] / MILLI
         hires = ev.hires[s]
-        if hires:
-            out.append(
-                f"Staffing binds for {SKILL_WORDS[s]}: the plan needs {req:.1f} FTE but only {avail:.1f} are available, so it hires {hires}."
-            )
-        elif req > 0 and avail - req < 0.05:
+        if hires or any(r for (_a, b), r in ev.retrained.items() if b == s):
+            continue  # said by the people sentences, with the salary or the training
+        if req > 0 and avail - req < 0.05:
             out.append(
                 f"Staffing binds for {SKILL_WORDS[s]}: the plan uses all {avail:.1f} FTE available."
             )
@@ -203,6 +202,7 @@ def explain(data: ModelData, dec: Decisions, ev: Evaluation, archetype: str | No
     ]
     lines += procurement_sentences(data, dec, ev)
     lines += [_why_workload(data, dec, w.name) for w in data.workloads]
+    lines += people_sentences(data, dec, ev)
     lines += _binding(data, dec, ev)
     return lines
 
@@ -217,8 +217,9 @@ def procurement_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> li
     )
     upfront = 0.0
     nodes_by_gpu: dict[str, int] = defaultdict(int)
-    for (_p, g), n in dec.nodes.items():
-        nodes_by_gpu[g] += n
+    for (p, g), n in dec.nodes.items():
+        if not data.pool(p).owned:  # today's owned clusters are paid for (people_sentences)
+            nodes_by_gpu[g] += n
     for g, n in sorted(nodes_by_gpu.items()):
         market = data.markets.get(g)
         if not n or market is None or market.baseline is None:

@@ -10,11 +10,19 @@ Frames and their columns (units in the names):
   provider_class (on_prem | hyperscaler | gpu_cloud | marketplace | scenario), provider, term
   (owned | on_demand | commit_1y | commit_3y), usd_per_gpu_hour (baseline, equivalent monthly
   cost per GPU-hour for owned nodes), spot_gpu_hours (per month), upfront_usd (nodes × (server +
-  fabric share + storage share) for owned nodes, 0 when rented).
+  fabric share + storage share) for owned nodes, 0 when rented or when the cluster exists
+  today), managed (runs as a managed service), existing (a cluster that exists today; its owned
+  nodes cost their running costs only, provider ``today``).
 - ``cash_flow``: month (0 = purchase), upfront_usd, monthly_usd (cash spend without the capital
   charge of owned nodes), resale_usd, cash_usd, cumulative_usd; one row per month of the horizon.
-- ``staffing``: skill, available_fte, required_fte, hires, idle_fte.
-- ``costs``: component, monthly_usd, cash (counts against a budget), meaning.
+- ``staffing``: skill, available_fte, required_fte, hires, retrained_in (people trained into
+  this skill from the other), idle_fte (capacity to redeploy), payroll_usd_per_month (staff on
+  the payroll today plus hires).
+- ``costs``: component, monthly_usd, cash (counts against a budget), meaning, one_time_usd
+  (the one-off amount a spread component stands for).
+- ``transition``: workload, today (platform it runs on today, empty without ``[current]``),
+  planned (platforms it runs on in the plan), action (keep | move | new), users, retool (users
+  must change tools), one_time_usd, monthly_usd (spread over the horizon).
 - ``service_levels``: workload, metric, predicted, target, met.
 - ``relaxations`` (infeasible plans): change, amount, unit, monthly_usd, sentence.
 """
@@ -42,6 +50,7 @@ if TYPE_CHECKING:
 __all__ = [
     "RELAXATION_SCHEMA",
     "SERVICE_LEVEL_SCHEMA",
+    "TRANSITION_SCHEMA",
     "Plan",
     "Status",
     "build_frames",
@@ -89,7 +98,20 @@ _POOL_SCHEMA = {
     "usd_per_gpu_hour": pl.Float64,
     "spot_gpu_hours": pl.Float64,
     "upfront_usd": pl.Float64,
+    "managed": pl.Boolean,
+    "existing": pl.Boolean,
 }
+TRANSITION_SCHEMA = {
+    "workload": pl.String,
+    "today": pl.String,
+    "planned": pl.String,
+    "action": pl.String,
+    "users": pl.Int64,
+    "retool": pl.Boolean,
+    "one_time_usd": pl.Float64,
+    "monthly_usd": pl.Float64,
+}
+"""Columns of ``Plan.transition``: what each workload keeps or moves and what a move costs."""
 
 
 class Status(str, Enum):
@@ -127,6 +149,8 @@ class Plan:
     """Cash out before the first month: owned nodes × (server + fabric share + storage share)."""
     cash_flow: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=CASH_FLOW_SCHEMA))
     """Cumulative cash over the horizon, one row per month (see the module docstring)."""
+    transition: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=TRANSITION_SCHEMA))
+    """What each workload keeps or moves compared with today (see the module docstring)."""
     inputs: Scenario | None = field(default=None, repr=False, compare=False)
     """The scenario this plan answers (not part of the JSON), so the plan can be simulated or exported."""
 
@@ -149,7 +173,15 @@ class Plan:
             for r in self.placements.iter_rows(named=True)
             if r["spot_share"]
         }
-        return Decisions(shares=shares, nodes=nodes, spot=spot)
+        managed = frozenset(r["pool"] for r in self.pools.iter_rows(named=True) if r.get("managed"))
+        return Decisions(shares=shares, nodes=nodes, spot=spot, managed=managed)
+
+    @property
+    def one_time_usd(self) -> float:
+        """One-off costs of the plan (hires, retraining, new clusters, moves) before spreading."""
+        if "one_time_usd" not in self.costs.columns or not self.feasible:
+            return 0.0
+        return float(self.costs["one_time_usd"].fill_null(0.0).sum())
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for JSON: rounded numbers, no timing, so equal plans give equal bytes."""
@@ -165,6 +197,7 @@ class Plan:
             "costs": _rows(self.costs),
             "service_levels": _rows(self.service_levels),
             "relaxations": _rows(self.relaxations),
+            "transition": _rows(self.transition),
             "explanations": list(self.explanations),
             "upfront_usd": round(self.upfront_usd, 2),
             "cash_flow": _rows(self.cash_flow),
@@ -236,6 +269,13 @@ def build_frames(data: ModelData, dec: Decisions, ev: Evaluation) -> dict[str, p
         provided = gpus + burst.mean()
         market = data.markets.get(g)
         offer = market.baseline if market is not None else None
+        owned = data.pool(p).owned  # a cluster of today: its capex is spent
+        upfront_per_node = market.upfront_usd_per_node if market is not None else 0.0
+        usd_per_gpu_hour = (
+            data.node_cost(p, g) / 100.0 / data.gpus_per_node[g] / HOURS_PER_MONTH
+            if owned
+            else (offer.usd_per_gpu_hour if offer else 0.0)
+        )
         spot_units = sum(
             pct * float(data.combos[k].demand.mean())
             for k, pct in dec.spot.items()
@@ -251,26 +291,46 @@ def build_frames(data: ModelData, dec: Decisions, ev: Evaluation) -> dict[str, p
                 "burst_gpu_hours": round(float(burst.sum()) * WEEKS_PER_MONTH, 1),
                 "peak_gpus": round(float(load.max()), 1),
                 "utilization": round(float(load.mean()) / provided, 4) if provided else 0.0,
-                "provider_class": offer.provider_class if offer else "",
-                "provider": offer.provider if offer else "",
-                "term": offer.term if offer else "",
-                "usd_per_gpu_hour": round(offer.usd_per_gpu_hour, 4) if offer else 0.0,
+                "provider_class": "on_prem" if owned else (offer.provider_class if offer else ""),
+                "provider": "today" if owned else (offer.provider if offer else ""),
+                "term": "owned" if owned else (offer.term if offer else ""),
+                "usd_per_gpu_hour": round(usd_per_gpu_hour, 4),
                 "spot_gpu_hours": round(spot_units / units * HOURS_PER_MONTH, 1),
-                "upfront_usd": nodes * market.upfront_usd_per_node if market else 0.0,
+                "upfront_usd": 0.0 if owned else nodes * upfront_per_node,
+                "managed": p in dec.managed,
+                "existing": data.pool(p).existing,
             }
         )
     pools = pl.DataFrame(pool_rows, schema=_POOL_SCHEMA)
-    staffing = pl.DataFrame(
+    staffing = staffing_frame(data, ev)
+    return {
+        "placements": placements,
+        "pools": pools,
+        "staffing": staffing,
+        "costs": ev.costs_frame(),
+        "transition": transition_frame(data, dec, ev),
+    }
+
+
+def staffing_frame(data: ModelData, ev: Evaluation) -> pl.DataFrame:
+    """Per skill: staff, need, hires, people retrained in, time free to redeploy, payroll."""
+    people = data.people
+    have = {s: data.available_milli[s] + MILLI * ev.hires[s] for s in SKILLS}
+    short = {s: max(0, ev.required_milli[s] - have[s]) for s in SKILLS}
+    other = {a: b for a in SKILLS for b in SKILLS if a != b}
+    idle = {s: max(0, have[s] - ev.required_milli[s] - short[other[s]]) / MILLI for s in SKILLS}
+    return pl.DataFrame(
         {
             "skill": list(SKILLS),
             "available_fte": [data.available_milli[s] / MILLI for s in SKILLS],
             "required_fte": [ev.required_milli[s] / MILLI for s in SKILLS],
             "hires": [ev.hires[s] for s in SKILLS],
-            "idle_fte": [
-                max(
-                    0.0,
-                    (data.available_milli[s] + MILLI * ev.hires[s] - ev.required_milli[s]) / MILLI,
-                )
+            "retrained_in": [ev.retrained.get((other[s], s), 0) for s in SKILLS],
+            "idle_fte": [idle[s] for s in SKILLS],
+            "payroll_usd_per_month": [
+                (people.payroll_cents[s] + people.salary_cents[s] * ev.hires[s]) / 100.0
+                if people is not None
+                else 0.0
                 for s in SKILLS
             ],
         },
@@ -279,15 +339,42 @@ def build_frames(data: ModelData, dec: Decisions, ev: Evaluation) -> dict[str, p
             "available_fte": pl.Float64,
             "required_fte": pl.Float64,
             "hires": pl.Int64,
+            "retrained_in": pl.Int64,
             "idle_fte": pl.Float64,
+            "payroll_usd_per_month": pl.Float64,
         },
     )
-    return {
-        "placements": placements,
-        "pools": pools,
-        "staffing": staffing,
-        "costs": ev.costs_frame(),
-    }
+
+
+def transition_frame(data: ModelData, dec: Decisions, ev: Evaluation) -> pl.DataFrame:
+    """One row per workload: where it runs today, where the plan puts it, what a move costs."""
+    people = data.people
+    moves = people.moves if people is not None else {}
+    horizon = people.horizon_months if people is not None else 0
+    rows = []
+    for w in data.workloads:
+        planned = sorted(
+            {data.pool(p).platform for (ww, p, _g), s in dec.shares.items() if ww == w.name and s}
+        )
+        mv = moves.get(w.name)
+        moved = w.name in ev.moved
+        retool = w.name in ev.retooled
+        cents = 0
+        if mv is not None:
+            cents = (mv.move_cents if moved else 0) + (mv.retool_cents if retool else 0)
+        rows.append(
+            {
+                "workload": w.name,
+                "today": mv.today if mv else "",
+                "planned": ", ".join(planned),
+                "action": "new" if mv is None else ("move" if moved else "keep"),
+                "users": mv.users if mv else None,
+                "retool": retool,
+                "one_time_usd": cents * horizon / 100.0,
+                "monthly_usd": cents / 100.0,
+            }
+        )
+    return pl.DataFrame(rows, schema=TRANSITION_SCHEMA)
 
 
 def investment(data: ModelData, dec: Decisions, ev: Evaluation) -> tuple[float, pl.DataFrame]:
@@ -299,9 +386,10 @@ def investment(data: ModelData, dec: Decisions, ev: Evaluation) -> tuple[float, 
     """
     upfront = capital = 0.0
     life = data.scenario.procurement.horizon_months
-    for (_p, g), n in dec.nodes.items():
+    for (p, g), n in dec.nodes.items():
         market = data.markets.get(g)
-        if n <= 0 or market is None or market.onprem is None:
+        owned_today = p in {q.name for q in data.pools if q.owned}
+        if n <= 0 or market is None or market.onprem is None or owned_today:
             continue
         upfront += n * market.onprem.upfront_usd
         capital += n * market.onprem.capital_usd_per_month

@@ -167,11 +167,18 @@ class Teams(_Section):
 
 
 class Hiring(_Section):
-    """Whether the plan may hire, how many FTE at most, and the one-off cost of a hire."""
+    """Whether the plan may hire, how many people at most, and the one-off cost of a hire.
+
+    ``max_fte`` caps the hires of all skills together (a hire is a whole person);
+    ``max_fte_by_skill`` may cap a skill further. ``retraining`` lets the plan train existing
+    engineers in the other skill (a one-off course and ramp-up cost per person).
+    """
 
     allowed: StrictBool = False
     max_fte: Hires = 0
     one_time_cost_usd: OneOffUsd | None = None
+    max_fte_by_skill: dict[Skill, Hires] = {}
+    retraining: StrictBool = True
 
 
 class Procurement(_Section):
@@ -236,6 +243,8 @@ class Policy(_Section):
     archetype: ArchetypeChoice = "any"
     budget_usd_per_month: BudgetUsdMonth | None = None
     max_pools: PoolCount | None = None
+    managed: StrictBool = True
+    """Whether pools may run as a managed service (cloud procurement only)."""
 
     @field_validator("platforms")
     @classmethod
@@ -463,6 +472,32 @@ class CostOverride(_Section):
     spot_restart_hours: IntervalHours | None = None
 
 
+class CurrentWorkload(_Section):
+    """Where one workload runs today, and how many people submit its work."""
+
+    platform: Platform
+    users: Users | None = None
+
+
+class CurrentCluster(_Section):
+    """A cluster that exists today: reused without a build cost (owned nodes without capex)."""
+
+    name: Name
+    platform: Platform
+    gpu_type: str
+    nodes: NodeCount
+    ownership: Literal["owned", "leased"] = "owned"
+    leased_until: Annotated[str, Field(pattern=r"^\d{4}-\d{2}(-\d{2})?$")] | None = None
+    managed: StrictBool = False
+
+
+class Current(_Section):
+    """The estate as it is today: where each workload runs, and the clusters that exist."""
+
+    workloads: dict[Name, CurrentWorkload] = {}
+    clusters: tuple[CurrentCluster, ...] = ()
+
+
 def _check_profile(value: Any) -> Any:
     if isinstance(value, str):
         return value
@@ -500,6 +535,7 @@ class Scenario(_Section):
     platforms: dict[Platform, PlatformOverride] = {}
     profiles: dict[Name, tuple[float, ...]] = {}
     costs: CostOverride = CostOverride()
+    current: Current | None = None
 
     _catalog: Catalog = PrivateAttr()
     _source: str = PrivateAttr(default="")
@@ -664,6 +700,7 @@ _TOP_ORDER = (
     "profiles",
     "pools",
     "workloads",
+    "current",
 )
 
 
@@ -711,6 +748,12 @@ def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
         return Team
     if head == "pools":
         return PoolSpec
+    if head == "current" and len(parent) == 1:
+        return Current
+    if head == "current" and len(parent) == 3 and parent[1] == "workloads":
+        return CurrentWorkload
+    if head == "current" and len(parent) >= 2 and parent[1] == "clusters":
+        return CurrentCluster
     if head == "gpus" and len(parent) == 2:
         return GpuOverride
     if head == "platforms" and len(parent) == 2:
@@ -906,6 +949,7 @@ def _check_against_catalog(scn: Scenario, catalog: Catalog) -> list[Problem]:
                     "list a capability in requires or prefers, not both",
                 )
             )
+    problems += _check_current(scn, known_gpus)
     if scn.pools is not None:
         names: set[str] = set()
         for i, p in enumerate(scn.pools):
@@ -991,6 +1035,43 @@ def _check_size(scn: Scenario) -> list[Problem]:
             )
         ]
     return []
+
+
+def _check_current(scn: Scenario, known_gpus: set[str]) -> list[Problem]:
+    """``[current]`` names real workloads and GPU types, and each cluster once."""
+    if scn.current is None:
+        return []
+    problems = []
+    names = [w.name for w in scn.workloads]
+    for name in scn.current.workloads:
+        if name not in names:
+            problems.append(
+                Problem(
+                    f"current.workloads.{name}",
+                    f"no workload named '{name}'",
+                    did_you_mean(name, names) or f"workloads: {', '.join(names)}",
+                )
+            )
+    seen: set[str] = set()
+    for i, c in enumerate(scn.current.clusters):
+        if c.name in seen:
+            problems.append(
+                Problem(
+                    f"current.clusters[{i}].name",
+                    f"'{c.name}' names another cluster",
+                    "cluster names must be unique",
+                )
+            )
+        seen.add(c.name)
+        if c.gpu_type not in known_gpus:
+            problems.append(
+                Problem(
+                    f"current.clusters[{i}].gpu_type",
+                    f"unknown GPU type '{c.gpu_type}'",
+                    did_you_mean(c.gpu_type, sorted(known_gpus)),
+                )
+            )
+    return problems
 
 
 def _resolved_catalog(scn: Scenario, base: Catalog) -> Catalog:
@@ -1124,6 +1205,8 @@ def scenario_ranges() -> list[tuple[str, Range]]:
     walk(PoolSpec, "pools[]")
     for cls in (TrainingWorkload, DeadlineWorkload, ExperimentationWorkload, RealtimeWorkload):
         walk(cls, "workloads[]")
+    walk(CurrentWorkload, "current.workloads.<name>")
+    walk(CurrentCluster, "current.clusters[]")
     walk(GpuOverride, "gpus.<type>")
     walk(PlatformOverride, "platforms.<platform>")
     walk(CostOverride, "costs")

@@ -1,8 +1,9 @@
 """The solver's optimum equals the cheapest of every enumerated plan, scored by the evaluator.
 
 Small instances (2-4 indivisible workloads, 3 candidate pools, 2 GPU types) are enumerated in
-full: every placement of every workload, every node count that could matter, scored by
-``evaluate_decisions`` — which knows nothing of CP-SAT.
+full: every placement of every workload, every node count that could matter, every choice of
+managed pools, scored by ``evaluate_decisions`` — which knows nothing of CP-SAT (it finds the
+cheapest hires and retraining by enumeration too).
 """
 
 from __future__ import annotations
@@ -121,11 +122,19 @@ def brute_force(data: ModelData) -> int | None:
                 for c, on_spot in zip(choice, spot_choice, strict=True)
                 if on_spot
             }
+            people = data.people
+            managed_options = sorted(
+                {c.pool for c in choice if people is not None and c.pool in people.managed}
+            )
             for nodes in itertools.product(*ranges):
-                dec = Decisions(shares, dict(zip(keys, nodes, strict=True)), spot)
-                ev = evaluate_decisions(data, dec)
-                if ev.feasible and (best is None or ev.total_cents < best):
-                    best = ev.total_cents
+                for k in range(len(managed_options) + 1):
+                    for managed in itertools.combinations(managed_options, k):
+                        dec = Decisions(
+                            shares, dict(zip(keys, nodes, strict=True)), spot, frozenset(managed)
+                        )
+                        ev = evaluate_decisions(data, dec)
+                        if ev.feasible and (best is None or ev.total_cents < best):
+                            best = ev.total_cents
     return best
 
 

@@ -99,11 +99,11 @@ def test_infeasible_exits_1_with_reasons(
         .read_text()
         .replace("allowed = true", "allowed = false")
     )
-    path.write_text(text.replace("fte = 3.0", "fte = 1.0"))
+    path.write_text(text.replace("fte = 3.0", "fte = 0.5"))
     assert main(["solve", str(path)]) == 1
     out = capsys.readouterr().out
     assert "infeasible" in out
-    assert "more HPC (Slurm) engineer" in out
+    assert "Add 1 HPC (Slurm) engineer to the team" in out
 
 
 def test_compare_lists_archetypes(capsys: pytest.CaptureFixture[str]) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 
 import polars as pl
+import pytest
 from builders import service, small_scenario, training
 
 import cluster_decide as cd
@@ -92,17 +93,31 @@ def test_family_gang_fit() -> None:
 
 
 def test_family_staffing() -> None:
-    scn = small_scenario([training()], team={"hpc": {"fte": 0.0}, "kubernetes": {"fte": 6.0}})
+    scn = small_scenario(
+        [training()],
+        team={"hpc": {"fte": 0.0}, "kubernetes": {"fte": 6.0}},
+        hiring={"retraining": False},
+    )
     plan = cd.solve(scn)
-    assert plan.archetype == "kubernetes_batch", "without HPC staff or hiring, Slurm is out"
+    assert plan.archetype == "kubernetes_batch", "without HPC staff, hiring or retraining, no Slurm"
     hired = small_scenario(
         [training()],
         team={"hpc": {"fte": 0.0}, "kubernetes": {"fte": 0.0}},
         hiring={"allowed": True, "max_fte": 4},
     )
     plan = cd.solve(hired)
-    assert plan.staffing["hires"].sum() >= 2
+    hires = int(plan.staffing["hires"].sum())
+    assert hires >= 1
     assert plan.costs.filter(pl.col("component") == "hiring")["monthly_usd"][0] > 0
+    # A hire is a whole person: the plan pays every hire's full salary, busy or not.
+    salary = plan.costs.filter(pl.col("component") == "new_hires")["monthly_usd"][0]
+    assert salary == pytest.approx(
+        sum(
+            h * hired.loaded_cost_usd_per_year(s) / 12
+            for s, h in zip(plan.staffing["skill"], plan.staffing["hires"], strict=True)
+        ),
+        abs=0.02,
+    )
 
 
 def test_family_budget() -> None:
@@ -146,7 +161,7 @@ def test_family_spot() -> None:
     assert 0 < plan.placements["spot_share"][0] <= 0.4
     dec = plan.decisions()
     key = next(iter(dec.shares))
-    greedy = Decisions(dec.shares, dec.nodes, {key: dec.shares[key]})
+    greedy = Decisions(dec.shares, dec.nodes, spot={key: dec.shares[key]})
     assert any(
         v.startswith(f"spot[{key[0]},k8s,H100,cap]")
         for v in evaluate_decisions(prepare(scn), greedy).violations
@@ -163,3 +178,29 @@ def test_family_burst_cap() -> None:
     ev = evaluate_decisions(data, free.decisions())
     assert any(v.startswith("burst_cap[H100") for v in ev.violations)
     assert not cd.evaluate(capped.inputs, capped).violations  # type: ignore[arg-type]
+
+
+def test_family_transition() -> None:
+    # A Slurm team's class placed on Kubernetes is moved (priced), its users retool.
+    scn = small_scenario(
+        [training(requires=[])],
+        current={"workloads": {"train": {"platform": "slurm", "users": 10}}},
+    )
+    moved = cd.solve(scn.restrict_platforms(["kubernetes_batch"]))
+    row = moved.transition.row(0, named=True)
+    assert row["action"] == "move" and row["retool"] and row["one_time_usd"] > 0
+    kept = cd.solve(scn)
+    assert kept.transition["action"].to_list() == ["keep"]
+    assert kept.costs.filter(pl.col("component") == "migration")["monthly_usd"][0] == 0.0
+
+
+def test_family_dominance() -> None:
+    # Kubernetes with a batch add-on can take everything plain Kubernetes hosts, no dearer:
+    # never both, and the cut never changes the optimum.
+    from cluster_decide.model.build import dominated_pairs
+
+    scn = small_scenario([training(), service()])
+    data = prepare(scn)
+    assert ("k8s", "k8s-batch") in dominated_pairs(data)
+    plan = cd.solve(scn)
+    assert not {"k8s", "k8s-batch"} <= set(plan.pools["pool"])

@@ -18,13 +18,14 @@ LAYERS = {
     "inputs": ("catalog", "datasources", "scenario", "inventory", "market"),
     "demand": ("queueing",),
     "model": ("model",),
-    "plan": ("evaluate", "plan", "service", "explain"),
+    "plan": ("evaluate", "plan", "service", "explain", "explain_people"),
     "analyses": ("analysis", "simulate", "simengine"),
     "views": ("charts", "analysis_charts", "inventory.charts", "widgets", "export", "cli", "guard"),
 }
 KNOWN_UPWARD = {
     ("model.relax", "evaluate"),
     ("model.relax", "explain"),
+    ("model.relax", "explain_people"),
     ("model.relax", "plan"),
     ("model.solve", "evaluate"),
     ("model.solve", "explain"),

@@ -173,6 +173,13 @@ def test_spot_reliance_is_capped_per_pool() -> None:
 # --- on-prem as an investment --------------------------------------------------------------
 
 
+def _from_blank_page(preset: str) -> cd.Scenario:
+    """A preset without its ``[current]`` estate: every owned node is bought new."""
+    data = cd.load_scenario(preset).to_dict()
+    data.pop("current")
+    return cd.parse_scenario(data)
+
+
 @pytest.mark.parametrize("rate", [0.0, 0.05, 0.08, 0.15])
 def test_longer_horizon_never_raises_onprem_cost_per_gpu_hour(rate: float) -> None:
     scn = cd.load_scenario("research-lab")
@@ -188,17 +195,29 @@ def test_longer_horizon_never_raises_onprem_cost_per_gpu_hour(rate: float) -> No
 
 
 def test_longer_horizon_never_raises_the_planned_cost_of_owning() -> None:
-    scn = cd.load_scenario("research-lab")
-    costs = [
-        cd.solve(scn.update({"procurement": {"horizon_months": h}})).cash_monthly_usd
-        for h in (12, 36, 60, 120)
+    scn = _from_blank_page("research-lab")
+    plans = [
+        cd.solve(scn.update({"procurement": {"horizon_months": h}})) for h in (12, 36, 60, 120)
     ]
+    costs = [p.cash_monthly_usd for p in plans]
     assert costs == sorted(costs, reverse=True)
-    assert costs[-1] == costs[-2]  # past the useful life the hardware is replaced
+    # Past the useful life the hardware is replaced: its monthly cost stops falling (one-offs,
+    # such as standing the cluster up, still spread thinner over a longer horizon).
+    hardware = [
+        p.costs.filter(pl.col("component") == "gpu_capacity")["monthly_usd"][0] for p in plans
+    ]
+    assert hardware == sorted(hardware, reverse=True)
+    assert hardware[-1] == hardware[-2]
 
 
 def test_upfront_outlay_is_nodes_times_server_fabric_and_storage() -> None:
-    scn = cd.load_scenario("research-lab")
+    # The lab's clusters of today are paid for: no outlay, nodes at their running costs only.
+    today = cd.load_scenario("research-lab")
+    kept = cd.solve(today)
+    assert kept.pools["existing"].all() and kept.upfront_usd == 0.0
+    assert kept.cash_flow["upfront_usd"].sum() == 0.0
+    # From a blank page the same nodes are bought: the outlay is nodes × server, fabric, storage.
+    scn = _from_blank_page("research-lab")
     plan = cd.solve(scn)
     cat = scn.catalog
     expected = sum(
@@ -235,11 +254,18 @@ def test_cheapest_mode_picks_owned_or_rented_per_gpu_type() -> None:
 
 
 def test_discount_rate_raises_the_cost_of_owning() -> None:
-    scn = cd.load_scenario("research-lab")
+    scn = _from_blank_page("research-lab")
     low = cd.solve(scn.update({"procurement": {"discount_rate": 0.0}}))
     high = cd.solve(scn.update({"procurement": {"discount_rate": 0.15}}))
     assert low.cash_monthly_usd < high.cash_monthly_usd
     assert low.upfront_usd == high.upfront_usd
+    # Clusters owned today are paid for: the cost of capital no longer changes what they cost.
+    today = cd.load_scenario("research-lab")
+    kept = [
+        cd.solve(today.update({"procurement": {"discount_rate": r}})).cash_monthly_usd
+        for r in (0.0, 0.15)
+    ]
+    assert kept[0] == kept[1] < low.cash_monthly_usd
 
 
 def test_a_cheaper_gpu_lever_scales_its_market_not_replaces_it() -> None:

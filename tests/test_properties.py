@@ -1,13 +1,16 @@
 """Invariants any sound planner keeps, checked on generated scenarios (hypothesis).
 
-More demand never costs less; more available staff never costs more; another candidate
-platform never costs more; a budget cap never lowers the cost.
+More demand never costs less; more staff on the payroll never raises the cost by more than
+their salaries; another candidate platform never costs more; a budget cap never lowers the cost;
+hires never exceed ``hiring.max_fte`` in total; a plan that keeps every workload where it runs
+today pays no migration.
 """
 
 from __future__ import annotations
 
 import math
 
+import polars as pl
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from test_bruteforce import instance
@@ -37,11 +40,62 @@ def test_more_demand_never_costs_less(seed: int, factor: float) -> None:
 
 @SETTINGS
 @given(seed=st.integers(0, 10_000), skill=st.sampled_from(SKILLS), extra=st.floats(0.5, 4.0))
-def test_more_staff_never_costs_more(seed: int, skill: str, extra: float) -> None:
+def test_more_staff_never_costs_more_than_their_salaries(
+    seed: int, skill: str, extra: float
+) -> None:
     scn = instance(seed)
-    more = cost(scn.set_fte(skill, getattr(scn.team, skill).fte + extra))
+    richer = scn.set_fte(skill, getattr(scn.team, skill).fte + extra)
+    salaries = extra * scn.loaded_cost_usd_per_year(skill) / 12
+    more = cost(richer)
     assume(math.isfinite(more))
-    assert more <= cost(scn) + 0.01
+    base = cd.solve(scn, time_limit_s=30)
+    if base.feasible:
+        # The same plan with more people on the payroll: cash rises by their salaries exactly
+        # (less any hire they make unnecessary), and the optimum is never dearer than that.
+        same = cd.evaluate(richer, base)
+        assert same.cash_cents / 100 <= base.cash_monthly_usd + salaries + 0.01
+        assert more <= base.total_monthly_usd + salaries + 0.01
+
+
+@SETTINGS
+@given(seed=st.integers(0, 10_000), max_fte=st.integers(0, 3), cap=st.integers(0, 2))
+def test_hires_never_exceed_max_fte_in_total(seed: int, max_fte: int, cap: int) -> None:
+    scn = instance(seed).update(
+        {
+            "team": {"hpc": {"fte": 0.0}, "kubernetes": {"fte": 0.0}},
+            "hiring": {"allowed": True, "max_fte": max_fte, "max_fte_by_skill": {"hpc": cap}},
+        }
+    )
+    plan = cd.solve(scn, time_limit_s=30)
+    hires = dict(zip(plan.staffing["skill"], plan.staffing["hires"], strict=True))
+    assert sum(hires.values()) <= max_fte
+    assert hires["hpc"] <= cap
+    if plan.feasible:
+        assert sum(hires.values()) >= 1, "with nobody on staff, every plan hires"
+
+
+@SETTINGS
+@given(seed=st.integers(0, 10_000))
+def test_keeping_every_workload_where_it_runs_costs_no_migration(seed: int) -> None:
+    scn = instance(seed)
+    plan = cd.solve(scn, time_limit_s=30)
+    assume(plan.feasible)
+    kinds = plan.placements.group_by("workload").agg(pl.col("platform").unique())
+    today = {
+        r["workload"]: {"platform": r["platform"][0]}
+        for r in kinds.iter_rows(named=True)
+        if len(r["platform"]) == 1
+    }
+    assume(len(today) == len(scn.workloads))
+    here = scn.update({"current": {"workloads": today}})
+    same = cd.evaluate(here, plan)
+    assert same.feasible, same.violations
+    assert same.costs_cents["migration"] == 0
+    again = cd.solve(here, time_limit_s=30)
+    assert again.total_monthly_usd <= same.total_cents / 100 + 0.01
+    assert (again.transition["action"] == "keep").all() or again.total_monthly_usd < (
+        same.total_cents / 100 - 0.01
+    )
 
 
 @SETTINGS

@@ -50,7 +50,7 @@ def test_a_given_job_table_is_replayed(lab_plan: cd.Plan) -> None:
     )
     sim = simulate(lab_plan, jobs=jobs, days=4)
     assert sim.jobs.height == 6
-    assert set(sim.jobs["pool"]) <= {"slurm/H100", "slurm/A100"}
+    assert set(sim.jobs["pool"]) <= {"lab-h100/H100", "lab-a100/A100"}
 
 
 def test_unknown_workloads_in_a_job_table_are_named(lab_plan: cd.Plan) -> None:

@@ -21,10 +21,14 @@ def preset_plans() -> dict[str, cd.Plan]:
 def test_presets_give_the_seeds_answers(preset_plans: dict[str, cd.Plan]) -> None:
     assert preset_plans["research-lab"].archetype == "slurm_only"
     assert "slurm" not in set(preset_plans["inference-platform"].pools["platform"])
-    # At GPU-cloud commitment prices the 2 extra H100 nodes one Kubernetes platform needs cost
-    # less than the Slurm staff and hire it saves: the seed's hybrid answer is now the runner-up,
-    # about 3% dearer (README, "Presets"); with hyperscaler prices only it still wins.
-    assert preset_plans["enterprise-mixed"].archetype == "kubernetes_batch"
+    # Staff are paid whatever the plan does, so one Kubernetes platform no longer saves the
+    # Slurm team's cost, and pre-training stays on today's Slurm cluster: separate clusters win
+    # at GPU-cloud prices too, Kubernetes with a batch add-on about 3.5% dearer (README,
+    # "Presets"); with hyperscaler prices only they win by more.
+    assert preset_plans["enterprise-mixed"].archetype == "hybrid_separate"
+    forced = cd.load_scenario().update({"policy": {"archetype": "kubernetes_batch"}})
+    margin = cd.solve(forced).total_monthly_usd / preset_plans["enterprise-mixed"].total_monthly_usd
+    assert 1.01 < margin < 1.1
     hyperscaler = cd.load_scenario().update({"procurement": {"provider_classes": ["hyperscaler"]}})
     assert cd.solve(hyperscaler).archetype == "hybrid_separate"
     for plan in preset_plans.values():
@@ -108,7 +112,7 @@ def test_compare_has_one_row_per_archetype(default_scenario: cd.Scenario) -> Non
 def test_infeasible_staffing_is_explained_by_a_solved_relaxation() -> None:
     scn = small_scenario(
         [training(), service()],
-        team={"hpc": {"fte": 0.0}, "kubernetes": {"fte": 1.0}},
+        team={"hpc": {"fte": 0.0}, "kubernetes": {"fte": 0.0}},
         hiring={"allowed": False},
     )
     plan = cd.solve(scn)
@@ -119,14 +123,13 @@ def test_infeasible_staffing_is_explained_by_a_solved_relaxation() -> None:
     assert fix["monthly_usd"] > 0
     # The suggested change really works.
     text = " ".join(plan.explanations)
-    assert "more Kubernetes engineer" in text or "allow hiring" in text.lower()
+    # Fixes state totals a manager can act on.
+    assert "Hire 1 Kubernetes engineer (0.5 FTE needed, 0.0 on staff)" in text, text
+    assert "Add 1 Kubernetes engineer to the team" in text, text
     fixed = cd.solve(
         scn.set_fte(
             "kubernetes",
-            1.0
-            + float(
-                plan.relaxations.filter(pl.col("change") == "staffing:kubernetes")["amount"][0]
-            ),
+            float(plan.relaxations.filter(pl.col("change") == "staffing:kubernetes")["amount"][0]),
         )
     )
     assert fixed.feasible

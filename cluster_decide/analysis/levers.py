@@ -93,6 +93,9 @@ def _sentence(change: str, base: Outcome, alt: Outcome) -> str:
         text = (
             f"{change[0].upper()}{change[1:]} is worth nothing: the plan does not change its cost."
         )
+    elif value < 0:
+        # Staff are paid: one more engineer the plan cannot use costs their salary.
+        text = f"{change[0].upper()}{change[1:]} costs {money(-value)} a month more."
     else:
         text = f"{change[0].upper()}{change[1:]} is worth {money(value)} a month."
     if alt.archetype != base.archetype:

@@ -6,10 +6,12 @@ spent. The keys, stated so a review can argue with them:
 - **Capacity** (baseline nodes and burst of each pool and GPU type) by the GPU-hours each
   placement takes there (SLO headroom and utilization included, as the plan sizes it). What no
   placement takes is **idle capacity**, its own line: the price of peaks, whole nodes and gangs.
-- **Staff and add-ons** of each pool (its base, add-on and per-node effort at the skill's loaded
-  cost) by ``staff_key``: ``gpu_hours`` (default) splits them like the capacity a workload takes
-  in the pool, ``equal`` splits them evenly between the pool's workloads. **Hiring** follows each
-  skill's staff cost.
+- **People** (payroll, new hires, hiring fees and retraining) follow each pool's operations
+  effort per skill; payroll no pool's effort takes is **capacity to redeploy**, an idle line of
+  its own. Within a pool, ``staff_key`` splits them: ``gpu_hours`` (default) like the capacity a
+  workload takes in the pool, ``equal`` evenly between the pool's workloads. A pool's
+  **managed-service fee** and **build** follow the same key.
+- **Moves** (migration and users' retraining) go straight to the workload that moves.
 - **Capability gaps, interface friction and split overhead** belong to the placement that
   causes them, so go straight to its workload.
 
@@ -45,17 +47,16 @@ SHOWBACK_SCHEMA = {
 the amount was allocated (``gpu_hours``, ``equal``, ``direct`` or ``idle``)."""
 
 
-def _pool_staff_cents(data: ModelData, pool: str, nodes: int) -> dict[str, float]:
-    """Cents a month of each skill's effort for one open pool."""
-    return {
-        s: data.staff_cents_per_milli[s]
-        * (
-            data.base_milli[(pool, s)]
-            + data.addon_milli[(pool, s)]
-            + data.per_node_milli[(pool, s)] * nodes
-        )
-        for s in SKILLS
-    }
+def _pool_effort_milli(data: ModelData, pool: str, nodes: int, managed: bool) -> dict[str, int]:
+    """Thousandths of an FTE of each skill one open pool takes."""
+    people = data.people
+    out = {}
+    for skill in SKILLS:
+        fixed = data.base_milli[(pool, skill)] + data.addon_milli[(pool, skill)]
+        if managed and people is not None and pool in people.managed:
+            fixed = people.managed[pool].base_milli[skill]
+        out[skill] = fixed + data.per_node_milli[(pool, skill)] * nodes
+    return out
 
 
 def showback(scn: Scenario, plan: Plan, staff_key: str = "gpu_hours") -> pl.DataFrame:
@@ -94,10 +95,15 @@ def showback(scn: Scenario, plan: Plan, staff_key: str = "gpu_hours") -> pl.Data
     for (w, p, _g), pct in sorted(dec.spot.items()):
         if pct > 0:
             add(w, p, "spot", "direct", float(data.spot_cents[(w, p, _g)] * pct))
+    # People, fees and builds follow all the work a pool hosts, its spot share included.
+    used_units: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
+    for (w, p, g), s in dec.shares.items():
+        if s > 0:
+            used_units[(p, g)][w] = s * float(data.combos[(w, p, g)].demand.sum())
     for p, g in sorted(set(used) | {k for k, n in dec.nodes.items() if n}):
         burst = ev.burst.get((p, g))
         burst_units = float(burst.sum()) if burst is not None else 0.0
-        node_cents = float(data.node_cents[g] * dec.nodes.get((p, g), 0))
+        node_cents = float(data.node_cost(p, g) * dec.nodes.get((p, g), 0))
         burst_cents = float(int(data.burst_cents[g] * burst_units))
         # share-percent × tenths of a GPU × hours of the week, like ``used``
         baseline = (
@@ -116,36 +122,77 @@ def showback(scn: Scenario, plan: Plan, staff_key: str = "gpu_hours") -> pl.Data
             add(w, p, "gpu_capacity", "gpu_hours", (node_cents - idle_cents) * units / taken)
             add(w, p, "burst", "gpu_hours", burst_cents * units / taken)
 
-    # Staff and add-ons of each open pool, by the stated key; hiring by each skill's staff cost.
-    staff_by_skill: dict[str, float] = defaultdict(float)
-    per_pool: dict[str, dict[str, float]] = {}
+    # People follow each pool's effort per skill; what no pool takes is capacity to redeploy.
+    people = data.people
+    assert people is not None
+    effort: dict[str, dict[str, int]] = {}
     for p in ev.open_pools:
         nodes = sum(n for (pp, _g), n in dec.nodes.items() if pp == p)
-        per_pool[p] = _pool_staff_cents(data, p, nodes)
-        for skill, cents in per_pool[p].items():
-            staff_by_skill[skill] += cents
-    hires_by_skill = {skill: data.hire_cents * ev.hires[skill] for skill in SKILLS}
-    for p, by_skill in sorted(per_pool.items()):
-        hosted: dict[str, float] = defaultdict(float)
-        for (p2, _g), by_w in used.items():
-            if p2 == p:
-                for w, units in by_w.items():
-                    hosted[w] += units
-        if staff_key == "equal":
-            hosted = defaultdict(float, dict.fromkeys(hosted, 1.0))
-        total = sum(hosted.values())
-        for skill, cents in by_skill.items():
-            addon = data.staff_cents_per_milli[skill] * data.addon_milli[(p, skill)]
-            hire = (
-                hires_by_skill[skill] * cents / staff_by_skill[skill]
-                if staff_by_skill[skill]
-                else 0.0
-            )
-            for w, weight in sorted(hosted.items()):
-                share = weight / total if total else 0.0
-                add(w, p, "staff", staff_key, (cents - addon) * share)
-                add(w, p, "addon_integration", staff_key, addon * share)
-                add(w, p, "hiring", staff_key, hire * share)
+        effort[p] = _pool_effort_milli(data, p, nodes, p in dec.managed)
+    people_cents = {
+        skill: people.payroll_cents[skill]
+        + (people.salary_cents[skill] + people.hire_fee_cents) * ev.hires[skill]
+        + sum(
+            people.retrain_cents.get((skill, t), 0) * r
+            for (ss, t), r in ev.retrained.items()
+            if ss == skill
+        )
+        for skill in SKILLS
+    }
+    component_cents = {
+        skill: {
+            "staff": people.payroll_cents[skill],
+            "new_hires": people.salary_cents[skill] * ev.hires[skill],
+            "hiring": people.hire_fee_cents * ev.hires[skill],
+            "retraining": sum(
+                people.retrain_cents.get((a, b), 0) * r
+                for (a, b), r in ev.retrained.items()
+                if a == skill
+            ),
+        }
+        for skill in SKILLS
+    }
+    # A retrained engineer'skill time counts where it is spent: cover each skill'skill shortfall first.
+    have = {skill: data.available_milli[skill] + 1000 * ev.hires[skill] for skill in SKILLS}
+    capacity = {skill: max(have[skill], ev.required_milli[skill]) for skill in SKILLS}
+    for skill in SKILLS:
+        total_cents = sum(component_cents[skill].values())
+        assert total_cents == people_cents[skill]
+        if not capacity[skill]:
+            continue
+        spent = 0
+        for p, by_skill in sorted(effort.items()):
+            milli = by_skill[skill]
+            if not milli:
+                continue
+            spent += milli
+            weights = _hosted(used_units, p, staff_key)
+            total = sum(weights.values())
+            for comp, cents in component_cents[skill].items():
+                part = cents * milli / capacity[skill]
+                for w, weight in sorted(weights.items()):
+                    add(w, p, comp, staff_key, part * weight / total if total else 0.0)
+        idle = capacity[skill] - spent
+        if idle > 0:
+            for comp, cents in component_cents[skill].items():
+                add(IDLE, "", comp, "idle", cents * idle / capacity[skill])
+    for p in sorted(effort):
+        weights = _hosted(used_units, p, staff_key)
+        total = sum(weights.values())
+        fee = people.managed[p].cluster_cents if p in dec.managed and p in people.managed else 0
+        build = (
+            people.managed[p].build_cents
+            if p in dec.managed and p in people.managed
+            else people.build_cents.get(p, 0)
+        )
+        for w, weight in sorted(weights.items()):
+            share = weight / total if total else 0.0
+            add(w, p, "managed_fees", staff_key, fee * share)
+            add(w, p, "cluster_build", staff_key, build * share)
+    for w in ev.moved:
+        mv = people.moves[w]
+        cents = mv.move_cents + (mv.retool_cents if w in ev.retooled else 0)
+        add(w, "", "migration", "direct", float(cents))
 
     # Estimates caused by one placement go straight to its workload.
     parts: dict[str, int] = defaultdict(int)
@@ -158,6 +205,20 @@ def showback(scn: Scenario, plan: Plan, staff_key: str = "gpu_hours") -> pl.Data
     for w, n in sorted(parts.items()):
         add(w, "", "split_overhead", "direct", float(data.split_cents * (n - 1)))
     return pl.DataFrame(rows, schema=SHOWBACK_SCHEMA)
+
+
+def _hosted(
+    used: dict[tuple[str, str], dict[str, float]], pool: str, staff_key: str
+) -> dict[str, float]:
+    """Weights of the workloads a pool hosts: their GPU-hours there, or 1 each (``equal``)."""
+    hosted: dict[str, float] = defaultdict(float)
+    for (p, _g), by_w in used.items():
+        if p == pool:
+            for w, units in by_w.items():
+                hosted[w] += units
+    if staff_key == "equal":
+        return dict.fromkeys(hosted, 1.0)
+    return dict(hosted)
 
 
 def showback_by_team(frame: pl.DataFrame) -> pl.DataFrame:

@@ -550,11 +550,15 @@ def scenario_document(
     hiring: Mapping[str, Any] | None = None,
     procurement: Mapping[str, Any] | None = None,
     policy: Mapping[str, Any] | None = None,
+    today: str = "slurm",
+    users: Mapping[str, int] | None = None,
 ) -> dict[str, Any]:
     """A whole scenario (docs/scenario.md, schema_version 1) around derived workloads.
 
     Team, hiring, procurement and policy are not in a job log: the defaults are starting values
     for the analyst to edit (zero staff is deliberate, so nobody mistakes them for evidence).
+    ``[current]`` records what the log does show: these jobs run on ``today`` (a scheduler's
+    accounting, so Slurm unless told otherwise), with each workload's ``users`` when known.
     """
     return {
         "schema_version": 1,
@@ -590,6 +594,13 @@ def scenario_document(
             }
         ),
         "workloads": [dict(w) for w in workloads],
+        "current": {
+            "workloads": {
+                str(w["name"]): {"platform": today}
+                | ({"users": int(users[w["name"]])} if users and users.get(w["name"]) else {})
+                for w in workloads
+            }
+        },
     }
 
 

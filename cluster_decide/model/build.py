@@ -15,7 +15,8 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from cluster_decide.constants import HOURS_PER_WEEK, SKILLS
-from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, ModelData
+from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, Combo, ModelData
+from cluster_decide.model.people import FAMILY
 from cluster_decide.vocabulary import DEMAND_UNITS_PER_GPU_PERCENT
 
 __all__ = [
@@ -26,12 +27,15 @@ __all__ = [
     "add_capability",
     "add_capacity",
     "add_coverage",
+    "add_dominance",
     "add_gang_fit",
     "add_linking",
     "add_policy",
     "add_spot",
     "add_staffing",
+    "add_transition",
     "build_model",
+    "dominated_pairs",
     "reduced_buckets",
 ]
 
@@ -42,10 +46,12 @@ FAMILIES = (
     "capacity",
     "gang_fit",
     "staffing",
+    "transition",
     "budget",
     "policy",
     "spot",
     "burst_cap",
+    "dominance",
 )
 """The constraint families, in the order ``build_model`` adds them."""
 
@@ -79,6 +85,17 @@ class Model:
     spot_tenths: dict[tuple[str, str, str], cp_model.IntVar] = field(default_factory=dict)
     """For divisible classes: spot in steps of 10% of the workload (a plan says "30% on spot";
     finer steps only slow the search)."""
+    managed: dict[str, cp_model.IntVar] = field(default_factory=dict)
+    """Pool runs as a managed service (only pools with a managed option)."""
+    retrain: dict[tuple[str, str], cp_model.IntVar] = field(default_factory=dict)
+    """People of one skill trained in the other, (from, to)."""
+    shifted_milli: dict[tuple[str, str], cp_model.IntVar] = field(default_factory=dict)
+    """Time of retrained people spent on the other skill, thousandths of an FTE."""
+    moved: dict[str, cp_model.IntVar] = field(default_factory=dict)
+    """Workload leaves the platform it runs on today."""
+    retooled: dict[str, cp_model.IntVar] = field(default_factory=dict)
+    """Workload's users must change tools (its new platform lacks their interface)."""
+    people_cents: Any = 0
     staff_slack: dict[str, cp_model.IntVar] = field(default_factory=dict)
     budget_slack: cp_model.IntVar | None = None
     required_milli: dict[str, Any] = field(default_factory=dict)
@@ -146,8 +163,10 @@ def _variables(m: Model) -> None:
                 ub = min(ub, p.max_nodes)
             m.nodes[(p.name, g)] = cp.new_int_var(0, ub, f"nodes[{p.name},{g}]")
             m.node_ub[(p.name, g)] = ub
+    people = d.people
     for skill in SKILLS:
-        m.hires[skill] = cp.new_int_var(0, d.max_hires, f"hires[{skill}]")
+        cap = people.max_hires_by_skill[skill] if people is not None else d.max_hires
+        m.hires[skill] = cp.new_int_var(0, cap, f"hires[{skill}]")
     for key in d.spot_cents:
         if d.combos[key].blocked:  # a restricted model blocks combinations after the fact
             continue
@@ -162,6 +181,21 @@ def _variables(m: Model) -> None:
             m.spot[key] = (100 // SPOT_STEPS) * tenths
         else:
             m.spot[key] = 100 * on
+    if people is None:
+        return
+    for p in d.pools:
+        if p.name in people.managed:
+            m.managed[p.name] = cp.new_bool_var(f"managed[{p.name}]")
+    for src, dst in people.retrain_cents:
+        n = people.max_retrain(src, d.available_milli[src])
+        if n:
+            m.retrain[(src, dst)] = cp.new_int_var(0, n, f"retrain[{src}->{dst}]")
+            m.shifted_milli[(src, dst)] = cp.new_int_var(
+                0, d.available_milli[src], f"shifted[{src}->{dst}]"
+            )
+    for w in people.moves:
+        m.moved[w] = cp.new_bool_var(f"moved[{w}]")
+        m.retooled[w] = cp.new_bool_var(f"retooled[{w}]")
 
 
 def add_coverage(m: Model) -> None:
@@ -272,12 +306,26 @@ def add_gang_fit(m: Model) -> None:
 
 
 def add_staffing(m: Model) -> None:
-    """Per skill, the effort of every open pool fits the staff available plus hires.
+    """Per skill, the operations effort of every open pool fits the staff, hires and retraining.
 
-    Σ_p (base[p,s] + addon[p,s])·open[p] + per_node[p,s]·Σ_g nodes[p,g] ≤ available[s] + hires[s]
-    (in thousandths of an FTE). Optional slack turns this into a question: how many more FTE?
+    Σ_p (base[p,s] + addon[p,s])·open[p] + per_node[p,s]·Σ_g nodes[p,g]
+      + Σ_p (managed_base[p,s] − base[p,s] − addon[p,s])·managed[p]
+      ≤ available[s] + 1000·hires[s] − shifted[s→t] + shifted[t→s]
+    (thousandths of an FTE; a managed pool keeps the self-managed per-node effort).
+    Hires of all skills together stay within ``hiring.max_fte``; a retrained person's time
+    shifts only up to 1000 per person. Optional slack turns this into a question: how many
+    more FTE?
     """
     d = m.data
+    people = d.people
+    for name, z in m.managed.items():
+        option = people.managed[name] if people is not None else None
+        assert option is not None
+        m.cp.add(z <= m.open[name]).with_name(f"staffing[managed,{name}]")
+        if option.forced:
+            m.cp.add(z == m.open[name]).with_name(f"staffing[managed,{name},today]")
+    for (s, t), r in m.retrain.items():
+        m.cp.add(m.shifted_milli[(s, t)] <= MILLI * r).with_name(f"staffing[retrain,{s}->{t}]")
     for s in SKILLS:
         terms: list[cp_model.LinearExprT] = []
         for p in d.pools:
@@ -287,13 +335,47 @@ def add_staffing(m: Model) -> None:
             per = d.per_node_milli[(p.name, s)]
             if per:
                 terms.extend(per * m.nodes[(p.name, g)] for g in p.gpu_types)
+            if p.name in m.managed and people is not None:
+                opt = people.managed[p.name]
+                terms.append((opt.base_milli[s] - fixed) * m.managed[p.name])
         required = sum(terms)
         m.required_milli[s] = required
         supply: cp_model.LinearExprT = d.available_milli[s] + MILLI * m.hires[s]
+        for (a, b), x in m.shifted_milli.items():
+            if a == s:
+                supply = supply - x
+            if b == s:
+                supply = supply + x
         if s in m.staff_slack:
             supply = supply + m.staff_slack[s]
         m.cp.add(required <= supply).with_name(f"staffing[{s}]")
         m._count("staffing")
+    if people is not None:
+        m.cp.add(sum(m.hires.values()) <= people.max_hires).with_name("staffing[max_fte]")
+        m._count("staffing")
+
+
+def add_transition(m: Model) -> None:
+    """A workload placed anywhere but its platform of today is moved; its users may retool.
+
+    moved[w] ≥ place[w,p,g] for every pool p of another platform kind; retooled[w] ≥
+    place[w,p,g] where p's platform lacks the interface the workload's users work in.
+    """
+    d = m.data
+    people = d.people
+    if people is None:
+        return
+    for w, mv in people.moves.items():
+        interface = next(x.interface for x in d.workloads if x.name == w)
+        for (name, p, g), z in m.place.items():
+            if name != w or d.combos[(name, p, g)].blocked:
+                continue
+            plat = d.pool(p).platform
+            if FAMILY[plat] != FAMILY[mv.today]:
+                m.cp.add(m.moved[w] >= z).with_name(f"transition[{w},{p},{g}]")
+                m._count("transition")
+                if d.platform(p).interface not in ("both", interface):
+                    m.cp.add(m.retooled[w] >= z).with_name(f"transition[{w},{p},{g},retool]")
 
 
 def add_budget(m: Model) -> None:
@@ -399,17 +481,90 @@ def add_burst_cap(m: Model) -> None:
                 m._count("burst_cap")
 
 
+def dominated_pairs(d: ModelData) -> list[tuple[str, str]]:
+    """Pairs (a, b) where pool b can take all of pool a's work for no more money or effort.
+
+    b dominates a when b holds a's GPU types at the same node price, b bursts wherever a
+    does and has no node limit, b's per-node effort is no larger for any skill, moving a's work
+    to b moves nobody off the platform family it uses today, and every workload a may host b may
+    host too, needing no more GPUs in any hour and costing no more in gaps, friction or spot
+    (work a may run on spot may run on spot in b at no higher price).
+    Then a plan that opens both is never cheaper than one that moves a's work into b (its
+    capacity, effort and fees only shrink), so ``open[a] + open[b] ≤ 1`` keeps the least cost
+    (an exact tie goes to the plan with fewer pools) and spares CP-SAT from proving it among
+    near-equal twins (Kubernetes with and without a batch add-on, once idle staff cost nothing
+    extra).
+    """
+    people = d.people
+    today = {FAMILY[mv.today] for mv in people.moves.values()} if people is not None else set()
+    out = []
+    for a in d.pools:
+        for b in d.pools:
+            if a.name == b.name:
+                continue
+            if FAMILY[a.platform] != FAMILY[b.platform] and FAMILY[a.platform] in today:
+                continue
+            if not set(a.gpu_types) <= set(b.gpu_types) or b.max_nodes is not None:
+                continue
+            if a.bursts and not b.bursts:
+                continue
+            if any(d.node_cost(a.name, g) != d.node_cost(b.name, g) for g in a.gpu_types):
+                continue
+            if any(d.per_node_milli[(b.name, s)] > d.per_node_milli[(a.name, s)] for s in SKILLS):
+                continue
+            if people is not None and a.name in people.managed and b.name not in people.managed:
+                continue
+            if all(
+                _dominates(d.combos.get((w.name, b.name, g)), d.combos.get((w.name, a.name, g)))
+                and _spot_dominates(d, (w.name, b.name, g), (w.name, a.name, g))
+                for w in d.workloads
+                for g in a.gpu_types
+            ):
+                out.append((a.name, b.name))
+    return out
+
+
+def _dominates(b: Combo | None, a: Combo | None) -> bool:
+    if a is None or a.blocked:
+        return True
+    if b is None or b.blocked or b.gang_gpus != a.gang_gpus:
+        return False
+    cost_b = b.gap_cents_per_pct + b.friction_cents_per_pct
+    return cost_b <= a.gap_cents_per_pct + a.friction_cents_per_pct and bool(
+        np.all(b.demand <= a.demand)
+    )
+
+
+def _spot_dominates(d: ModelData, b: tuple[str, str, str], a: tuple[str, str, str]) -> bool:
+    """Work ``a`` may run on spot may run on spot in ``b`` too, for no more money."""
+    if a not in d.spot_cents:
+        return True
+    return b in d.spot_cents and d.spot_cents[b] <= d.spot_cents[a]
+
+
+def add_dominance(m: Model) -> None:
+    """Of two pools where one dominates the other, at most one opens (see ``dominated_pairs``)."""
+    for a, b in dominated_pairs(m.data):
+        m.cp.add(m.open[a] + m.open[b] <= 1).with_name(f"dominance[{a},{b}]")
+        m._count("dominance")
+
+
 def _objective(m: Model) -> None:
-    """Monthly cost in cents, then a tie-break that prefers fewer pools and earlier pools."""
+    """Monthly cost in cents, then a tie-break that prefers fewer and earlier placements.
+
+    The tie-break sums each placement's (pool, GPU type) rank; which pools are open follows
+    from the placements (linking), so it still settles every equal-cost choice the same way
+    whatever the number of workers. It used to add a per-pool term on top, which multiplied the
+    objective's scale by the number of pools and made CP-SAT's proof 2-3× slower.
+    """
     d = m.data
-    capacity = sum(d.node_cents[g] * n for (_p, g), n in m.nodes.items())
+    capacity = sum(d.node_cost(p, g) * n for (p, g), n in m.nodes.items())
     burst = sum(
         d.burst_cents[g] * m.burst_weight[(p, g, t)] * b for (p, g, t), b in m.burst.items()
     )
-    staff = sum(d.staff_cents_per_milli[s] * m.required_milli[s] for s in SKILLS)
-    hires = sum(d.hire_cents * h for h in m.hires.values())
     spot = sum(d.spot_cents[k] * s for k, s in m.spot.items())
-    m.cash_cents = capacity + burst + staff + hires + spot
+    m.people_cents = _people_cents(m)
+    m.cash_cents = capacity + burst + m.people_cents + spot
     shares = list(m.share.items())
     penalties = sum(
         (d.combos[k].gap_cents_per_pct + d.combos[k].friction_cents_per_pct) * s
@@ -421,16 +576,35 @@ def _objective(m: Model) -> None:
     order = {
         (p.name, g): i + 1 for i, (p, g) in enumerate((p, g) for p in d.pools for g in p.gpu_types)
     }
-    placements = sum(order[(p, g)] * z for (_w, p, g), z in m.place.items())
-    per_pool = len(m.place) * (len(order) + 1) + 1
-    m.tie_break = per_pool * sum(m.open.values()) + placements
+    m.tie_break = sum(order[(p, g)] * z for (_w, p, g), z in m.place.items())
+
+
+def _people_cents(m: Model) -> cp_model.LinearExprT:
+    """Payroll, hires, retraining, managed fees, builds and moves, in cents a month."""
+    d = m.data
+    people = d.people
+    if people is None:  # pragma: no cover - prepare always sets it
+        return 0
+    payroll = sum(people.payroll_cents.values())
+    hires = sum((people.salary_cents[s] + people.hire_fee_cents) * h for s, h in m.hires.items())
+    retrain = sum(people.retrain_cents[k] * r for k, r in m.retrain.items())
+    fees = sum(
+        people.managed[p].cluster_cents * z
+        + (people.managed[p].build_cents - people.build_cents[p]) * z
+        for p, z in m.managed.items()
+    )
+    build = sum(people.build_cents[p.name] * m.open[p.name] for p in d.pools)
+    moves = sum(
+        people.moves[w].move_cents * m.moved[w] + people.moves[w].retool_cents * m.retooled[w]
+        for w in people.moves
+    )
+    return payroll + hires + retrain + fees + build + moves
 
 
 def tie_break_scale(m: Model) -> int:
     """One cent of cost outweighs every tie-break point."""
-    n_order = sum(len(p.gpu_types) for p in m.data.pools) + 1
-    per_pool = len(m.place) * n_order + 1
-    return per_pool * (len(m.open) + 1)
+    n_order = sum(len(p.gpu_types) for p in m.data.pools)
+    return len(m.place) * n_order + 1
 
 
 def build_model(data: ModelData, relax: frozenset[str] = frozenset()) -> Model:
@@ -449,9 +623,11 @@ def build_model(data: ModelData, relax: frozenset[str] = frozenset()) -> Model:
     add_capacity(m)
     add_gang_fit(m)
     add_staffing(m)
+    add_transition(m)
     add_spot(m)
     add_burst_cap(m)
     _objective(m)
     add_budget(m)
     add_policy(m)
+    add_dominance(m)
     return m

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 import numpy as np
@@ -26,7 +26,8 @@ from cluster_decide.constants import (
     SKILLS,
     TRAINING_KINDS,
 )
-from cluster_decide.market import Market, resolve_markets, spot_overhead
+from cluster_decide.market import Market, OnPremNode, onprem_cost, resolve_markets, spot_overhead
+from cluster_decide.model.people import FAMILY, PeopleData, prepare_people
 from cluster_decide.queueing import (
     BatchClass,
     autoscaled_rates,
@@ -78,6 +79,11 @@ class Pool:
     gpu_types: tuple[str, ...]
     max_nodes: int | None
     bursts: bool
+    existing: bool = False
+    """The pool is a cluster that exists today (``[current]``): no build cost."""
+    owned: bool = False
+    """An existing cluster whose nodes are owned: its capex is spent, so a node costs its running
+    costs (support, power, space)."""
 
 
 @dataclass(frozen=True)
@@ -132,6 +138,14 @@ class ModelData:
     """Most of a class's placed GPU-hours (per pool and GPU type) that may run on spot, in percent."""
     burst_cap_units: Mapping[str, int] = field(default_factory=dict)
     """On-demand burst cap per GPU type and hour, in tenths of a GPU, summed over pools."""
+    people: PeopleData | None = None
+    """Payroll, hires, retraining, managed variants, builds and moves (``model.people``)."""
+    pool_node_cents: Mapping[tuple[str, str], int] = field(default_factory=dict)
+    """Node cost of pools that differ from their GPU type's price (owned clusters of today)."""
+
+    def node_cost(self, pool: str, gpu_type: str) -> int:
+        """Cents a month for one node of ``gpu_type`` in ``pool``."""
+        return self.pool_node_cents.get((pool, gpu_type), self.node_cents[gpu_type])
 
     def platform(self, pool: str) -> PlatformKind:
         """The platform kind of a pool."""
@@ -150,6 +164,44 @@ class ModelData:
 
 
 def _pools(scn: Scenario) -> tuple[Pool, ...]:
+    """Candidate pools, then today's clusters (``[current]``) as pools of their own."""
+    pools = _candidate_pools(scn)
+    current = scn.current
+    if current is None:
+        return pools
+    burst_ok = scn.procurement.on_demand_burst
+    cat = scn.catalog
+    today = {FAMILY[c.platform] for c in current.clusters} | {
+        FAMILY[w.platform] for w in current.workloads.values()
+    }
+    listed = {FAMILY[c.platform] for c in current.clusters}
+    # A platform family in use today with no cluster listed: its default pools are the ones
+    # that exist (a batch add-on installs on the Kubernetes cluster of today).
+    out = [
+        replace(p, existing=True)
+        if FAMILY[p.platform] in today - listed and p.name == DEFAULT_POOL_NAMES.get(p.platform)
+        else p
+        for p in pools
+        if p.name not in {c.name for c in current.clusters}
+    ]
+    for c in current.clusters:
+        if c.platform not in scn.policy.platforms:
+            continue
+        out.append(
+            Pool(
+                c.name,
+                c.platform,
+                (c.gpu_type,),
+                c.nodes,
+                burst_ok and cat.platforms[c.platform].autoscales,
+                existing=True,
+                owned=c.ownership == "owned",
+            )
+        )
+    return tuple(out)
+
+
+def _candidate_pools(scn: Scenario) -> tuple[Pool, ...]:
     cat = scn.catalog
     used = sorted({g for w in scn.workloads for g in w.gpu_types})
     burst_ok = scn.procurement.on_demand_burst
@@ -396,7 +448,7 @@ def prepare(scn: Scenario) -> ModelData:
                     continue
                 gpu = cat.gpus[g]
                 reason, family = _blocked(w, p, plat, gpu)
-                if not reason and markets[g].baseline is None:
+                if not reason and markets[g].baseline is None and not p.owned:
                     reason = f"no allowed provider class sells {g} for a pool's baseline nodes"
                     family = "policy"
                 demand = np.zeros(HOURS_PER_WEEK, dtype=np.int64)
@@ -427,6 +479,12 @@ def prepare(scn: Scenario) -> ModelData:
 
     avail = {s: round(getattr(scn.team, s).fte * MILLI) for s in SKILLS}
     budget = scn.policy.budget_usd_per_month
+    listed = {c.name: c.managed for c in scn.current.clusters} if scn.current else {}
+    existing: dict[str, bool | None] = {p.name: listed.get(p.name) for p in pools if p.existing}
+    people = prepare_people(scn, tuple((p.name, p.platform, p.max_nodes) for p in pools), existing)
+    owned_cents = {
+        (p.name, g): _running_cents(scn, g) for p in pools if p.owned for g in p.gpu_types
+    }
     return ModelData(
         scenario=scn,
         workloads=tuple(scn.workloads),
@@ -454,6 +512,8 @@ def prepare(scn: Scenario) -> ModelData:
             for g, m in markets.items()
             if m.burst_cap_gpus is not None
         },
+        people=people,
+        pool_node_cents=owned_cents,
     )
 
 
@@ -496,3 +556,23 @@ def _spot_cents(
         usd = gpu_hours * offer.usd_per_gpu_hour * (1.0 + spot_overhead(cat.costs, nodes))
         out[key] = max(1, round(usd))  # cents per percent = dollars per 100 percent
     return out
+
+
+def _running_cents(scn: Scenario, gpu_type: str) -> int:
+    """Cents a month to run one owned node whose capex is already spent: support, power, space.
+
+    The same running costs a newly bought node pays (:func:`cluster_decide.market.onprem_cost`),
+    without its capital charge: today's owned clusters are paid for.
+    """
+    cat, proc = scn.catalog, scn.procurement
+    scale = proc.gpu_price_scale * (proc.gpu_price_scale_by_type or {}).get(gpu_type, 1.0)
+    cost = onprem_cost(
+        cat.gpus[gpu_type],
+        cat.onprem.get(gpu_type) or OnPremNode(0.0, 0.0),
+        cat.costs,
+        cat.resale,
+        proc.horizon_months,
+        0.0,
+        scale,
+    )
+    return round(cost.running_usd_per_month * 100)

@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from cluster_decide.constants import PLATFORM_WORDS, PLATFORMS, SKILLS
+from cluster_decide.constants import CAPABILITY_WORDS, PLATFORM_WORDS, PLATFORMS, SKILLS
 from cluster_decide.explain import SKILL_WORDS, money
+from cluster_decide.explain_people import plural
 from cluster_decide.model.data import MILLI, ModelData, prepare
 from cluster_decide.plan import RELAXATION_SCHEMA
 from cluster_decide.scenario import RealtimeWorkload, Scenario
@@ -155,33 +156,8 @@ def _single_changes(
     out: list[tuple[str, float, str, str, Callable[[Scenario], Scenario]]] = []
     res = solve_data(data, time_limit_s, workers, seed, relax=frozenset({"staffing"}))
     if res.decisions is not None:
-        for s in SKILLS:
-            extra_milli = _slack_value(res, s)
-            if extra_milli > 0:
-                fte = math.ceil(extra_milli / MILLI)
-                new = getattr(scn.team, s).fte + fte
-                out.append(
-                    (
-                        f"staffing:{s}",
-                        float(fte),
-                        "FTE",
-                        f"{fte} more {SKILL_WORDS[s]} engineer{'s' if fte > 1 else ''} ({new:g} FTE in all)",
-                        partial(Scenario.set_fte, skill=s, fte=new),
-                    )
-                )
-        # Hiring is one policy for both skills (at most max_fte hires of each): one change.
-        needed = max((math.ceil(_slack_value(res, s) / MILLI) for s in SKILLS), default=0)
-        if needed > 0 and (not scn.hiring.allowed or scn.hiring.max_fte < needed):
-            limit = max(needed, scn.hiring.max_fte)
-            out.append(
-                (
-                    "hiring",
-                    float(limit),
-                    "FTE",
-                    f"allow hiring up to {limit} engineer{'s' if limit > 1 else ''}",
-                    partial(Scenario.set_hiring, allowed=True, max_fte=limit),
-                )
-            )
+        out += staffing_changes(scn, data, res)
+    out += people_changes(scn, data)
     if data.budget_cents is not None:
         res_b = solve_data(data, time_limit_s, workers, seed, relax=frozenset({"budget"}))
         if res_b.decisions is not None and res_b.model.budget_slack is not None:
@@ -300,11 +276,19 @@ def _why_infeasible(
     parts = []
     res = solve_data(data, time_limit_s, workers, seed, relax=frozenset({"staffing"}))
     if res.decisions is not None:
-        short = {s: _slack_value(res, s) for s in SKILLS}
-        for s, v in short.items():
-            if v > 0:
+        from cluster_decide.evaluate import evaluate_decisions
+
+        ev = evaluate_decisions(data, res.decisions)
+        hiring = (
+            f"at most {data.people.max_hires} hires are allowed"
+            if data.people is not None and data.people.max_hires
+            else "hiring is not allowed"
+        )
+        for s in SKILLS:
+            if _slack_value(res, s) > 0:
                 parts.append(
-                    f"the pools it needs take {v / MILLI:.1f} more {SKILL_WORDS[s]} FTE than the team has"
+                    f"the leanest plan needs {ev.required_milli[s] / MILLI:.1f} {SKILL_WORDS[s]} "
+                    f"FTE, {data.available_milli[s] / MILLI:.1f} are on staff and {hiring}"
                 )
     if data.budget_cents is not None:
         res_b = solve_data(data, time_limit_s, workers, seed, relax=frozenset({"budget"}))
@@ -319,3 +303,137 @@ def _why_infeasible(
     if not parts:
         parts.append("the constraints conflict in combination")
     return "Why: " + "; and ".join(parts) + "."
+
+
+def staffing_changes(
+    scn: Scenario, data: ModelData, res: SolveResult
+) -> list[tuple[str, float, str, str, Callable[[Scenario], Scenario]]]:
+    """More staff of a skill, or hiring them, sized by a slack solve and stated in totals.
+
+    The slack solve finds the plan needing the fewest extra FTE; its evaluation says how many
+    FTE each skill needs in all, so a sentence reads "hire 2 Kubernetes engineers: 3.0 FTE
+    needed, 1.0 on staff".
+    """
+    from cluster_decide.evaluate import evaluate_decisions
+
+    assert res.decisions is not None
+    ev = evaluate_decisions(data, res.decisions)
+    out: list[tuple[str, float, str, str, Callable[[Scenario], Scenario]]] = []
+    short: dict[str, int] = {}
+    for s in SKILLS:
+        extra_milli = _slack_value(res, s)
+        if extra_milli <= 0:
+            continue
+        need = ev.required_milli[s] / MILLI
+        have = data.available_milli[s] / MILLI
+        people = math.ceil(extra_milli / MILLI)
+        short[s] = math.ceil(max(0.0, need - have) - 1e-9)
+        new = getattr(scn.team, s).fte + people
+        out.append(
+            (
+                f"staffing:{s}",
+                float(people),
+                "FTE",
+                f"add {plural(people, SKILL_WORDS[s] + ' engineer')} to the team: {need:.1f} FTE "
+                f"needed, {have:.1f} on staff ({new:g} FTE in all)",
+                partial(Scenario.set_fte, skill=s, fte=new),
+            )
+        )
+    total = sum(short.values())
+    if total and (not scn.hiring.allowed or scn.hiring.max_fte < total):
+        words = " and ".join(
+            f"{plural(n, SKILL_WORDS[s] + ' engineer')} ({ev.required_milli[s] / MILLI:.1f} FTE "
+            f"needed, {data.available_milli[s] / MILLI:.1f} on staff)"
+            for s, n in short.items()
+        )
+        by_skill: dict[str, int] = {str(k): v for k, v in scn.hiring.max_fte_by_skill.items()}
+        caps = {s: max(n, by_skill.get(s, n)) for s, n in short.items()}
+        limit = max(total, scn.hiring.max_fte)
+        out.append(
+            (
+                "hiring",
+                float(total),
+                "FTE",
+                f"hire {words}",
+                lambda x: x.update(
+                    {
+                        "hiring": {
+                            "allowed": True,
+                            "max_fte": limit,
+                            **({"max_fte_by_skill": caps} if x.hiring.max_fte_by_skill else {}),
+                        }
+                    }
+                ),
+            )
+        )
+    return out
+
+
+def people_changes(
+    scn: Scenario, data: ModelData
+) -> list[tuple[str, float, str, str, Callable[[Scenario], Scenario]]]:
+    """Changes a manager can make besides staff, each checked by solving again (``diagnose``).
+
+    Managed services (in the cloud), retraining, a looser service level, one requirement
+    dropped.
+    """
+    out: list[tuple[str, float, str, str, Callable[[Scenario], Scenario]]] = []
+    if not scn.policy.managed or scn.procurement.mode != "cloud":
+        where = "" if scn.procurement.mode == "cloud" else " in the cloud"
+        out.append(
+            (
+                "managed",
+                1.0,
+                "change",
+                f"run the clusters as managed services{where} (EKS, GKE or AKS; AWS PCS), which "
+                "leave far less operations work to the team",
+                lambda x: x.update({"policy": {"managed": True}, "procurement": {"mode": "cloud"}}),
+            )
+        )
+    if not scn.hiring.retraining and any(getattr(scn.team, s).fte >= 1 for s in SKILLS):
+        out.append(
+            (
+                "retraining",
+                1.0,
+                "change",
+                "let the plan train engineers of one skill in the other",
+                lambda x: x.update({"hiring": {"retraining": True}}),
+            )
+        )
+    for w in scn.workloads:
+        families = {c.blocked_family for c in data.combos.values() if c.workload == w.name}
+        if "slo" in families or data.budget_cents is not None:
+            looser = round(w.slo * 1.5, 3)
+            out.append(
+                (
+                    f"slo:{w.name}",
+                    looser,
+                    w.slo_key,
+                    f"loosen the service level of {w.name} by half ({w.slo_key} {w.slo:g} to "
+                    f"{looser:g})",
+                    partial(Scenario.set_slo, workload=w.name, value=looser),
+                )
+            )
+        if "capability" in families:
+            for c in w.requires:
+                out.append(
+                    (
+                        f"requires:{w.name}:{c}",
+                        1.0,
+                        "change",
+                        f"drop {CAPABILITY_WORDS[c]} from what {w.name} requires (it becomes a "
+                        "preference with a work-around cost)",
+                        partial(_drop_requirement, workload=w.name, capability=c),
+                    )
+                )
+    return out
+
+
+def _drop_requirement(scn: Scenario, workload: str, capability: str) -> Scenario:
+    """``scn`` with one capability moved from a workload's requires to its prefers."""
+    data = scn.to_dict()
+    for x in data["workloads"]:
+        if x["name"] == workload:
+            x["requires"] = [c for c in x.get("requires", []) if c != capability]
+            x["prefers"] = [*x.get("prefers", []), capability]
+    return scn.update({"workloads": data["workloads"]})

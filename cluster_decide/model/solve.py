@@ -1,8 +1,8 @@
 """Solve a scenario: prepare data, build the model, run CP-SAT, read the answer back into a Plan.
 
 Solver parameters are always explicit (workers, seed, time limit). The objective is the monthly
-cost in cents scaled so that one cent outweighs a tie-break preferring fewer pools and earlier
-pools, so equal-cost answers resolve the same way whatever the number of workers.
+cost in cents scaled so that one cent outweighs a tie-break preferring fewer and earlier
+placements, so equal-cost answers resolve the same way whatever the number of workers.
 """
 
 from __future__ import annotations
@@ -96,6 +96,7 @@ def read_decisions(m: Model, solver: cp_model.CpSolver) -> Decisions:
         shares={k: v for k, v in sorted(shares.items()) if v},
         nodes={k: v for k, v in sorted(nodes.items()) if v},
         spot={k: v for k, v in sorted(spot.items()) if v},
+        managed=frozenset(p for p, z in m.managed.items() if solver.value(z)),
     )
 
 
@@ -234,6 +235,7 @@ def solve(
             {k: v for k, v in dec.shares.items() if k in data.combos},
             {k: v for k, v in dec.nodes.items() if k in known},
             {k: v for k, v in dec.spot.items() if k in data.spot_cents},
+            managed=dec.managed,
         )
     result = (
         None if data.unplaceable else solve_data(data, time_limit_s, workers, seed, hint=start_from)
@@ -278,6 +280,7 @@ def plan_from(
         pools=frames["pools"],
         staffing=frames["staffing"],
         costs=frames["costs"],
+        transition=frames["transition"],
         service_levels=service_levels(data, dec, ev),
         explanations=explain(data, dec, ev, ev.archetype),
         gap=gap,
@@ -305,6 +308,7 @@ def infeasible_plan(
         pools=empty["pools"],
         staffing=empty["staffing"],
         costs=empty["costs"].with_columns(pl.lit(None, dtype=pl.Float64).alias("monthly_usd")),
+        transition=empty["transition"],
         service_levels=pl.DataFrame(schema=SERVICE_LEVEL_SCHEMA),
         explanations=sentences,
         relaxations=relaxations if relaxations.height else pl.DataFrame(schema=RELAXATION_SCHEMA),

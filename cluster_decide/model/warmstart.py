@@ -98,7 +98,10 @@ def _cheapest_nodes(data: ModelData, pool: str, gpu: str, load: np.ndarray, gang
     best, best_cost = hi, math.inf
     for n in range(lo, hi + 1):
         short = np.maximum(load - n * per_node, 0)
-        cost = n * data.node_cents[gpu] + float(np.ceil(short / 100).sum()) * data.burst_cents[gpu]
+        cost = (
+            n * data.node_cost(pool, gpu)
+            + float(np.ceil(short / 100).sum()) * data.burst_cents[gpu]
+        )
         if cost < best_cost:
             best, best_cost = n, cost
     return best
@@ -146,7 +149,8 @@ def _consolidated(d: ModelData, dec: Decisions) -> Decisions:
 
     The LP relaxation pays staff in fractions, so it often keeps a platform that only a whole
     team can run; moving everything of one pool into another open pool (same GPU type where
-    allowed, else the class's first allowed one) and keeping the cheapest feasible result
+    allowed, else the class's first allowed one), each also with its spot-eligible work on spot
+    and each pool managed or self-managed as is cheaper, and keeping the cheapest feasible result
     starts CP-SAT much nearer the optimum when one platform wins.
     """
     pools = sorted({p for (_w, p, _g) in dec.shares})
@@ -158,7 +162,8 @@ def _consolidated(d: ModelData, dec: Decisions) -> Decisions:
     ]
     best, best_cost = dec, math.inf
     for candidate in candidates:
-        for option in (candidate, _all_spot(d, candidate)):
+        for spotted in (candidate, _all_spot(d, candidate)):
+            option = _cheaper_operation(d, spotted)
             cost = _cost_or_inf(d, option)
             if cost < best_cost:
                 best, best_cost = option, cost
@@ -241,6 +246,25 @@ def _within_spot_cap(
     return out
 
 
+def _cheaper_operation(d: ModelData, dec: Decisions) -> Decisions:
+    """``dec`` with each open pool managed or self-managed, whichever the evaluator finds cheaper.
+
+    A pool run as a managed service today stays managed (the model requires it).
+    """
+    if d.people is None or not d.people.managed:
+        return dec
+    open_pools = set(dec.open_pools())
+    forced = {p for p, opt in d.people.managed.items() if opt.forced} & open_pools
+    best = Decisions(dec.shares, dec.nodes, dec.spot, dec.managed | forced)
+    best_cost = evaluate_decisions(d, best).total_cents
+    for p in sorted((open_pools & set(d.people.managed)) - forced):
+        trial = Decisions(best.shares, best.nodes, best.spot, best.managed ^ {p})
+        ev = evaluate_decisions(d, trial)
+        if ev.total_cents < best_cost:
+            best, best_cost = trial, ev.total_cents
+    return best
+
+
 def add_hints(m: Model, dec: Decisions) -> None:
     """Hint every variable of ``m`` with the values ``dec`` implies (CP-SAT repairs the rest)."""
     d, cp = m.data, m.cp
@@ -266,3 +290,14 @@ def add_hints(m: Model, dec: Decisions) -> None:
         cp.add_hint(b, int(burst[t]) if burst is not None else 0)
     for skill in SKILLS:
         cp.add_hint(m.hires[skill], min(ev.hires[skill], d.max_hires))
+    for p, z in m.managed.items():
+        cp.add_hint(z, p in dec.managed and p in open_pools)
+    have = {k: d.available_milli[k] + 1000 * ev.hires[k] for k in SKILLS}
+    for (src, dst), r in m.retrain.items():
+        trained = ev.retrained.get((src, dst), 0)
+        cp.add_hint(r, trained)
+        gap = max(0, ev.required_milli[dst] - have[dst])
+        cp.add_hint(m.shifted_milli[(src, dst)], min(gap, 1000 * trained))
+    for w, z in m.moved.items():
+        cp.add_hint(z, w in ev.moved)
+        cp.add_hint(m.retooled[w], w in ev.retooled)

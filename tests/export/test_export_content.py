@@ -116,8 +116,7 @@ def test_analyses_become_their_own_sections(bundle: Bundle) -> None:
 def test_headline_is_one_sentence(default_plan: cd.Plan) -> None:
     text = headline(default_plan)
     assert text.startswith(
-        "Run Kubernetes with a batch scheduler add-on (Kueue, Volcano or KAI): "
-        f"{money(default_plan.total_monthly_usd)} a month"
+        f"Run separate Slurm and Kubernetes clusters: {money(default_plan.total_monthly_usd)} a month"
     )
     assert text.count(". ") == 0 and text.endswith(".")
 

@@ -190,14 +190,22 @@ def test_write_scenario_round_trips(tmp_path: Path, enterprise: tuple) -> None:
         "procurement",
         "policy",
         "workloads",
+        "current",
     }
     assert doc["workloads"] == scenario_document(demand.workloads)["workloads"]
+    # The jobs of a scheduler's accounting run on Slurm today.
+    assert doc["current"]["workloads"] == {
+        w["name"]: {"platform": "slurm"} for w in demand.workloads
+    }
     try:
         from cluster_decide.scenario import load_scenario
     except Exception as exc:  # the loader belongs to another module that may be mid-change
         pytest.skip(f"scenario loader not importable: {exc}")
     scenario = load_scenario(path)
     assert len(scenario.workloads) == len(demand.workloads)
+    assert scenario.current is not None and set(scenario.current.workloads) == {
+        w.name for w in scenario.workloads
+    }
 
 
 def test_scv_of_fixed_and_exponential_values() -> None:

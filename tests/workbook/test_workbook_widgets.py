@@ -148,7 +148,7 @@ def test_preset_pick_resets_controls(dash: Dashboard) -> None:
     dash.controls.set_value("fte:hpc", 7.0)
     dash.picker.dropdown.value = "inference-platform"
     assert dash.controls.value("fte:hpc") == 0.0
-    assert dash.plan is not None and dash.plan.archetype == "kubernetes_only"
+    assert dash.plan is not None and dash.plan.archetype == "kubernetes_batch"
     hidden = dash.controls["demand:distributed_training"].layout.display
     assert hidden == "none"
 

@@ -1,0 +1,158 @@
+"""Sentences about people and change: payroll, idle staff, hires, retraining, managed services, moves.
+
+Each sentence is built from the evaluator's numbers (``evaluate.Evaluation``) and the people
+tables (``model.people``), so the amounts it quotes are the ones the plan pays.
+"""
+
+from __future__ import annotations
+
+from cluster_decide.constants import PLATFORM_WORDS, SKILLS
+from cluster_decide.evaluate import Decisions, Evaluation
+from cluster_decide.model.data import MILLI, ModelData
+from cluster_decide.model.people import FAMILY
+
+__all__ = ["MANAGED_WORDS", "people_sentences", "plural"]
+
+SKILL_NAMES = {"hpc": "HPC (Slurm)", "kubernetes": "Kubernetes"}
+"""``explain.SKILL_WORDS``, repeated because ``explain`` imports this module."""
+MANAGED_WORDS = {
+    "slurm": "managed Slurm (AWS Parallel Computing Service class)",
+    "kubernetes": "managed Kubernetes (EKS, GKE or AKS class)",
+    "kubernetes_batch": "managed Kubernetes (EKS, GKE or AKS class) with the batch add-on",
+    "shared": "a vendor's managed Slurm on Kubernetes (CoreWeave SUNK or Nebius Soperator class)",
+}
+"""What a managed variant of each platform kind is, in words."""
+
+
+def plural(n: int, word: str) -> str:
+    """``1 engineer``, ``2 engineers``."""
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _money(usd: float) -> str:
+    """``explain.money`` (imported here: ``explain`` imports this module)."""
+    from cluster_decide.explain import money
+
+    return money(usd)
+
+
+def people_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[str]:
+    """What the plan does with people and with today's estate, and what that costs."""
+    people = data.people
+    if people is None:  # pragma: no cover - prepare always sets it
+        return []
+    out: list[str] = []
+    horizon = people.horizon_months
+    staff = sum(data.available_milli[s] for s in SKILLS) / MILLI
+    have = {s: data.available_milli[s] + MILLI * ev.hires[s] for s in SKILLS}
+    short = {s: max(0, ev.required_milli[s] - have[s]) for s in SKILLS}
+    idle = {
+        s: max(0, have[s] - ev.required_milli[s] - sum(short[t] for t in SKILLS if t != s)) / MILLI
+        for s in SKILLS
+    }
+    if staff > 0:
+        payroll = sum(people.payroll_cents.values()) / 100.0
+        free = [f"{idle[s]:.1f} {SKILL_NAMES[s]} FTE" for s in SKILLS if idle[s] >= 0.05]
+        who = "your engineer" if staff == 1 else f"all {staff:g} engineers"
+        text = (
+            f"You keep {who} on staff ({_money(payroll)} a month of payroll, "
+            "paid whatever the plan)"
+        )
+        out.append(
+            text + (f"; {' and '.join(free)} are free to redeploy." if free else "; all are busy.")
+        )
+    for s in SKILLS:
+        h = ev.hires[s]
+        if h:
+            need = ev.required_milli[s] / MILLI
+            on_staff = data.available_milli[s] / MILLI
+            out.append(
+                f"Hire {plural(h, SKILL_NAMES[s] + ' engineer')}: {need:.1f} FTE needed, "
+                f"{on_staff:.1f} on staff; {_money(people.salary_cents[s] * h / 100.0)} a month in "
+                f"salary and {_money(people.hire_fee_cents * h * horizon / 100.0)} in hiring "
+                "fees once."
+            )
+    for (s, t), r in sorted(ev.retrained.items()):
+        once = people.retrain_cents[(s, t)] * r * horizon / 100.0
+        out.append(
+            f"Train {plural(r, SKILL_NAMES[s] + ' engineer')} in {SKILL_NAMES[t]}: "
+            f"{_money(once)} once (a course and a few months' ramp-up), instead of hiring."
+        )
+    for p in sorted(dec.managed):
+        if p not in people.managed or p not in ev.open_pools:
+            continue
+        opt = people.managed[p]
+        kind = data.pool(p).platform
+        saved = [
+            f"{(data.base_milli[(p, s)] + data.addon_milli[(p, s)] - opt.base_milli[s]) / MILLI:.2f}"
+            f" {SKILL_NAMES[s]} FTE"
+            for s in SKILLS
+            if data.base_milli[(p, s)] + data.addon_milli[(p, s)] > opt.base_milli[s]
+        ]
+        fee = _money(opt.cluster_cents / 100.0) + " a month" if opt.cluster_cents else "no fee"
+        out.append(
+            f"The {p} pool runs as {MANAGED_WORDS[kind]} for {fee}"
+            + (f", saving {' and '.join(saved)} of operations." if saved else ".")
+        )
+    built = [
+        p
+        for p in ev.open_pools
+        if p not in people.existing and (people.build_cents.get(p, 0) or p in dec.managed)
+    ]
+    reused = [p for p in ev.open_pools if p in people.existing]
+    if built and people.existing:
+        cost = sum(
+            people.managed[p].build_cents if p in dec.managed else people.build_cents[p]
+            for p in built
+        )
+        out.append(
+            f"New {'clusters' if len(built) > 1 else 'cluster'} ({', '.join(built)}) cost "
+            f"{_money(cost * horizon / 100.0)} once to stand up"
+            + (f"; {_exist(reused)} reused." if reused else ".")
+        )
+    elif reused:
+        out.append(f"{_exist(reused)[0].upper()}{_exist(reused)[1:]} reused: no build cost.")
+    out += _move_sentences(data, dec, ev)
+    return out
+
+
+def _exist(pools: list[str]) -> str:
+    """``the slurm cluster exists today and is`` / ``the a and b clusters exist today and are``."""
+    if len(pools) == 1:
+        return f"the {pools[0]} cluster exists today and is"
+    return f"the {', '.join(pools[:-1])} and {pools[-1]} clusters exist today and are"
+
+
+def _move_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[str]:
+    people = data.people
+    assert people is not None
+    if not people.moves:
+        return []
+    horizon = people.horizon_months
+    out = []
+    kept = [w for w in people.moves if w not in ev.moved]
+    for w in ev.moved:
+        mv = people.moves[w]
+        to = sorted(
+            {
+                data.pool(p).platform
+                for (ww, p, _g), s in dec.shares.items()
+                if ww == w and s and FAMILY[data.pool(p).platform] != FAMILY[mv.today]
+            }
+        )
+        retool = w in ev.retooled
+        cents = mv.move_cents + (mv.retool_cents if retool else 0)
+        detail = f"{mv.weeks:.1f} engineer-weeks"
+        if retool:
+            detail += f", and about a week for each of its {mv.users} users to change tools"
+        out.append(
+            f"Moving {w} from {PLATFORM_WORDS[mv.today]} to "
+            f"{' and '.join(PLATFORM_WORDS[k] for k in to)} costs "
+            f"{_money(cents * horizon / 100.0)} once ({detail}), "
+            f"{_money(cents / 100.0)} a month over {horizon} months."
+        )
+    if kept:
+        out.append(
+            f"It keeps {', '.join(kept)} where {'it runs' if len(kept) == 1 else 'they run'} today."
+        )
+    return out
