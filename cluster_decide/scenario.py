@@ -199,7 +199,7 @@ class Procurement(_Section):
         "gpu_cloud",
     )
     commitment: Literal["none", "1y", "3y"] | None = None
-    spot: StrictBool = True
+    spot: StrictBool | None = None
     max_spot_share: Annotated[float, Field(strict=True, ge=0, le=1, allow_inf_nan=False)] | None = (
         None
     )
@@ -225,6 +225,17 @@ class Procurement(_Section):
                 },
             )
         return self
+
+    @property
+    def spot_allowed(self) -> bool:
+        """Spot as the scenario says; unset, an on-prem estate that rents no bursts rents no spot.
+
+        An estate that keeps its GPUs in its own machine room and allows no on-demand bursts has
+        said it does not rent from a cloud; cloud spot would contradict that.
+        """
+        if self.spot is not None:
+            return self.spot
+        return self.mode != "on_prem" or self.on_demand_burst
 
     @property
     def commitment_term(self) -> str:

@@ -537,7 +537,7 @@ def _spot_cents(
     charge is the class's own hourly need at the spot price, times 1 + the interruption overhead
     (:func:`cluster_decide.market.spot_overhead`, growing with the nodes a job spans).
     """
-    if scn.procurement.spot is False:
+    if not scn.procurement.spot_allowed:
         return {}
     cat = scn.catalog
     autoscaling = {p.name for p in pools if cat.platforms[p.platform].autoscales}
