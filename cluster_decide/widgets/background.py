@@ -1,9 +1,10 @@
 """Long work off the kernel's main thread, with progress and cancel.
 
 Voila and Jupyter handle widget events on the kernel's main thread: an analysis that runs there
-freezes every control until it ends. A :class:`BackgroundJob` runs a list of steps on a daemon
-thread, reports after each step, and stops between steps when cancelled or superseded. Its
-solves are deterministic (same work limit as the live answers), so a rerun gives the same result.
+freezes every control until it ends. A :class:`BackgroundJob` runs a list of steps on a thread
+(not a daemon: a solve cut off at interpreter exit aborts the process), reports after each
+step, and stops between steps when cancelled or superseded. Its solves are deterministic (same
+work limit as the live answers), so a rerun gives the same result.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ class BackgroundJob:
         self._progress, self._done = on_progress, on_done
         self._error, self._cancelled = on_error, on_cancel
         self._stop = threading.Event()
-        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread = threading.Thread(target=self._run, daemon=False)
 
     def start(self) -> BackgroundJob:
         """Start the steps; returns self."""

@@ -248,7 +248,8 @@ class Dashboard:
         self._timer = threading.Timer(
             self.debounce_s, self._refresh_if_current, (self._generation,)
         )
-        self._timer.daemon = True
+        # Not a daemon: a solve cut off at interpreter exit aborts the process (CP-SAT's threads).
+        self._timer.daemon = False
         self._timer.start()
 
     def _refresh_if_current(self, generation: int) -> None:
@@ -356,7 +357,7 @@ class Dashboard:
             self.answer.set_busy(False)
             if self.prefetch and moved is not None:
                 self._prefetcher = threading.Thread(
-                    target=self._prefetch, args=(generation, moved), daemon=True
+                    target=self._prefetch, args=(generation, moved), daemon=False
                 )
                 self._prefetcher.start()
             if self.recommend is not None:
@@ -416,7 +417,7 @@ class Dashboard:
             if generation == self._generation:
                 self.answer.show_verdict(verdict)
 
-        self._verdict_thread = threading.Thread(target=run, daemon=True)
+        self._verdict_thread = threading.Thread(target=run, daemon=False)
         self._verdict_thread.start()
 
     def _prefetch(self, generation: int, name: str) -> None:
