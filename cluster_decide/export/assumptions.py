@@ -62,19 +62,30 @@ def _fact_row(key: str, label: str, value: float, unit: str, fmt: Any = _price) 
     }
 
 
-def _offer_row(gpu: str, offer: Offer | Mapping[str, Any], what: str) -> dict[str, Any]:
+def _offer_row(offer: Offer, what: str) -> dict[str, Any]:
     """A GPU price the plan pays, cited from ``offers.csv``.
 
     The fact's key names the GPU, seller class, seller and term; ``what`` is the label, with
     ``{gpu}``, ``{provider}`` and ``{term}`` filled in.
     """
-    get = offer.get if isinstance(offer, Mapping) else lambda k: getattr(offer, k)
-    provider_class, provider, term = get("provider_class"), get("provider"), get("term")
+    o = offer
     return _fact_row(
-        f"offers:{gpu}:{provider_class}:{provider}:{term}",
-        what.format(gpu=gpu, provider=provider, term=TERM_WORDS.get(term, term)),
-        float(get("usd_per_gpu_hour")),
+        f"offers:{o.gpu}:{o.provider_class}:{o.provider}:{o.term}",
+        what.format(gpu=o.gpu, provider=o.provider, term=TERM_WORDS.get(o.term, o.term)),
+        o.usd_per_gpu_hour,
         "per GPU-hour",
+    )
+
+
+def _pool_offer(pool: Mapping[str, Any]) -> Offer:
+    """The offer a pool row (``plan.pools``) is rented on, at the price the plan pays."""
+    return Offer(
+        pool["gpu_type"],
+        pool["provider_class"],
+        pool["provider"],
+        pool["term"],
+        float(pool["usd_per_gpu_hour"]),
+        True,
     )
 
 
@@ -96,15 +107,15 @@ def _price_rows(plan: Plan, scenario: Scenario | None) -> list[dict[str, Any]]:
                 _fact_row(f"gpus:{g}:node_capex_usd", f"{g} node price", node, "per node", usd)
             )
         elif r["gpus"] > 0:
-            rows.append(_offer_row(g, r, "{gpu} from {provider}, {term}"))
+            rows.append(_offer_row(_pool_offer(r), "{gpu} from {provider}, {term}"))
         market = markets.get(g)
         if market is None:
             continue
         if r["burst_gpu_hours"] > 0 and market.burst is not None:
-            rows.append(_offer_row(g, market.burst, "{gpu} bursts from {provider}, {term}"))
+            rows.append(_offer_row(market.burst, "{gpu} bursts from {provider}, {term}"))
         if r["spot_gpu_hours"] > 0:
             rows += [
-                _offer_row(g, o, "{gpu} spot from {provider}")
+                _offer_row(o, "{gpu} spot from {provider}")
                 for o in _spot_offers(plan, scenario, market)
             ]
     unique = {row["key"]: row for row in rows}
