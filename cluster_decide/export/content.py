@@ -859,7 +859,9 @@ def _how_sure(b: Bundle) -> Section | None:
         notes=_talk(
             sentence,
             "Each row is the smallest change in one input that would make another "
-            "architecture the cheapest.",
+            "architecture the cheapest."
+            if table is not None
+            else "No single input, moved within the range searched, changes the answer.",
         ),
     )
 

@@ -114,6 +114,15 @@ def test_a_recommendation_is_stated_and_gets_its_own_slide(bundle: Bundle) -> No
         assert f"the runner-up, {mid_sentence(runner['archetype'])}, costs" in plain[1][1]
 
 
+def test_a_verdict_where_nothing_flips_says_so_without_an_empty_table(bundle: Bundle) -> None:
+    steady = _Verdict(flips=_flips().filter(~pl.col("found")))
+    sure = next(s for s in sections(replace(bundle, recommendation=steady)) if s.key == "how-sure")
+    assert sure.table is None
+    assert sure.bullets == (Names.of(bundle.plan, bundle.scenario).plain(steady.sentence),)
+    assert "Each row" not in " ".join(sure.notes)
+    assert "No single input" in " ".join(sure.notes)
+
+
 @pytest.fixture(scope="module")
 def owned() -> Bundle:
     """A small on-premises estate: its nodes are bought up front, and the comparison's
