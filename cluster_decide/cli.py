@@ -284,7 +284,7 @@ def _export(args: argparse.Namespace) -> int:
     # Imported here: the exports need the workbook extras (python-pptx, altair, vl-convert).
     from datetime import datetime, timezone
 
-    from cluster_decide import export
+    from cluster_decide import analysis, export
 
     if not (args.pptx or args.html or args.md or args.images or args.data):
         raise ValueError("export: give at least one of --pptx, --html, --md, --images, --data")
@@ -299,7 +299,7 @@ def _export(args: argparse.Namespace) -> int:
     rec = (
         None
         if args.no_verdict
-        else recommend(
+        else analysis.recommend(
             scn, plan=plan, seed=args.seed, time_limit_s=args.time_limit, workers=args.workers
         )
     )

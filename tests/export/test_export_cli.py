@@ -55,7 +55,7 @@ def test_export_states_the_verdict_unless_told_not_to(
         calls.append(plan)
         return cd.recommend(scn, plan=plan, **kw)  # type: ignore[arg-type]
 
-    monkeypatch.setattr("cluster_decide.cli.recommend", recommend)
+    monkeypatch.setattr("cluster_decide.analysis.recommend", recommend)
     args = ["export", "research-lab", "--no-compare", "--pptx", str(tmp_path / "d.pptx")]
     assert main([*args, "--data", str(tmp_path / "data")]) == 0
     assert len(calls) == 1 and calls[0].archetype == rec.plan.archetype  # the plan exported
