@@ -48,6 +48,18 @@ def hire_words(plan: cd.Plan) -> str:
     )
 
 
+def _today(plan: cd.Plan) -> list[str]:
+    """The today-against-proposal slide's title start, when the plan carries today's cost or
+    a transition (the current-estate inputs)."""
+    current = getattr(plan, "current_monthly_usd", None)
+    transition = getattr(plan, "transition", None)
+    if current is not None:
+        return ["The proposal "]
+    if isinstance(transition, pl.DataFrame) and transition.height:
+        return ["Today against the proposal"]
+    return []
+
+
 def story_order(bundle: Bundle) -> list[str]:
     """The story's slides by the start of their action titles, in order, computed from the
     bundle's plan, comparison and assumptions (so they follow whatever the answer is)."""
@@ -78,6 +90,7 @@ def story_order(bundle: Bundle) -> list[str]:
         if not missed
         else f"{missed} of {sl.height} service targets are missed",
         f"{staff[0].upper()}{staff[1:]} run it, with {hire_words(plan)}",
+        *_today(plan),
         "Pilot: prove four real workloads",
         "Pilot: break things on purpose",
         f"Decision: approve {money(plan.cash_monthly_usd)} a month",
