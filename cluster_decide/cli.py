@@ -284,7 +284,7 @@ def _export(args: argparse.Namespace) -> int:
     # Imported here: the exports need the workbook extras (python-pptx, altair, vl-convert).
     from datetime import datetime, timezone
 
-    from cluster_decide import analysis, export
+    from cluster_decide import export
 
     if not (args.pptx or args.html or args.md or args.images or args.data):
         raise ValueError("export: give at least one of --pptx, --html, --md, --images, --data")
@@ -296,13 +296,13 @@ def _export(args: argparse.Namespace) -> int:
         else compare(scn, time_limit_s=args.time_limit, workers=args.workers, seed=args.seed)
     )
     analyses = export.standard_analyses(scn) if args.analyses else None
-    rec = (
-        None
-        if args.no_verdict
-        else analysis.recommend(
+    rec = None
+    if not args.no_verdict:  # the verdict on the plan exported (as `solve` states it)
+        from cluster_decide.analysis import recommend
+
+        rec = recommend(
             scn, plan=plan, seed=args.seed, time_limit_s=args.time_limit, workers=args.workers
         )
-    )
     bundle = export.gather(plan, scn, alternatives, analyses, run_compare=False, recommendation=rec)
     stamp = datetime.now(timezone.utc).replace(tzinfo=None) if args.timestamp else None
     written = []
