@@ -315,7 +315,14 @@ def _export(args: argparse.Namespace) -> int:
         else compare(scn, time_limit_s=args.time_limit, workers=args.workers, seed=args.seed)
     )
     analyses = export.standard_analyses(scn) if args.analyses else None
-    bundle = export.gather(plan, scn, alternatives, analyses, run_compare=False)
+    rec = None
+    if not args.no_verdict:  # the verdict on the plan exported (as `solve` states it)
+        from cluster_decide.analysis import recommend
+
+        rec = recommend(
+            scn, plan=plan, seed=args.seed, time_limit_s=args.time_limit, workers=args.workers
+        )
+    bundle = export.gather(plan, scn, alternatives, analyses, run_compare=False, recommendation=rec)
     stamp = datetime.now(timezone.utc).replace(tzinfo=None) if args.timestamp else None
     written = []
     with all_or_nothing():  # a deck beside an old report, or a report without images: never
@@ -328,11 +335,17 @@ def _export(args: argparse.Namespace) -> int:
         if args.data:
             written += export.frames(bundle, args.data)
     if args.json:
-        sys.stdout.write(
-            json.dumps({"status": plan.status.value, "written": [str(w) for w in written]}) + "\n"
-        )
+        document: dict[str, object] = {
+            "status": plan.status.value,
+            "written": [str(w) for w in written],
+        }
+        if rec is not None:
+            document["verdict"] = rec.verdict
+        sys.stdout.write(json.dumps(document) + "\n")
     else:
         sys.stdout.write(f"Scenario: {scn.name}\nStatus:   {plan.status.value}\n")
+        if rec is not None:
+            sys.stdout.write(f"Verdict:  {rec.sentence}\n")
         sys.stdout.write("".join(f"Wrote {w}\n" for w in written))
     return 0 if plan.feasible else 1
 
@@ -622,6 +635,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_export.add_argument(
         "--timestamp", action="store_true", help="stamp today's date (default: reproducible files)"
+    )
+    p_export.add_argument(
+        "--no-verdict",
+        action="store_true",
+        help="skip the verdict and its 'How sure' slide (the runner-up and flip solves, a few "
+        "seconds)",
     )
     p_export.set_defaults(func=_export)
     p_ingest = sub.add_parser(

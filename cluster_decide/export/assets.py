@@ -72,8 +72,10 @@ def frames(
     """Write the plan as ``plan.json`` and one CSV per frame, plus what the export adds.
 
     Added beside the plan's own frames: ``pilot_plan.csv``, ``assumptions.csv`` (the key
-    figures and their sources), ``alternatives.csv`` (when computed) and one CSV per analysis.
-    ``export.json`` holds all of it in one stable document (sorted keys, no timestamps).
+    figures and their sources), ``alternatives.csv`` (when computed), one CSV per analysis and
+    ``verdict.json`` (with a recommendation: ``cd.recommend``'s ``to_dict()``, as ``solve --out``
+    writes it). ``export.json`` holds all of it in one stable document (sorted keys, no
+    timestamps).
     """
     bundle = gather(source, scenario, alternatives, analyses, run_compare, time_limit_s)
     plan = bundle.plan
@@ -92,6 +94,14 @@ def frames(
         "plan": plan.to_dict(),
         **{name: _records(frame) for name, frame in extra.items()},
     }
+    to_dict = getattr(bundle.recommendation, "to_dict", None)
+    if callable(to_dict):
+        verdict = to_dict()
+        document["verdict"] = verdict
+        files["verdict.json"] = (
+            json.dumps(verdict, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False)
+            + "\n"
+        )
     files["export.json"] = (
         json.dumps(document, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     )

@@ -7,6 +7,7 @@ of the deck print a figure alike.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any, Final
 
@@ -15,6 +16,7 @@ import polars as pl
 from cluster_decide.charts import PLATFORM_LABELS
 from cluster_decide.datasources import load_facts
 from cluster_decide.export.words import effort, skill, usd
+from cluster_decide.market import TERM_WORDS, Market, Offer, resolve_markets
 from cluster_decide.plan import Plan
 from cluster_decide.scenario import Scenario
 
@@ -60,12 +62,94 @@ def _fact_row(key: str, label: str, value: float, unit: str, fmt: Any = _price) 
     }
 
 
+def _offer_row(offer: Offer, what: str) -> dict[str, Any]:
+    """A GPU price the plan pays, cited from ``offers.csv``.
+
+    The fact's key names the GPU, seller class, seller and term; ``what`` is the label, with
+    ``{gpu}``, ``{provider}`` and ``{term}`` filled in.
+    """
+    o = offer
+    return _fact_row(
+        f"offers:{o.gpu}:{o.provider_class}:{o.provider}:{o.term}",
+        what.format(gpu=o.gpu, provider=o.provider, term=TERM_WORDS.get(o.term, o.term)),
+        o.usd_per_gpu_hour,
+        "per GPU-hour",
+    )
+
+
+def _pool_offer(pool: Mapping[str, Any]) -> Offer:
+    """The offer a pool row (``plan.pools``) is rented on, at the price the plan pays."""
+    return Offer(
+        pool["gpu_type"],
+        pool["provider_class"],
+        pool["provider"],
+        pool["term"],
+        float(pool["usd_per_gpu_hour"]),
+        True,
+    )
+
+
+def _price_rows(plan: Plan, scenario: Scenario | None) -> list[dict[str, Any]]:
+    """The GPU prices behind the plan, each cited once.
+
+    Per pool GPU type: the offer its nodes are rented on (or the node price of owned nodes),
+    the on-demand offer it bursts on and the spot offers its spot capacity uses.
+    """
+    rows: list[dict[str, Any]] = []
+    gpu_types = plan.pools.filter(pl.col("gpus") > 0)["gpu_type"].unique().sort().to_list()
+    markets = resolve_markets(scenario, gpu_types) if scenario is not None else {}
+    scale = scenario.procurement.gpu_price_scale if scenario is not None else 1.0
+    for r in plan.pools.sort(["gpu_type", "pool"]).iter_rows(named=True):
+        g = r["gpu_type"]
+        if r["gpus"] > 0 and r["term"] == "owned" and scenario is not None:
+            node = scenario.catalog.gpus[g].node_capex_usd * scale
+            rows.append(
+                _fact_row(f"gpus:{g}:node_capex_usd", f"{g} node price", node, "per node", usd)
+            )
+        elif r["gpus"] > 0:
+            rows.append(_offer_row(_pool_offer(r), "{gpu} from {provider}, {term}"))
+        market = markets.get(g)
+        if market is None:
+            continue
+        if r["burst_gpu_hours"] > 0 and market.burst is not None:
+            rows.append(_offer_row(market.burst, "{gpu} bursts from {provider}, {term}"))
+        if r["spot_gpu_hours"] > 0:
+            rows += [
+                _offer_row(o, "{gpu} spot from {provider}")
+                for o in _spot_offers(plan, scenario, market)
+            ]
+    unique = {row["key"]: row for row in rows}
+    return list(unique.values())
+
+
+def _spot_offers(plan: Plan, scenario: Scenario | None, market: Market) -> list[Offer]:
+    """The spot offers the plan's spot work on ``market``'s GPU type uses.
+
+    Multi-node gangs take the cheapest multi-node offer, single-node work the cheapest of all,
+    as the model prices them.
+    """
+    if scenario is None:
+        return []
+    gpn = scenario.catalog.gpus[market.gpu].gpus_per_node
+    spot = plan.placements.filter((pl.col("gpu_type") == market.gpu) & (pl.col("spot_share") > 0))
+    out: list[Offer] = []
+    for name in spot["workload"].unique().sort():
+        w = scenario.workload(name)
+        gang = int(getattr(w, "gpus_per_job", getattr(w, "gpus_per_user", 1)))
+        offer = market.spot_multi_node if -(-gang // gpn) > 1 else market.spot
+        if offer is not None and offer not in out:
+            out.append(offer)
+    return out
+
+
 def key_assumptions(plan: Plan, scenario: Scenario | None = None) -> pl.DataFrame:
     """The figures that drive this plan's cost most, each with its source, date and confidence.
 
-    Staff effort for the platforms the plan opens, what staff cost, and the GPU prices of the
-    types it buys (reserved or capex per node, on-demand where it bursts). Values are the ones
-    the model used: the scenario's where it overrides the catalog (source "scenario file").
+    Staff effort for the platforms the plan opens, what staff cost, and the GPU prices it pays:
+    the offer each pool's nodes are rented on (seller and term) or the node price of owned
+    nodes, the on-demand offer where it bursts and the spot offers where it runs spot. Values
+    are the ones the model used: the scenario's where it overrides the catalog (source
+    "scenario file").
     Columns: figure, value, unit, source, date, confidence, note, key.
     """
     from cluster_decide.catalog import load_catalog
@@ -95,44 +179,7 @@ def key_assumptions(plan: Plan, scenario: Scenario | None = None) -> pl.DataFram
             )
             key = f"staffing:{platform}:{skill_key}:{component}"
             rows.append(_fact_row(key, label, amount, "FTE", effort))
-    on_prem = scenario is not None and scenario.procurement.mode == "on_prem"
-    scale = scenario.procurement.gpu_price_scale if scenario is not None else 1.0
-    for r in (
-        plan.pools.group_by("gpu_type")
-        .agg(pl.col("gpus").sum(), pl.col("burst_gpu_hours").sum())
-        .sort("gpu_type")
-        .iter_rows(named=True)
-    ):
-        g = r["gpu_type"]
-        gpu = catalog.gpus[g]
-        if r["gpus"] > 0 and on_prem:
-            rows.append(
-                _fact_row(
-                    f"gpus:{g}:node_capex_usd",
-                    f"{g} node price",
-                    gpu.node_capex_usd * scale,
-                    "per node",
-                    usd,
-                )
-            )
-        elif r["gpus"] > 0:
-            rows.append(
-                _fact_row(
-                    f"gpus:{g}:usd_per_gpu_hour_reserved",
-                    f"{g} reserved price",
-                    gpu.usd_per_gpu_hour_reserved * scale,
-                    "per GPU-hour",
-                )
-            )
-        if r["burst_gpu_hours"] > 0:
-            rows.append(
-                _fact_row(
-                    f"gpus:{g}:usd_per_gpu_hour_on_demand",
-                    f"{g} on-demand price",
-                    gpu.usd_per_gpu_hour_on_demand * scale,
-                    "per GPU-hour",
-                )
-            )
+    rows += _price_rows(plan, scenario)
     if plan.staffing.height and plan.staffing["hires"].sum() > 0:
         cost = (
             scenario.hire_one_time_cost_usd

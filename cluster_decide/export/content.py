@@ -91,7 +91,10 @@ _VERDICT_WORDS: Final = {
     "clear": "A clear answer",
     "close": "A close call",
     "fragile": "A fragile answer",
+    "none": "No verdict",
 }
+_PROPER_NAMES: Final = frozenset({"Slurm", "Kubernetes"})
+"""Words an architecture's label may open with that stay capitalised inside a sentence."""
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
 
 
@@ -204,6 +207,16 @@ def _platform(platform: str) -> str:
 
 def _arch(archetype: str | None) -> str:
     return ARCHETYPE_LABELS.get(archetype or "", archetype or "") or "no feasible plan"
+
+
+def _arch_within(archetype: str | None) -> str:
+    """An architecture's label inside a sentence ("the runner-up, separate Slurm and ...").
+
+    A label that opens with a product name keeps its capital ("Kubernetes + batch add-on").
+    """
+    label = _arch(archetype)
+    first = label.split(" ", 1)[0]
+    return label if first in _PROPER_NAMES else label[0].lower() + label[1:]
 
 
 def _plural(n: int, word: str) -> str:
@@ -370,7 +383,7 @@ def _flip_sentence(r: Mapping[str, Any], names: Names) -> str:
     same = _input_value(r["same_value"], r["unit"], base)
     changed = _input_value(r["changed_value"], r["unit"], base)
     then = (
-        f"{_arch(r['changed_archetype'])} becomes the cheapest"
+        f"{_arch_within(r['changed_archetype'])} becomes the cheapest"
         if r["changed_archetype"]
         else "no architecture meets every requirement"
     )
@@ -404,7 +417,7 @@ def _margin_words(b: Bundle) -> tuple[str, str]:
     arch, delta, share = near
     word = "A close call" if share < 0.05 else "A clear answer"
     return (
-        f"{word}: the runner-up, {_arch(arch)}, costs {usd(delta)} ({pct(share, 1)}) more a "
+        f"{word}: the runner-up, {_arch_within(arch)}, costs {usd(delta)} ({pct(share, 1)}) more a "
         f"month." + flip,
         word,
     )
@@ -647,7 +660,7 @@ def _alternatives(b: Bundle) -> Section | None:
     near = _nearest(b)
     if near is not None:
         arch, delta, share = near
-        title = f"The runner-up, {_arch(arch)}, costs {pct(share, 1)} more"
+        title = f"The runner-up, {_arch_within(arch)}, costs {pct(share, 1)} more"
         lead = f"{usd(delta)} more a month than the recommendation."
     elif not b.plan.feasible and frame.filter(pl.col("status") != "infeasible").height:
         best = (
@@ -792,45 +805,43 @@ def _input_words(key: str, names: Names) -> str:
     return _cap(words)
 
 
+def _flips_table(flips: Any, names: Names) -> Table | None:
+    """The recommendation's flips that were found, nearest first, as a table.
+
+    Columns: the input, which way, the change that flips the answer (``change_pct`` is a
+    fraction of today's value) and what wins then. None when nothing flips within the range
+    searched (the verdict's sentence says so).
+    """
+    if not isinstance(flips, pl.DataFrame) or not {"input", "change_pct"} <= set(flips.columns):
+        return None
+    if "found" in flips.columns:
+        flips = flips.filter(pl.col("found"))
+    flips = flips.filter(pl.col("change_pct").is_finite()).head(8)
+    if flips.height == 0:
+        return None
+    rows = tuple(
+        (
+            _input_words(str(r["input"]), names),
+            str(r.get("direction") or "–"),
+            f"{r['change_pct']:+.0%}",
+            _arch(r.get("flips_to")) if r.get("flips_to") else "no feasible plan",
+        )
+        for r in flips.iter_rows(named=True)
+    )
+    return Table(
+        ("Input", "Direction", "Change that flips it", "Then best"),
+        rows,
+        (False, False, True, False),
+    )
+
+
 def _how_sure(b: Bundle) -> Section | None:
     rec = b.recommendation
     if rec is None:
         return None
     names = _names(b)
     sentence, word = _margin_words(b)
-    flips = getattr(rec, "flips", None)
-    table = None
-    if isinstance(flips, pl.DataFrame) and flips.height:
-        frame = flips.head(8)
-        headers = {
-            "input": "Input",
-            "direction": "Direction",
-            "change_pct": "Change that flips it",
-            "flips_to": "Then best",
-        }
-        rows = []
-        for r in frame.iter_rows(named=True):
-            cells = []
-            for c in frame.columns:
-                v = r[c]
-                if c == "change_pct" and finite(v):
-                    cells.append(f"{v:+.0f}%")
-                elif c == "flips_to":
-                    cells.append(_arch(v) if v else "–")
-                elif isinstance(v, float):
-                    cells.append(f"{v:,.2f}")
-                elif c == "input" and isinstance(v, str):
-                    cells.append(_input_words(v, names))
-                elif isinstance(v, str):
-                    cells.append(names.plain(display(v)))
-                else:
-                    cells.append("–" if v is None else str(v))
-            rows.append(tuple(cells))
-        table = Table(
-            tuple(headers.get(c, _cap(c.replace("_", " "))) for c in frame.columns),
-            tuple(rows),
-            tuple(c == "change_pct" for c in frame.columns),
-        )
+    table = _flips_table(getattr(rec, "flips", None), names)
     margin = number(getattr(rec, "margin_usd", None))
     margin_pct = number(getattr(rec, "margin_pct", None))
     runner = getattr(rec, "runner_up", None)
@@ -838,13 +849,13 @@ def _how_sure(b: Bundle) -> Section | None:
     if runner and margin is not None:
         lead = (
             f"Runner-up: {_arch(runner)}, {usd(margin)}"
-            + (f" ({pct(margin_pct / 100, 1)})" if margin_pct is not None else "")
+            + (f" ({pct(margin_pct, 1)})" if margin_pct is not None else "")
             + " a month dearer."
         )
     return Section(
         "how-sure",
         f"How sure: {word.lower() if word else 'see the margin'}"
-        + (f" — {_arch(runner)} is the runner-up" if runner else ""),
+        + (f" — {_arch_within(runner)} is the runner-up" if runner else ""),
         lead,
         table=table,
         bullets=() if table is not None else (sentence,),
@@ -852,7 +863,9 @@ def _how_sure(b: Bundle) -> Section | None:
         notes=_talk(
             sentence,
             "Each row is the smallest change in one input that would make another "
-            "architecture the cheapest.",
+            "architecture the cheapest."
+            if table is not None
+            else "No single input, moved within the range searched, changes the answer.",
         ),
     )
 

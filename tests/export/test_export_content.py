@@ -154,10 +154,18 @@ def test_assumptions_follow_the_scenario(
 ) -> None:
     base = key_assumptions(default_plan, default_scenario)
     assert set(base["confidence"]) <= {"high", "medium", "low", "assumption", "scenario"}
+    cited = base.filter(pl.col("key").str.starts_with("offers:"))
+    assert cited.height and set(cited["source"]) - {"scenario file"}  # the catalog's sources
     cheaper = default_scenario.scale_gpu_prices(0.5)
-    row = key_assumptions(default_plan, cheaper).filter(pl.col("figure") == "H100 reserved price")
-    assert row["source"][0] == "scenario file"
-    assert row["value"][0] == f"${4.13 * 0.5:,.2f}"
+    plan = cd.solve(cheaper)
+    figures = key_assumptions(plan, cheaper)
+    for r in plan.pools.filter(pl.col("gpus") > 0).iter_rows(named=True):
+        row = figures.filter(
+            pl.col("key") == f"offers:{r['gpu_type']}:{r['provider_class']}:{r['provider']}:"
+            f"{r['term']}"
+        )
+        assert row["value"][0] == f"${r['usd_per_gpu_hour']:,.2f}"
+        assert row["source"][0] == "scenario file"  # half the catalog's price: not its source
 
 
 def test_gather_solves_a_scenario_and_skips_compare_when_asked(

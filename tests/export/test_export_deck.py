@@ -12,33 +12,30 @@ from typing import Any
 
 import polars as pl
 import pytest
+from deck_expectations import hire_words, mid_sentence, runner_up, story_order
 from pptx import Presentation
 from pptx.enum.shapes import MSO_SHAPE_TYPE
 from pptx.util import Inches
 
 import cluster_decide as cd
-from cluster_decide.explain import money
+from cluster_decide.charts import PLATFORM_LABELS, SKILL_LABELS
+from cluster_decide.datasources import load_facts
+from cluster_decide.explain import ARCHETYPE_WORDS, money
 from cluster_decide.export import Bundle, atomic, deck
 from cluster_decide.export.slides import FIXED_DATE, build_deck
 from cluster_decide.export.words import Names
+from cluster_decide.market import TERM_WORDS
 
-ORDER = [
-    "Run Kubernetes with a batch scheduler add-on (Kueue, Volcano or KAI) for $568k a month",
-    "Kubernetes + batch add-on is the cheapest design",
-    "One cluster:",
-    "$568k a month",
-    "The runner-up,",
-    "The answer holds unless",
-    "All 6 service targets are met",
-    "3.9 Kubernetes FTE run it",
-    "Pilot: prove four real workloads",
-    "Pilot: break things on purpose",
-    "Decision: approve",
-    "Appendix: where each workload runs",
-    "Appendix: 7 of the 11 key figures are our estimates",
-    "Appendix: the few technical terms",
-]
-"""The story's slides by the start of their action titles, in order."""
+
+@pytest.fixture(scope="module")
+def order(bundle: Bundle) -> list[str]:
+    return story_order(bundle)
+
+
+def _role(order: list[str], start: str, has: str = "") -> str:
+    """The story's title prefix that starts with ``start`` (and holds ``has``): slides after an
+    optional one (today against the proposal) are found by what they are, not by position."""
+    return next(k for k in order if k.startswith(start) and has in k)
 
 
 def _title(slide: Any) -> str:
@@ -47,12 +44,13 @@ def _title(slide: Any) -> str:
     return ""
 
 
-def _slides(path: Path) -> dict[str, list[Any]]:
-    """Slides by the :data:`ORDER` prefix their title starts with (continuations included)."""
+def _slides(path: Path, order: list[str]) -> dict[str, list[Any]]:
+    """Slides by the :func:`story_order` prefix their title starts with (continuations
+    included)."""
     out: dict[str, list[Any]] = {}
     for slide in Presentation(str(path)).slides:
         title = _title(slide)
-        key = next((k for k in ORDER if title.startswith(k)), title)
+        key = next((k for k in order if title.startswith(k)), title)
         out.setdefault(key, []).append(slide)
     return out
 
@@ -70,30 +68,37 @@ def _text(slide: Any) -> str:
     return "\n".join(s.text_frame.text for s in slide.shapes if s.has_text_frame)
 
 
-def test_slides_come_in_story_order(deck_path: Path) -> None:
+def test_slides_come_in_story_order(deck_path: Path, order: list[str]) -> None:
     prs = Presentation(str(deck_path))
     assert (prs.slide_width, prs.slide_height) == (Inches(13.333), Inches(7.5))
     titles = [_title(s) for s in prs.slides]
     assert "GPU estate" in _text(prs.slides[0])
-    seen = list(dict.fromkeys(next(k for k in ORDER if t.startswith(k)) for t in titles[1:]))
-    assert seen == ORDER, titles
+    seen = list(dict.fromkeys(next(k for k in order if t.startswith(k)) for t in titles[1:]))
+    assert seen == order, titles
 
 
 def test_summary_states_answer_cost_certainty_and_ask(
-    deck_path: Path, default_plan: cd.Plan
+    deck_path: Path, bundle: Bundle, order: list[str]
 ) -> None:
-    slide = _slides(deck_path)[ORDER[0]][0]
+    plan = bundle.plan
+    slide = _slides(deck_path, order)[order[0]][0]
     text = _text(slide)
     for label in ("Answer", "Cost", "How sure", "We ask"):
         assert label in text
-    assert money(default_plan.total_monthly_usd) in text
-    assert "runner-up" in text and "one new HPC (Slurm) engineer" in text
-    why = _text(_slides(deck_path)[ORDER[1]][0])
-    assert "separate Slurm and Kubernetes clusters" in why
+    assert money(plan.total_monthly_usd) in text
+    runner = runner_up(bundle)
+    if runner is not None:
+        margin = money(runner["total_monthly_usd"] - plan.total_monthly_usd)
+        assert f"the runner-up, {mid_sentence(runner['archetype'])}, costs {margin}" in text
+    hires = hire_words(plan)
+    assert (hires if hires != "no new hires" else "no new hires are needed") in text
+    assert f"Approve a run-rate of {money(plan.cash_monthly_usd)} a month in cash" in text
+    why = _text(_slides(deck_path, order)[order[1]][0])
+    assert plan.archetype is not None and ARCHETYPE_WORDS[plan.archetype] in why
 
 
 def test_placements_table_holds_the_plans_numbers(deck_path: Path, default_plan: cd.Plan) -> None:
-    slides = _slides(deck_path)["Appendix: where each workload runs"]
+    slides = _slides(deck_path, [])["Appendix: where each workload runs"]
     rows = [r for t in _tables(slides) for r in t[1:]]
     assert len(rows) == default_plan.placements.height
     assert not any(
@@ -112,63 +117,116 @@ def test_placements_table_holds_the_plans_numbers(deck_path: Path, default_plan:
 
 
 def test_cost_staffing_and_alternatives_tables_match(
-    deck_path: Path, default_plan: cd.Plan, bundle: Bundle
+    deck_path: Path, default_plan: cd.Plan, bundle: Bundle, order: list[str]
 ) -> None:
-    by_title = _slides(deck_path)
-    costs = {r[0]: r[1] for r in _tables(by_title["$1.25M a month"])[0][1:]}
+    by_title = _slides(deck_path, order)
+    costs = {r[0]: r[1] for r in _tables(by_title[order[3]])[0][1:]}
     assert costs["GPU capacity"] == money(
         default_plan.costs.filter(component="gpu_capacity")["monthly_usd"][0]
     )
-    staff = {r[0]: r for r in _tables(by_title[ORDER[7]])[0][1:]}
-    hpc = default_plan.staffing.filter(skill="hpc").row(0, named=True)
-    assert staff["HPC (Slurm)"][2] == f"{hpc['required_fte']:.1f}"
-    assert staff["HPC (Slurm)"][3] == str(hpc["hires"])
-    alts = _tables(by_title["The runner-up,"])[0][1:]
+    staff = {r[0]: r for r in _tables(by_title[order[7]])[0][1:]}
+    shown = default_plan.staffing.filter(
+        (pl.col("required_fte") > 0) | (pl.col("available_fte") > 0) | (pl.col("hires") > 0)
+    )
+    assert len(staff) == shown.height
+    for r in shown.iter_rows(named=True):
+        row = staff[SKILL_LABELS[r["skill"]]]
+        assert row[1:] == [
+            f"{r['available_fte']:.1f}",
+            f"{r['required_fte']:.1f}",
+            str(r["hires"]),
+            f"{r['idle_fte']:.1f}",
+        ]
+    alts = _tables(by_title[order[4]])[0][1:]
     assert bundle.alternatives is not None
     assert len(alts) == bundle.alternatives.height
     assert alts[0][2] == money(default_plan.total_monthly_usd)
 
 
-def test_charts_are_pictures(deck_path: Path) -> None:
-    by_title = _slides(deck_path)
-    for title in ("Two clusters:", "$1.25M a month", "The runner-up,", ORDER[6], ORDER[7]):
+def test_charts_are_pictures(deck_path: Path, order: list[str]) -> None:
+    by_title = _slides(deck_path, order)
+    for title in (order[2], order[3], order[4], order[6], order[7]):
         pictures = [s for s in by_title[title][0].shapes if s.shape_type == MSO_SHAPE_TYPE.PICTURE]
         assert pictures, title
         blob = pictures[0].image.blob
         assert blob.startswith(b"\x89PNG")
 
 
-def test_assumptions_name_their_sources(deck_path: Path) -> None:
-    rows = [r for t in _tables(_slides(deck_path)[ORDER[12]]) for r in t[1:]]
+def test_assumptions_cite_the_offers_the_plan_buys(
+    deck_path: Path, bundle: Bundle, order: list[str]
+) -> None:
+    """Each GPU price is the offer a pool is actually rented on (seller, term, the plan's own
+    price per GPU-hour) with that offer's source; staff figures cite the staffing catalog."""
+    plan, scn = bundle.plan, bundle.scenario
+    assert scn is not None
+    rows = [
+        r
+        for t in _tables(_slides(deck_path, order)[_role(order, "Appendix: ", "key figures")])
+        for r in t[1:]
+    ]
     figures = {r[0]: r for r in rows}
-    assert figures["Slurm: HPC (Slurm) staff, base team"][2] == "assumption"
-    assert "per GPU-hour" in figures["H100 reserved price"][1]
-    assert figures["H100 reserved price"][2]
-    assert figures["Loaded cost, Kubernetes engineer"][2] == "scenario file"
+    facts = {r["key"]: r for r in load_facts().iter_rows(named=True)}
+    rented = plan.pools.filter((pl.col("gpus") > 0) & (pl.col("term") != "owned"))
+    assert rented.height
+    for r in rented.iter_rows(named=True):
+        row = figures[f"{r['gpu_type']} from {r['provider']}, {TERM_WORDS[r['term']]}"]
+        assert row[1] == f"${r['usd_per_gpu_hour']:,.2f} per GPU-hour"
+        fact = facts[f"offers:{r['gpu_type']}:{r['provider_class']}:{r['provider']}:{r['term']}"]
+        assert row[2] == fact["source"] and row[3] == fact["date"]
+    assert not any("reserved price" in f for f in figures), "the old list price, not the offer"
+    for platform in plan.pools["platform"].unique().to_list():
+        for (skill_key, component), amount in scn.catalog.platforms[platform].staffing.items():
+            if amount <= 0 or component != "base":
+                continue
+            label = f"{PLATFORM_LABELS[platform]}: {SKILL_LABELS[skill_key]} staff, base team"
+            assert figures[label][2] == facts[f"staffing:{platform}:{skill_key}:base"]["source"]
+    for r in plan.staffing.filter(pl.col("required_fte") > 0).iter_rows(named=True):
+        cost = scn.loaded_cost_usd_per_year(r["skill"])
+        row = figures[f"Loaded cost, {SKILL_LABELS[r['skill']]} engineer"]
+        assert row[1] == f"{money(cost)} a year"
+        listed = getattr(scn.catalog.costs, f"{r['skill']}_loaded_cost_usd_per_year")
+        assert (row[2] == "scenario file") == (cost != listed)
 
 
-def test_pilot_plan_uses_the_scenarios_workloads_and_pools(deck_path: Path) -> None:
-    slides = _slides(deck_path)
-    work = {r[0]: r for t in _tables(slides[ORDER[8]]) for r in t[1:]}
+def test_pilot_plan_uses_the_scenarios_workloads_and_pools(
+    deck_path: Path, bundle: Bundle, order: list[str]
+) -> None:
+    plan, scn = bundle.plan, bundle.scenario
+    assert scn is not None
+    names = Names.of(plan, scn)
+    slides = _slides(deck_path, order)
+    work = {r[0]: r for t in _tables(slides[_role(order, "Pilot: prove")]) for r in t[1:]}
     assert list(work) == [
         "Multi-node training",
         "Fine-tuning",
         "Batch pipeline",
         "Inference endpoint",
     ]
-    assert work["Multi-node training"][1].startswith("LLM pre-training on the Slurm cluster")
-    assert work["Inference endpoint"][1].startswith(
-        "Code assistant on the Kubernetes + batch add-on cluster"
+
+    def largest(kind: str) -> tuple[str, str, str]:
+        """The kind's largest workload and the cluster and GPU holding most of it."""
+        rows = plan.placements.filter(kind=kind)
+        top = rows.group_by("workload").agg(pl.col("gpus").sum())
+        name = top.sort(["gpus", "workload"], descending=[True, False])["workload"][0]
+        part = rows.filter(workload=name).sort("share", descending=True).row(0, named=True)
+        return name, names.pool(part["pool"]), part["gpu_type"]
+
+    train, pool, gpu = largest("distributed_training")
+    assert work["Multi-node training"][1].startswith(
+        f"{names.workload(train)} on the {pool} ({gpu}"
     )
-    assert "p99 latency against 2,000 ms" in work["Inference endpoint"][3]
-    ops = [r[0] for t in _tables(slides[ORDER[9]]) for r in t[1:]]
+    serve, pool, gpu = largest("realtime_inference")
+    assert work["Inference endpoint"][1].startswith(f"{names.workload(serve)} on the {pool} ({gpu}")
+    target = scn.workload(serve).p99_latency_ms
+    assert f"p99 latency against {target:,.0f} ms" in work["Inference endpoint"][3]
+    ops = [r[0] for t in _tables(slides[_role(order, "Pilot: break")]) for r in t[1:]]
     assert ops == [
         "Failure injection",
         "GPU node replacement",
         "Quota enforcement",
         "Cost reporting",
     ]
-    notes = slides[ORDER[8]][0].notes_slide.notes_text_frame.text
+    notes = slides[_role(order, "Pilot: prove")][0].notes_slide.notes_text_frame.text
     assert "pilot" in notes
 
 
@@ -221,7 +279,8 @@ def test_company_template_masters_are_used_and_a_timestamp_only_when_asked(
     assert "ACME CORP" in master_text
     titles = [_title(s) for s in prs.slides]
     assert "Sample slide" not in titles
-    assert any(t.startswith("Run separate Slurm") for t in titles)
+    assert bundle.plan.archetype is not None
+    assert any(t.startswith(f"Run {ARCHETYPE_WORDS[bundle.plan.archetype]} for") for t in titles)
     assert {s.slide_layout.name for s in list(prs.slides)[1:]} == {"ACME title"}
 
 

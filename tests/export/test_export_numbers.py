@@ -23,14 +23,15 @@ from cluster_decide.analysis import break_evens
 from cluster_decide.explain import money
 from cluster_decide.export import Bundle, build_deck, report_html
 from cluster_decide.export.reports import markdown_report
+from cluster_decide.market import resolve_markets
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
 def analysed(bundle: Bundle, default_scenario: cd.Scenario) -> Bundle:
-    """The default bundle with a real break-even search over GPU prices (its break-even lies
-    between two solves, at 2.50× and 2.55×: a fact easy to round two ways)."""
+    """The default bundle with a real break-even search over GPU prices (a break-even lies
+    between two solves: a fact easy to round two ways)."""
     frame = break_evens(default_scenario, inputs=["gpu_price"])
     return Bundle(bundle.plan, bundle.scenario, bundle.alternatives, {"break-evens": frame})
 
@@ -79,10 +80,13 @@ def _dollars(b: Bundle) -> set[str]:
     values += [scn.loaded_cost_usd_per_year(s) for s in ("hpc", "kubernetes")]
     values.append(scn.hire_one_time_cost_usd)
     out = {money(v) for v in values}
-    for gpu in scn.catalog.gpus.values():
-        scale = scn.procurement.gpu_price_scale
-        for price in (gpu.usd_per_gpu_hour_reserved, gpu.usd_per_gpu_hour_on_demand):
-            out.add(f"${price * scale:,.2f}")
+    # GPU prices: the offers the plan's pools are rented on, and those it bursts and runs
+    # spot on (the market the model priced them in).
+    out |= {f"${price:,.2f}" for price in plan.pools["usd_per_gpu_hour"]}
+    for market in resolve_markets(scn, plan.pools["gpu_type"].unique().to_list()).values():
+        for offer in (market.burst, market.spot, market.spot_multi_node):
+            if offer is not None:
+                out.add(f"${offer.usd_per_gpu_hour:,.2f}")
     return out
 
 
@@ -103,7 +107,14 @@ def test_every_multiplier_is_the_analysis_value_formatted_once(
     outputs: dict[str, str], analysed: Bundle
 ) -> None:
     allowed = _multipliers(analysed)
-    assert "2.50×" in allowed and "2.55×" in allowed
+    frame = analysed.analyses["break-evens"]
+    found = frame.filter(pl.col("found") & (pl.col("unit") == "x"))
+    assert found.height, "the fixture's search should find a break-even"
+    for r in found.iter_rows(named=True):
+        same = f"{r['same_value'] / r['base_value']:.2f}×"
+        changed = f"{r['changed_value'] / r['base_value']:.2f}×"
+        for name, text in outputs.items():
+            assert same in text and changed in text, (name, same, changed)
     for name, text in outputs.items():
         found = set(re.findall(r"\d+(?:\.\d+)?×", text))
         assert found, name

@@ -13,6 +13,7 @@ import pytest
 import cluster_decide as cd
 from cluster_decide.explain import money
 from cluster_decide.export import Bundle, frames, images, report
+from cluster_decide.export.assumptions import key_assumptions
 from cluster_decide.export.figures import chart_names
 from cluster_decide.widgets.serve import CHROMIUM, LAUNCH_ARGS, only_from
 
@@ -42,7 +43,10 @@ def test_markdown_has_the_tables_and_links_its_images(written: Path, bundle: Bun
     for link in links:
         assert (written / link).read_bytes().startswith(b"\x89PNG")
     assert "| Workload | Kind | Cluster |" in text
-    assert "## Appendix: 10 of the 15 key figures are our estimates" in text
+    figures = key_assumptions(bundle.plan, bundle.scenario)
+    guessed = figures.filter(pl.col("confidence").is_in(["assumption", "low"])).height
+    assert guessed and f"## Appendix: {guessed} of the {figures.height} key figures" in text
+    assert all(f"| {figure} |" in text for figure in figures["figure"])
     assert "- **We ask:** Approve" in text
 
 

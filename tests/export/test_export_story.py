@@ -5,15 +5,20 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import polars as pl
 import pytest
+from builders import service, small_scenario, training
+from deck_expectations import mid_sentence, runner_up
 from pptx import Presentation
 from pptx.enum.shapes import MSO_SHAPE_TYPE
 
 import cluster_decide as cd
+from cluster_decide.analysis.flips import FLIPS_SCHEMA
+from cluster_decide.charts import SKILL_LABELS
 from cluster_decide.explain import money
 from cluster_decide.export import Bundle, build_deck, gather, report_html, sections
 from cluster_decide.export.words import NOTE_WORDS, Names
@@ -30,16 +35,38 @@ class _Verdict:
     )
     runner_up: str = "kubernetes_batch"
     margin_usd: float = 23_500.0
-    margin_pct: float = 1.9
-    flips: pl.DataFrame = dataclasses.field(
-        default_factory=lambda: pl.DataFrame(
+    margin_pct: float = 0.019
+    """A fraction, as ``Recommendation.margin_pct`` is (0.019 is 1.9%)."""
+    flips: pl.DataFrame = dataclasses.field(default_factory=lambda: _flips())
+
+
+def _flips() -> pl.DataFrame:
+    """Flips in ``Recommendation.flips``'s own columns: two found, one searched in vain."""
+    rows = [
+        ("demand:distributed_training", "up", True, 0.12, 1.0, 1.10, 1.12, "kubernetes_batch"),
+        ("gpu_price", "down", True, -0.45, 1.0, 0.60, 0.55, "kubernetes_batch"),
+        ("fte:hpc", "down", False, math.nan, 2.0, 1.0, math.nan, None),
+    ]
+    return pl.DataFrame(
+        [
             {
-                "input": ["demand:distributed_training", "gpu_price"],
-                "direction": ["up", "down"],
-                "change_pct": [12.0, -45.0],
-                "flips_to": ["kubernetes_batch", "kubernetes_batch"],
+                "input": key,
+                "label": key,
+                "unit": "x",
+                "direction": way,
+                "base_value": base,
+                "searched_pct": 0.5,
+                "found": found,
+                "change_pct": change,
+                "same_value": same,
+                "changed_value": changed,
+                "flips_to": to,
+                "flips_to_monthly_usd": math.nan,
+                "sentence": f"{key} {way}",
             }
-        )
+            for key, way, found, change, base, same, changed, to in rows
+        ],
+        schema=FLIPS_SCHEMA,
     )
 
 
@@ -72,39 +99,144 @@ def test_a_recommendation_is_stated_and_gets_its_own_slide(bundle: Bundle) -> No
     assert len(sure) == 1
     assert "Runner-up: Kubernetes + batch add-on, $24k (1.9%) a month dearer." in sure[0][1]
     assert "+12%" in sure[0][1] and "Distributed training demand" in sure[0][1]
+    assert "-45%" in sure[0][1] and "HPC (Slurm) staff" not in sure[0][1]  # found flips only
+    table = next(sec.table for sec in sections(with_verdict) if sec.key == "how-sure")
+    assert table is not None
+    assert table.columns == ("Input", "Direction", "Change that flips it", "Then best")
+    assert [r[2] for r in table.rows] == ["+12%", "-45%"]
+    assert not re.search(r"\b(nan|False|True)\b", sure[0][1] + sure[0][2])
     page = report_html(with_verdict)
     assert "How sure: a close call" in page and "hybrid_separate" not in page
     # Without one, no such slide: the margin comes from the alternatives instead.
     plain = _deck_text(build_deck(bundle))
     assert not any(t.startswith("How sure") for t, _b, _n in plain)
-    assert "the runner-up, Kubernetes + batch add-on, costs" in plain[1][1]
+    runner = runner_up(bundle)
+    if runner is not None:
+        assert f"the runner-up, {mid_sentence(runner['archetype'])}, costs" in plain[1][1]
 
 
-def test_up_front_outlay_and_todays_estate_show_only_when_the_plan_has_them(
+def test_a_verdict_where_nothing_flips_says_so_without_an_empty_table(bundle: Bundle) -> None:
+    steady = _Verdict(flips=_flips().filter(~pl.col("found")))
+    sure = next(s for s in sections(replace(bundle, recommendation=steady)) if s.key == "how-sure")
+    assert sure.table is None
+    assert sure.bullets == (Names.of(bundle.plan, bundle.scenario).plain(steady.sentence),)
+    assert "Each row" not in " ".join(sure.notes)
+    assert "No single input" in " ".join(sure.notes)
+
+
+@pytest.fixture(scope="module")
+def owned() -> Bundle:
+    """A small on-premises estate: its nodes are bought up front, and the comparison's
+    runner-up is an architecture whose label is not a product name."""
+    scn = small_scenario([training(), service()], procurement={"mode": "on_prem"})
+    return gather(cd.solve(scn), scn)
+
+
+def test_an_up_front_purchase_is_in_the_summary_the_ask_and_the_budget(owned: Bundle) -> None:
+    plan = owned.plan
+    assert plan.upfront_usd > 0
+    outlay = money(plan.upfront_usd)
+    story = {s.key: s for s in sections(owned)}
+    summary = dict(story["summary"].rows)
+    assert summary["Up front"] == f"{outlay} once, before the monthly run-rate."
+    assert f"and {outlay} up front" in summary["We ask"]
+    assert f"plus {outlay} up front" in dict(story["decision"].rows)["Budget"]
+
+
+def test_a_plan_bought_by_the_hour_has_no_up_front_line(bundle: Bundle) -> None:
+    assert bundle.plan.upfront_usd == 0.0
+    story = {s.key: s for s in sections(bundle)}
+    assert "Up front" not in dict(story["summary"].rows)
+    assert "up front" not in dict(story["decision"].rows)["Budget"]
+    assert "up front" not in dict(story["summary"].rows)["We ask"]
+
+
+def test_an_architecture_named_inside_a_sentence_starts_in_lower_case(owned: Bundle) -> None:
+    runner = runner_up(owned)
+    assert runner is not None and runner["archetype"] in ("hybrid_separate", "hybrid_shared")
+    name = mid_sentence(runner["archetype"])
+    assert name[0].islower()
+    story = {s.key: s for s in sections(owned)}
+    assert story["alternatives"].title.startswith(f"The runner-up, {name}, costs ")
+    assert f"the runner-up, {name}, costs" in dict(story["summary"].rows)["How sure"]
+    verdict = dataclasses.replace(_Verdict(), runner_up=runner["archetype"])
+    sure = next(s for s in sections(replace(owned, recommendation=verdict)) if s.key == "how-sure")
+    assert sure.title.endswith(f" — {name} is the runner-up")
+    for sec in sections(owned):
+        for text in (sec.title, sec.lead, *sec.bullets, *(v for _, v in sec.rows)):
+            # Capitalised only where a sentence (or a clause after a colon) starts.
+            assert not re.search(r"(?<!^)(?<![.:!?] )\b(Separate Slurm|Shared pool)", text), text
+
+
+def test_a_hire_and_two_clusters_are_worded_as_what_they_are() -> None:
+    """Nobody on staff: the two clusters need hires, each worded by its own skill (an HPC
+    hire once read as a Kubernetes one)."""
+    scn = small_scenario(
+        [training(), service()],
+        team={"hpc": {"fte": 0.0}, "kubernetes": {"fte": 0.0}},
+        hiring={"allowed": True, "max_fte": 8},
+    ).force_archetype("hybrid_separate")
+    plan = cd.solve(scn)
+    assert plan.pools["pool"].n_unique() == 2
+    hired = dict(plan.staffing.filter(pl.col("hires") > 0).select("skill", "hires").rows())
+    assert "hpc" in hired  # no HPC staff: the Slurm cluster needs a hire
+    story = {s.key: s for s in sections(gather(plan, scn, run_compare=False))}
+    title = story["architecture"].title
+    assert title.startswith("Two clusters: ") and "Slurm" in title and "Kubernetes" in title
+    words = {
+        skill: f"{'one' if n == 1 else n} new {SKILL_LABELS[skill]} engineer{'s' if n > 1 else ''}"
+        for skill, n in hired.items()
+    }
+    ask = dict(story["summary"].rows)["We ask"]
+    assert " and ".join(words.values()) in ask
+    for hire in words.values():
+        assert f"Hiring: the plan needs {hire}; until then the team runs short." in (
+            story["risks"].bullets
+        )
+    assert story["staffing"].title.endswith(f"with {' and '.join(words.values())}")
+    people = dict(story["decision"].rows)["People"]
+    first = next(iter(words.values()))
+    assert people.startswith(f"{first[0].upper()}{first[1:]}")
+
+
+def test_todays_estate_and_the_transition_show_only_when_the_plan_has_them(
     bundle: Bundle,
 ) -> None:
+    """``current_monthly_usd`` and ``transition`` come with the current-estate work; a
+    stand-in plan carries them here (redeclared, so it also works once ``cd.Plan`` has them)."""
+
     @dataclass(frozen=True)
     class _Richer(cd.Plan):
-        upfront_usd: float = 2_400_000.0
-        current_monthly_usd: float = 1_400_000.0
-        transition: pl.DataFrame = dataclasses.field(
-            default_factory=lambda: pl.DataFrame(
-                {"step": ["move fine-tuning to containers"], "one_time_usd": [60000.0]}
-            )
-        )
+        current_monthly_usd: float | None = None
+        transition: pl.DataFrame | None = None
 
     fields = {f.name: getattr(bundle.plan, f.name) for f in dataclasses.fields(cd.Plan)}
+    fields |= {
+        "upfront_usd": 2_400_000.0,
+        "current_monthly_usd": 1_400_000.0,
+        "transition": pl.DataFrame(
+            {"step": ["move fine-tuning to containers"], "one_time_usd": [60000.0]}
+        ),
+    }
     richer = dataclasses.replace(bundle, plan=_Richer(**fields))
     story = {s.key: s for s in sections(richer)}
     summary = dict(story["summary"].rows)
     assert summary["Up front"] == "$2.40M once, before the monthly run-rate."
     assert "Today's estate costs $1.40M a month." in summary["Cost"]
-    saving = money(1_400_000.0 - bundle.plan.total_monthly_usd)
-    assert story["today"].title == f"The proposal saves {saving} a month against today"
+    diff = 1_400_000.0 - bundle.plan.total_monthly_usd
+    assert story["today"].title == (
+        f"The proposal saves {money(diff)} a month against today"
+        if diff > 0
+        else f"The proposal costs {money(-diff)} a month more than today"
+    )
     assert story["today"].table is not None
     assert "$2.40M up front" in dict(story["decision"].rows)["Budget"]
     base = {s.key: s for s in sections(bundle)}
-    assert "today" not in base and "Up front" not in dict(base["summary"].rows)
+    transition = getattr(bundle.plan, "transition", None)
+    has_today = getattr(bundle.plan, "current_monthly_usd", None) is not None or (
+        isinstance(transition, pl.DataFrame) and transition.height > 0
+    )
+    assert ("today" in base) == has_today
 
 
 def test_story_runs_from_summary_to_decision_then_appendix(bundle: Bundle) -> None:
