@@ -406,7 +406,7 @@ def resolve_markets(scn: Scenario, gpus: Sequence[str]) -> dict[str, Market]:
             node_usd = owned.usd_per_month
         else:
             baseline, node_usd, owned = rented, rented_usd, None
-        spots = [o for o in offers if o.term == "spot"] if proc.spot else []
+        spots = [o for o in offers if o.term == "spot"] if proc.spot_allowed else []
         cap = (proc.burst_cap_gpus or {}).get(name, catalog.burst_caps.get(name))
         markets[name] = Market(
             gpu=name,

@@ -48,6 +48,7 @@ from cluster_decide.scenario import Scenario
 from cluster_decide.vocabulary import (
     ARCHETYPE_LABELS,
     COMPONENT_LABELS,
+    KIND_WORDS,
     PLATFORM_LABELS,
 )
 
@@ -68,14 +69,6 @@ __all__ = [
 PILOT_WEEKS: Final = 6
 """Length of the pilot the deck proposes: long enough for a month of cost reports, short
 enough to decide within a quarter (a planning convention, not a measured figure)."""
-_KIND_WORDS: Final = {
-    "distributed_training": "distributed training",
-    "fine_tuning": "fine-tuning",
-    "experimentation": "experimentation",
-    "batch_inference": "batch inference",
-    "pipeline": "pipeline",
-    "realtime_inference": "real-time inference",
-}
 _METRIC_WORDS: Final = {
     "p99_latency_ms": ("p99 latency", "ms"),
     "max_queue_wait_hours": ("queue wait", "h"),
@@ -524,7 +517,7 @@ def _recommendation(b: Bundle) -> Section:
         ]
         kinds = sorted(
             {
-                _KIND_WORDS.get(k, k)
+                KIND_WORDS.get(k, k)
                 for k in plan.placements.filter(pl.col("platform") == platform)["kind"]
             }
         )
@@ -570,7 +563,7 @@ def _architecture(b: Bundle) -> Section:
             .to_list()
         )
         platform = plan.pools.filter(pl.col("pool") == pool)["platform"][0]
-        work = _KIND_WORDS.get(kinds[0], kinds[0]) if kinds else "spare capacity"
+        work = KIND_WORDS.get(kinds[0], kinds[0]) if kinds else "spare capacity"
         parts.append(f"{_platform(platform)} for {work}" + (" and more" if len(kinds) > 1 else ""))
     n = len(parts)
     count = ["One cluster", "Two clusters", "Three clusters", "Four clusters"]
@@ -791,7 +784,7 @@ def _input_words(key: str, names: Names) -> str:
     """An analysed input's key in words: ``demand:fine_tuning`` → "Fine-tuning demand"."""
     head, _, tail = key.partition(":")
     if head == "demand":
-        words = f"{_KIND_WORDS.get(tail, names.workload(tail))} demand"
+        words = f"{KIND_WORDS.get(tail, names.workload(tail))} demand"
     elif head == "gpu_price":
         words = f"{tail} GPU prices" if tail else "GPU prices"
     elif head == "staff_cost":
@@ -1098,7 +1091,7 @@ def _placements(b: Bundle) -> Section:
     rows = tuple(
         (
             names.workload(r["workload"]),
-            _KIND_WORDS.get(r["kind"], r["kind"]),
+            KIND_WORDS.get(r["kind"], r["kind"]),
             names.pool(r["pool"]),
             r["gpu_type"],
             pct(r["share"]),
