@@ -1,7 +1,8 @@
 """The command line: a thin shell over the library (``cluster-decide solve``, ``compare``, ...).
 
 Errors a user can fix (a bad scenario, a missing file) print the message and exit with status 2,
-never a traceback.
+never a traceback. Exit codes: 0 answered (optimal or feasible), 1 infeasible (with fixes),
+2 bad input, 3 no answer within the time limit, 4 internal error.
 """
 
 from __future__ import annotations
@@ -26,8 +27,9 @@ from cluster_decide.analysis import (
 )
 from cluster_decide.errors import ScenarioError
 from cluster_decide.explain import ARCHETYPE_WORDS, money
+from cluster_decide.model.loop import ModelInvalidError
 from cluster_decide.model.solve import solve
-from cluster_decide.plan import Plan
+from cluster_decide.plan import Plan, Status
 from cluster_decide.scenario import PRESETS, load_scenario
 
 __all__ = ["main", "summary"]
@@ -50,7 +52,10 @@ def _table(frame: pl.DataFrame) -> str:
 
 def summary(plan: Plan) -> str:
     """The plan as a readable report: headline, pools, placements, staffing, costs, reasons."""
-    lines = [f"Scenario: {plan.scenario}", f"Status:   {plan.status.value}"]
+    status = plan.status.value
+    if plan.status is Status.FEASIBLE:
+        status += f" (not proven optimal: within {plan.gap:.1%} of the best possible)"
+    lines = [f"Scenario: {plan.scenario}", f"Status:   {status}"]
     if not plan.feasible:
         lines += ["", *plan.explanations]
         return "\n".join(lines) + "\n"
@@ -93,6 +98,21 @@ def _solve(args: argparse.Namespace) -> int:
     sys.stdout.write(plan.to_json() if args.json else summary(plan))
     if args.out and not args.json:
         sys.stdout.write(f"\nWrote plan.json and CSV files to {args.out}\n")
+    return exit_code(plan)
+
+
+EXIT_CODES = """exit codes:
+  0  answered: a plan (optimal, or feasible with its gap)
+  1  infeasible: no plan satisfies the scenario (the output lists changes that fix it)
+  2  bad input: the scenario or a file is wrong (the message says where)
+  3  no answer within the time limit: not a verdict; run again with a larger --time-limit
+  4  internal error: a defect in cluster-decide (please report it with the scenario)"""
+
+
+def exit_code(plan: Plan) -> int:
+    """0 answered, 1 infeasible, 3 no answer within the time limit."""
+    if plan.status is Status.TIME_LIMIT:
+        return 3
     return 0 if plan.feasible else 1
 
 
@@ -214,7 +234,7 @@ def _export(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(f"Scenario: {scn.name}\nStatus:   {plan.status.value}\n")
         sys.stdout.write("".join(f"Wrote {w}\n" for w in written))
-    return 0 if plan.feasible else 1
+    return exit_code(plan)
 
 
 def _ingest(args: argparse.Namespace) -> int:
@@ -281,7 +301,7 @@ def _simulate(args: argparse.Namespace) -> int:
     )
     if not plan.feasible:
         sys.stdout.write(summary(plan))
-        return 1
+        return exit_code(plan)
     jobs = None
     if args.jobs:
         path = Path(args.jobs)
@@ -339,6 +359,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="cluster-decide",
         description="Decide how to run a GPU estate: Slurm, Kubernetes, or a shared pool of both.",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = parser.add_subparsers(dest="command", required=True)
     p_solve = sub.add_parser("solve", help="recommend an architecture for a scenario")
@@ -451,7 +473,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; returns the exit status (0 ok, 1 infeasible, 2 bad input)."""
+    """Run the CLI; returns the exit status (see ``EXIT_CODES``)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     func: Callable[[argparse.Namespace], int] = args.func
@@ -463,6 +485,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (OSError, ValueError) as exc:
         sys.stderr.write(f"error: {exc}\n")
         return 2
+    except ModelInvalidError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return 4
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -19,6 +19,7 @@ import polars as pl
 
 from cluster_decide.constants import HOURS_PER_WEEK, SKILLS
 from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, ModelData, prepare
+from cluster_decide.service import SERVICE_LEVEL_SCHEMA, service_levels
 
 if TYPE_CHECKING:
     from cluster_decide.plan import Plan
@@ -29,6 +30,7 @@ __all__ = [
     "Decisions",
     "Evaluation",
     "archetype_of",
+    "check_service_levels",
     "evaluate",
     "evaluate_decisions",
 ]
@@ -96,6 +98,10 @@ class Evaluation:
     open_pools: tuple[str, ...]
     archetype: str | None
     placed_units: Mapping[tuple[str, str], np.ndarray] = field(default_factory=dict)
+    service_levels: pl.DataFrame = field(
+        default_factory=lambda: pl.DataFrame(schema=SERVICE_LEVEL_SCHEMA)
+    )
+    """Predicted service level of every placed share beside its target (``service.py``)."""
 
     @property
     def total_cents(self) -> int:
@@ -141,8 +147,14 @@ def archetype_of(platforms: set[str] | list[str]) -> str | None:
     return "kubernetes_only"
 
 
-def evaluate_decisions(data: ModelData, dec: Decisions) -> Evaluation:
-    """Check and cost ``dec`` against every constraint family, without a solver."""
+def evaluate_decisions(
+    data: ModelData, dec: Decisions, service_pools: set[tuple[str, str]] | None = None
+) -> Evaluation:
+    """Check and cost ``dec`` against every constraint family, without a solver.
+
+    The service levels are predicted for every pool, or only for ``service_pools`` (the solve
+    loop sizing one pool asks for that pool alone).
+    """
     v: list[str] = []
     scn = data.scenario
     pools = {p.name: p for p in data.pools}
@@ -186,7 +198,7 @@ def evaluate_decisions(data: ModelData, dec: Decisions) -> Evaluation:
         combo = data.combos.get((w, p, g))
         if s and combo is not None:
             placed.setdefault((p, g), np.zeros(HOURS_PER_WEEK, dtype=np.int64))
-            placed[(p, g)] = placed[(p, g)] + s * combo.demand
+            placed[(p, g)] = placed[(p, g)] + combo.load(s)
             n = dec.nodes.get((p, g), 0)
             if combo.gang_gpus > 1 and combo.gang_gpus > data.gpus_per_node[g] * n:
                 v.append(
@@ -270,7 +282,7 @@ def evaluate_decisions(data: ModelData, dec: Decisions) -> Evaluation:
         if p in pools and not any(s for (_w, pp, _g), s in dec.shares.items() if pp == p):
             v.append(f"linking[{p}]: the pool buys nodes but hosts no workload")
 
-    return Evaluation(
+    ev = Evaluation(
         feasible=not v,
         violations=tuple(v),
         costs_cents=costs,
@@ -281,6 +293,18 @@ def evaluate_decisions(data: ModelData, dec: Decisions) -> Evaluation:
         archetype=arch,
         placed_units=placed,
     )
+    levels = service_levels(data, dec, ev, service_pools)
+    v += check_service_levels(levels)
+    return replace(ev, feasible=not v, violations=tuple(v), service_levels=levels)
+
+
+def check_service_levels(levels: pl.DataFrame) -> list[str]:
+    """One violation per predicted service level that misses its target."""
+    return [
+        f"service_levels[{r['workload']},{r['pool']},{r['gpu_type']}]: predicted {r['metric']} "
+        f"{r['predicted']:.4g} exceeds the target {r['target']:g}"
+        for r in levels.filter(~pl.col("met")).iter_rows(named=True)
+    ]
 
 
 def evaluate(scn: Scenario, plan: Plan) -> Evaluation:

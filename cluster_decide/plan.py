@@ -8,7 +8,8 @@ Frames and their columns (units in the names):
   peak_gpus (largest hourly need), utilization (average need over provisioned capacity, 0-1).
 - ``staffing``: skill, available_fte, required_fte, hires, idle_fte.
 - ``costs``: component, monthly_usd, cash (counts against a budget), meaning.
-- ``service_levels``: workload, metric, predicted, target, met.
+- ``service_levels``: workload, pool, gpu_type, metric, predicted, target, met (one row per
+  placed share; see :mod:`cluster_decide.service`).
 - ``relaxations`` (infeasible plans): change, amount, unit, monthly_usd, sentence.
 """
 
@@ -26,6 +27,7 @@ import polars as pl
 from cluster_decide.constants import HOURS_PER_MONTH, HOURS_PER_WEEK, SKILLS
 from cluster_decide.evaluate import Decisions, Evaluation
 from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, ModelData
+from cluster_decide.service import SERVICE_LEVEL_SCHEMA
 
 if TYPE_CHECKING:
     from cluster_decide.scenario import Scenario
@@ -33,13 +35,6 @@ if TYPE_CHECKING:
 __all__ = ["RELAXATION_SCHEMA", "SERVICE_LEVEL_SCHEMA", "Plan", "Status", "build_frames"]
 
 WEEKS_PER_MONTH = HOURS_PER_MONTH / HOURS_PER_WEEK
-SERVICE_LEVEL_SCHEMA = {
-    "workload": pl.String,
-    "metric": pl.String,
-    "predicted": pl.Float64,
-    "target": pl.Float64,
-    "met": pl.Boolean,
-}
 RELAXATION_SCHEMA = {
     "change": pl.String,
     "amount": pl.Float64,
@@ -75,6 +70,8 @@ class Status(str, Enum):
     OPTIMAL = "optimal"
     FEASIBLE = "feasible"
     INFEASIBLE = "infeasible"
+    TIME_LIMIT = "time_limit"
+    """No plan was found within the time limit: not a verdict on the scenario (give it more time)."""
 
     def __str__(self) -> str:
         return self.value
@@ -106,7 +103,7 @@ class Plan:
     @property
     def feasible(self) -> bool:
         """Whether the plan can be carried out (optimal or feasible)."""
-        return self.status is not Status.INFEASIBLE
+        return self.status in (Status.OPTIMAL, Status.FEASIBLE)
 
     def decisions(self) -> Decisions:
         """The decisions this plan stands for, for :func:`cluster_decide.evaluate`."""
@@ -161,7 +158,7 @@ def build_frames(data: ModelData, dec: Decisions, ev: Evaluation) -> dict[str, p
     for (w, p, g), s in sorted(dec.shares.items()):
         if s <= 0:
             continue
-        demand = data.combos[(w, p, g)].demand
+        demand = data.combos[(w, p, g)].load(s)
         rows.append(
             {
                 "workload": w,
@@ -170,8 +167,8 @@ def build_frames(data: ModelData, dec: Decisions, ev: Evaluation) -> dict[str, p
                 "platform": data.pool(p).platform,
                 "gpu_type": g,
                 "share": s / 100.0,
-                "gpus": round(s * float(demand.max()) / units, 1),
-                "gpu_hours_per_month": round(s * float(demand.mean()) / units * HOURS_PER_MONTH, 1),
+                "gpus": round(float(demand.max()) / units, 1),
+                "gpu_hours_per_month": round(float(demand.mean()) / units * HOURS_PER_MONTH, 1),
             }
         )
     placements = pl.DataFrame(rows, schema=_PLACEMENT_SCHEMA)

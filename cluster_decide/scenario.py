@@ -245,6 +245,10 @@ class ExperimentationWorkload(_WorkloadBase):
     concurrent_users: PosInt
     gpus_per_user: PosInt
     max_queue_wait_hours: PosFloat
+    mean_session_hours: PosFloat = 2.0
+    """Mean length of one session holding GPUs (assumption: a working notebook session of a
+    couple of hours; the mean queue wait of :func:`cluster_decide.queueing.mean_wait_mmc`
+    scales with it)."""
 
 
 class RealtimeWorkload(_WorkloadBase):
@@ -255,6 +259,12 @@ class RealtimeWorkload(_WorkloadBase):
     gpu_seconds_per_request: PosFloat
     p99_latency_ms: PosFloat
     concurrency_per_gpu: PosInt = 1
+    service_time_cv: NonNegFloat = 1.0
+    """Coefficient of variation of request times (1: exponential; LLM generation varies more,
+    see ``docs/queueing.md``); the p99 uses the M/G/c approximation."""
+    headroom: Literal["none", "n+1"] = "none"
+    """``n+1`` keeps one node's worth of replicas spare, so the p99 holds with a node down or
+    drained for a rolling update."""
 
 
 Workload = Annotated[

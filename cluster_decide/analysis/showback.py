@@ -88,7 +88,7 @@ def showback(scn: Scenario, plan: Plan, staff_key: str = "gpu_hours") -> pl.Data
     used: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
     for (w, p, g), s in dec.shares.items():
         if s > 0:
-            used[(p, g)][w] = s * float(data.combos[(w, p, g)].demand.sum())
+            used[(p, g)][w] = float(data.combos[(w, p, g)].load(s).sum())
     for p, g in sorted(set(used) | {k for k, n in dec.nodes.items() if n}):
         burst = ev.burst.get((p, g))
         burst_units = float(burst.sum()) if burst is not None else 0.0

@@ -114,7 +114,7 @@ def rounded_plan(m: Model, values: list[float]) -> Decisions:
     gangs: dict[tuple[str, str], int] = defaultdict(int)
     for (name, p, g), s in shares.items():
         combo = d.combos[(name, p, g)]
-        loads[(p, g)] = loads.get((p, g), 0) + s * combo.demand
+        loads[(p, g)] = loads.get((p, g), 0) + combo.load(s)
         gangs[(p, g)] = max(gangs[(p, g)], combo.gang_gpus)
     nodes = {k: _cheapest_nodes(d, k[0], k[1], load, gangs[k]) for k, load in loads.items()}
     return Decisions(shares, {k: n for k, n in nodes.items() if n})

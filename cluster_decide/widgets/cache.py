@@ -11,7 +11,7 @@ import threading
 from collections import OrderedDict
 
 from cluster_decide.model.solve import solve
-from cluster_decide.plan import Plan
+from cluster_decide.plan import Plan, Status
 from cluster_decide.scenario import Scenario
 
 __all__ = ["INTERACTIVE_TIME_LIMIT_S", "PlanCache"]
@@ -60,6 +60,8 @@ class PlanCache:
             # The plan solved last is usually one slider step away: start the search from it.
             last = next(reversed(self._plans.values()), None)
             plan = solve(scn, time_limit_s=self.time_limit_s, hint=last)
+            if plan.status is Status.TIME_LIMIT:
+                return plan  # not an answer: the next ask solves again rather than repeat it
             self._plans[key] = plan
             while len(self._plans) > self.max_size:
                 self._plans.popitem(last=False)
