@@ -5,7 +5,9 @@ Frames and their columns (units in the names):
 - ``placements``: workload, kind, pool, platform, gpu_type, share (0-1), gpus (peak GPUs this
   share needs, SLO headroom included), gpu_hours_per_month (capacity it takes).
 - ``pools``: pool, platform, gpu_type, nodes, gpus (baseline), burst_gpu_hours (per month),
-  peak_gpus (largest hourly need), utilization (average need over provisioned capacity, 0-1).
+  peak_gpus (largest hourly need), utilization (busy GPU-hours over provisioned GPU-hours, 0-1:
+  what an operator's dashboard shows), sizing_ratio (average sized need over provisioned
+  capacity, 0-1: how much of what is paid for the targets call for; the rest is whole nodes).
 - ``staffing``: skill, available_fte, required_fte, hires, idle_fte.
 - ``costs``: component, monthly_usd, cash (counts against a budget), meaning.
 - ``service_levels``: workload, pool, gpu_type, metric, predicted, target, met (one row per
@@ -27,7 +29,7 @@ import polars as pl
 from cluster_decide.constants import HOURS_PER_MONTH, HOURS_PER_WEEK, SKILLS
 from cluster_decide.evaluate import Decisions, Evaluation
 from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, ModelData
-from cluster_decide.service import SERVICE_LEVEL_SCHEMA
+from cluster_decide.service import SERVICE_LEVEL_SCHEMA, busy_gpus_by_pool
 
 if TYPE_CHECKING:
     from cluster_decide.scenario import Scenario
@@ -61,6 +63,7 @@ _POOL_SCHEMA = {
     "burst_gpu_hours": pl.Float64,
     "peak_gpus": pl.Float64,
     "utilization": pl.Float64,
+    "sizing_ratio": pl.Float64,
 }
 
 
@@ -173,6 +176,7 @@ def build_frames(data: ModelData, dec: Decisions, ev: Evaluation) -> dict[str, p
         )
     placements = pl.DataFrame(rows, schema=_PLACEMENT_SCHEMA)
     keys = sorted({k for k, n in dec.nodes.items() if n > 0} | set(ev.placed_units))
+    busy_by_pool = busy_gpus_by_pool(data, dec)
     pool_rows = []
     for p, g in keys:
         nodes = dec.nodes.get((p, g), 0)
@@ -191,7 +195,12 @@ def build_frames(data: ModelData, dec: Decisions, ev: Evaluation) -> dict[str, p
                 "gpus": gpus,
                 "burst_gpu_hours": round(float(burst.sum()) * WEEKS_PER_MONTH, 1),
                 "peak_gpus": round(float(load.max()), 1),
-                "utilization": round(float(load.mean()) / provided, 4) if provided else 0.0,
+                "utilization": round(
+                    float(busy_by_pool.get((p, g), np.zeros(1)).mean()) / provided, 4
+                )
+                if provided
+                else 0.0,
+                "sizing_ratio": round(float(load.mean()) / provided, 4) if provided else 0.0,
             }
         )
     pools = pl.DataFrame(pool_rows, schema=_POOL_SCHEMA)

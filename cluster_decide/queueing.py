@@ -584,13 +584,12 @@ def _edf_feasible(other: np.ndarray, work: np.ndarray, window: int, capacity: fl
     laps = 2 + (window + n - 1) // n
     cum_work = np.concatenate([[0.0], np.cumsum(np.tile(work, laps))])
     cum_free = np.concatenate([[0.0], np.cumsum(np.tile(free, laps))])
-    starts = np.arange(n)
-    for m in range(1, n + 1):
-        submitted = cum_work[starts + m] - cum_work[starts]
-        available = cum_free[starts + m + window - 1] - cum_free[starts]
-        if np.any(submitted > available + 1e-9):
-            return False
-    return True
+    # Every start s (rows) and run length m (columns) at once: one n x n comparison.
+    starts = np.arange(n)[:, None]
+    runs = np.arange(1, n + 1)[None, :]
+    submitted = cum_work[starts + runs] - cum_work[starts]
+    available = cum_free[starts + runs + window - 1] - cum_free[starts]
+    return not bool(np.any(submitted > available + 1e-9))
 
 
 def achievable_utilization(

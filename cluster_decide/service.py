@@ -52,6 +52,7 @@ if TYPE_CHECKING:
 __all__ = [
     "SERVICE_LEVEL_SCHEMA",
     "batch_waits_by_pool",
+    "busy_gpus_by_pool",
     "realtime_replicas",
     "service_levels",
 ]
@@ -120,15 +121,46 @@ def _session_wait_hours(
     """The worst hour's mean wait for a seat of an interactive share (M/M/c over sessions)."""
     gpus = _gpus_of_share(data, key, s)
     seats = np.floor(gpus / w.gpus_per_user + 1e-6).astype(int)
-    shape = data.scenario.catalog.profile(w.profile) if isinstance(w.profile, str) else None
-    if shape is None:
-        arr = np.asarray(w.profile, dtype=float)
-        shape = arr / arr.max()
-    sessions = w.concurrent_users * s / 100.0 * np.asarray(shape)
+    sessions = w.concurrent_users * s / 100.0 * _shape(data, w)
     worst = 0.0
     for c, a in sorted(set(zip(seats.tolist(), sessions.tolist(), strict=True))):
         worst = max(worst, mean_wait_mmc(int(c), a, w.mean_session_hours))
     return worst
+
+
+def _shape(data: ModelData, w: ExperimentationWorkload | RealtimeWorkload) -> np.ndarray:
+    if isinstance(w.profile, str):
+        return data.scenario.catalog.profile(w.profile)
+    arr = np.asarray(w.profile, dtype=float)
+    return arr / arr.max()
+
+
+def busy_gpus_by_pool(data: ModelData, dec: Decisions) -> dict[tuple[str, str], np.ndarray]:
+    """GPUs kept busy in each hour of the week, per (pool, GPU type): work, not sizing.
+
+    Training and batch: their GPU-hours spread by their profile, at this GPU's speed (the
+    stretch of slower GPUs and of lost topology or preemption time is busy time too).
+    Services: requests per second × GPU-seconds each / requests a GPU runs at once.
+    Notebooks: GPUs held by the sessions in progress. This is what an operator's dashboard
+    calls utilization once divided by the GPUs paid for (``Plan.pools.utilization``).
+    """
+    cat = data.scenario.catalog
+    workloads = {w.name: w for w in data.workloads}
+    out: dict[tuple[str, str], np.ndarray] = {}
+    for (name, p, g), s in sorted(dec.shares.items()):
+        if s <= 0 or (name, p, g) not in data.combos or name not in workloads:
+            continue
+        w = workloads[name]
+        part = s / 100.0
+        if isinstance(w, RealtimeWorkload):
+            service_s = w.gpu_seconds_per_request * _speed(data, name, g)
+            busy = w.peak_requests_per_second * _shape(data, w) * service_s / w.concurrency_per_gpu
+        elif isinstance(w, ExperimentationWorkload):
+            busy = w.concurrent_users * w.gpus_per_user * _shape(data, w)
+        else:
+            busy = busy_gpus(w, job_stretch(w, data.platform(p), cat.gpus[g], cat), cat)
+        out[(p, g)] = out.get((p, g), np.zeros(len(busy))) + part * np.asarray(busy, dtype=float)
+    return out
 
 
 def batch_waits_by_pool(

@@ -83,7 +83,7 @@ def test_lever_values_are_cost_differences_of_two_solves(scn: cd.Scenario) -> No
 def test_break_even_is_bracketed_by_solves_giving_different_archetypes(
     scn: cd.Scenario, base: an.Outcome
 ) -> None:
-    be = an.break_even(scn, "demand:distributed_training", 0.25, rel_tol=0.02)
+    be = an.break_even(scn, "demand:distributed_training", 0.05, rel_tol=0.02)
     assert be.found
     assert be.changed_value < be.same_value < be.base_value
     assert abs(be.same_value - be.changed_value) <= 0.02 * 1.0 + 1e-12

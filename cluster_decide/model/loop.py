@@ -306,9 +306,15 @@ def run(
     cuts = 0
     repaired: Decisions | None = None
     bound = -math.inf
+    spent = 0.0  # CP-SAT deterministic time used so far: the limit covers the whole loop
+    # A repaired plan (grown pools) is a valid answer only to the plain cost model: a hook's
+    # own constraints (a cost cap, a forced distance) may not hold for it.
+    may_repair = constrain is None and objective is None
     for _round in range(MAX_CUT_ROUNDS + 1):
-        solver = _solver(remaining(), deterministic_limit, workers, seed)
+        left = None if deterministic_limit is None else max(0.01, deterministic_limit - spent)
+        solver = _solver(remaining(), left, workers, seed)
         code = solver.solve(m.cp)
+        spent += solver.response_proto.deterministic_time
         status = _status(code, m)
         wall = time.perf_counter() - start
         if status is Status.INFEASIBLE:
@@ -339,11 +345,17 @@ def run(
             )
         add_service_levels(m, [_cut(dec, p, g, need) for (p, g), need in needs.items()])
         cuts += len(needs)
-        if all(n >= 0 for n in needs.values()) and evaluate_decisions(data, fixed).feasible:
+        if (
+            may_repair
+            and all(n >= 0 for n in needs.values())
+            and evaluate_decisions(data, fixed).feasible
+        ):
             repaired = fixed
         m.cp.clear_hints()
-        add_hints(m, repaired or dec)
+        add_hints(m, repaired or fixed)
         if time_limit_s is not None and time.perf_counter() - start >= time_limit_s:
+            break
+        if deterministic_limit is not None and spent >= deterministic_limit:
             break
     wall = time.perf_counter() - start
     if repaired is None:

@@ -123,7 +123,7 @@ def rounded_plan(m: Model, values: list[float]) -> Decisions:
 def add_hints(m: Model, dec: Decisions) -> None:
     """Hint every variable of ``m`` with the values ``dec`` implies (CP-SAT repairs the rest)."""
     d, cp = m.data, m.cp
-    ev = evaluate_decisions(d, dec)
+    ev = evaluate_decisions(d, dec, service_pools=set())  # costs and burst; no service levels
     open_pools = set(ev.open_pools)
     for p, var in m.open.items():
         cp.add_hint(var, p in open_pools)
