@@ -150,8 +150,8 @@ def test_pilot_plan_uses_the_scenarios_workloads_and_pools(deck_path: Path) -> N
         "Inference endpoint",
     ]
     assert work["Multi-node training"][1].startswith("llm-pretraining on slurm")
-    assert work["Inference endpoint"][1].startswith("code-assistant on k8s-batch")
-    assert "p99 latency against 2,000 ms" in work["Inference endpoint"][3]
+    assert work["Inference endpoint"][1].startswith("support-assistant on k8s-batch")
+    assert "p99 latency against 1,500 ms" in work["Inference endpoint"][3]
     ops = [r[0] for t in _tables(slides["Pilot plan: operations under stress"]) for r in t[1:]]
     assert ops == [
         "Failure injection",
