@@ -295,14 +295,15 @@ def run(
         # needs no weight: the cheapest plan's overspend is the smallest budget increase.
         extra_staff = sum(m.staff_slack.values())
         budget = m.budget_slack if m.budget_slack is not None else 0
-        m.cp.minimize(extra_staff * 10**9 + budget + m.cost_cents)
+        goal = extra_staff * 10**9 + budget + m.cost_cents
         div = 1
     elif objective is not None:
-        m.cp.minimize(objective(m))
+        goal = objective(m)
         div = 1
     else:
-        m.cp.minimize(m.cost_cents * scale + m.tie_break)
+        goal = m.cost_cents * scale + m.tie_break
         div = scale
+    m.cp.minimize(goal)
     cuts = 0
     repaired: Decisions | None = None
     bound = -math.inf
@@ -345,6 +346,12 @@ def run(
             )
         add_service_levels(m, [_cut(dec, p, g, need) for (p, g), need in needs.items()])
         cuts += len(needs)
+        # Cuts only remove plans, so the last round's bound still holds: telling CP-SAT spares
+        # it re-proving what it already knows (the re-solve is then mostly a search near the
+        # repaired plan hinted below).
+        m.cp.add(goal >= math.ceil(solver.best_objective_bound - 1e-6)).with_name(
+            f"bound[round={_round}]"
+        )
         if (
             may_repair
             and all(n >= 0 for n in needs.values())
