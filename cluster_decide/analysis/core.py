@@ -14,6 +14,7 @@ diagnosed (that is ``solve``'s job).
 from __future__ import annotations
 
 import math
+import multiprocessing
 import os
 import time
 from collections.abc import Iterator, Sequence
@@ -174,7 +175,13 @@ def run_all(
         bar.close()
         return [r for r in results if r is not None]
     own = executor is None
-    pool: Executor = executor if executor is not None else ProcessPoolExecutor(workers)
+    # Spawned, not forked: the parent has already used polars (service levels are frames),
+    # and a forked child that touches polars' thread pool can deadlock.
+    pool: Executor = (
+        executor
+        if executor is not None
+        else ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+    )
     try:
         futures: dict[Future[list[Outcome]], range] = {
             pool.submit(
