@@ -45,6 +45,7 @@ from cluster_decide.scenario import (
     RealtimeWorkload,
     TrainingWorkload,
 )
+from cluster_decide.vocabulary import DEMAND_UNITS_PER_GPU_PERCENT
 
 if TYPE_CHECKING:
     from cluster_decide.evaluate import Decisions, Evaluation
@@ -75,7 +76,7 @@ def _gpus_of_share(data: ModelData, key: tuple[str, str, str], share_pct: int) -
     """GPUs the plan gives a share in each hour, before the platform's utilization factor."""
     kind = next(w.kind for w in data.workloads if w.name == key[0])
     util = data.platform(key[1]).utilization[kind]
-    return data.combos[key].load(share_pct) / (100 * DEMAND_UNITS_PER_GPU) * util
+    return data.combos[key].load(share_pct) / DEMAND_UNITS_PER_GPU_PERCENT * util
 
 
 def realtime_replicas(data: ModelData, key: tuple[str, str, str], share_pct: int) -> list[int]:
@@ -187,7 +188,7 @@ def batch_waits_by_pool(
         if s > 0 and isinstance(w, TrainingWorkload | DeadlineWorkload):
             stretch = job_stretch(w, data.platform(p), cat.gpus[g], cat)
             groups[(p, g)].append((name, batch_class(w, stretch, s)))
-    units = DEMAND_UNITS_PER_GPU * 100
+    units = DEMAND_UNITS_PER_GPU_PERCENT
     for (p, g), classes in groups.items():
         gpn = data.gpus_per_node[g]
         names = {n for n, _ in classes}
@@ -257,7 +258,7 @@ def _deadline_window(
     Free capacity per hour is the pool's baseline plus burst less everything else placed there.
     """
     name, p, g = key
-    units = DEMAND_UNITS_PER_GPU * 100
+    units = DEMAND_UNITS_PER_GPU_PERCENT
     s = dec.shares[key] - dec.spot.get(key, 0)
     if s <= 0:  # all on spot: capacity that follows its own need, sized for its deadline
         return 0.0
