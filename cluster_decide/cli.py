@@ -143,7 +143,10 @@ def _executor(args: argparse.Namespace, pool: bool) -> Iterator[Executor | None]
     if not pool or jobs <= 1:
         yield None
         return
-    with ProcessPoolExecutor(jobs) as local:
+    import multiprocessing
+
+    # Spawned, not forked: a forked child can deadlock on polars' thread pool.
+    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as local:
         yield local
 
 
