@@ -29,6 +29,7 @@ from cluster_decide.errors import ScenarioError
 from cluster_decide.guard import (
     EXIT_BAD_INPUT,
     EXIT_CODES_HELP,
+    EXIT_INFEASIBLE,
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
     EXIT_TIME_LIMIT,
@@ -80,8 +81,12 @@ def summary(plan: Plan, verdict: str = "") -> str:
     import polars as pl
 
     from cluster_decide.explain import ARCHETYPE_WORDS, money
+    from cluster_decide.plan import Status
 
-    lines = [f"Scenario: {plan.scenario}", f"Status:   {plan.status.value}"]
+    status = plan.status.value
+    if plan.status is Status.FEASIBLE:
+        status += f" (not proven optimal: within {plan.gap:.1%} of the best possible)"
+    lines = [f"Scenario: {plan.scenario}", f"Status:   {status}"]
     if not plan.feasible:
         lines += ["", *plan.explanations]
         return "\n".join(lines) + "\n"
@@ -138,7 +143,10 @@ def _executor(args: argparse.Namespace, pool: bool) -> Iterator[Executor | None]
     if not pool or jobs <= 1:
         yield None
         return
-    with ProcessPoolExecutor(jobs) as local:
+    import multiprocessing
+
+    # Spawned, not forked: a forked child can deadlock on polars' thread pool.
+    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as local:
         yield local
 
 
@@ -186,7 +194,16 @@ def _solve(args: argparse.Namespace) -> int:
         sys.stdout.write(summary(plan, rec.sentence if rec is not None else ""))
     if args.out and not args.json:
         sys.stdout.write(f"\nWrote plan.json and CSV files to {args.out}\n")
-    return 0 if plan.feasible else 1
+    return exit_code(plan)
+
+
+def exit_code(plan: Plan) -> int:
+    """0 answered, 1 infeasible, 3 no answer within the time limit (``EXIT_CODES_HELP``)."""
+    from cluster_decide.plan import Status
+
+    if plan.status is Status.TIME_LIMIT:
+        return EXIT_TIME_LIMIT
+    return 0 if plan.feasible else EXIT_INFEASIBLE
 
 
 def _compare(args: argparse.Namespace) -> int:
@@ -347,7 +364,7 @@ def _export(args: argparse.Namespace) -> int:
         if rec is not None:
             sys.stdout.write(f"Verdict:  {rec.sentence}\n")
         sys.stdout.write("".join(f"Wrote {w}\n" for w in written))
-    return 0 if plan.feasible else 1
+    return exit_code(plan)
 
 
 def _ingest(args: argparse.Namespace) -> int:
@@ -455,7 +472,7 @@ def _simulate(args: argparse.Namespace) -> int:
     )
     if not plan.feasible:
         sys.stdout.write(summary(plan))
-        return 1
+        return exit_code(plan)
     jobs = read_jobs(Path(args.jobs)) if args.jobs else None
     sim = simulate(plan, jobs=jobs, days=args.days, seed=args.seed)
     if args.chart:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -20,6 +20,7 @@ import polars as pl
 from cluster_decide.constants import HOURS_PER_WEEK, SKILLS
 from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, ModelData, prepare
 from cluster_decide.model.people import FAMILY, cheapest_staffing
+from cluster_decide.service import SERVICE_LEVEL_SCHEMA, service_levels
 from cluster_decide.vocabulary import DEMAND_UNITS_PER_GPU_PERCENT
 
 if TYPE_CHECKING:
@@ -32,6 +33,7 @@ __all__ = [
     "Decisions",
     "Evaluation",
     "archetype_of",
+    "check_service_levels",
     "evaluate",
     "evaluate_decisions",
 ]
@@ -117,6 +119,10 @@ class Evaluation:
     retooled: tuple[str, ...] = ()
     """Moved workloads whose users must change tools."""
     horizon_months: int = 36
+    service_levels: pl.DataFrame = field(
+        default_factory=lambda: pl.DataFrame(schema=SERVICE_LEVEL_SCHEMA)
+    )
+    """Predicted service level of every placed share beside its target (``service.py``)."""
 
     @property
     def total_cents(self) -> int:
@@ -176,8 +182,14 @@ def archetype_of(platforms: set[str] | list[str]) -> str | None:
     return "kubernetes_only"
 
 
-def evaluate_decisions(data: ModelData, dec: Decisions) -> Evaluation:
-    """Check and cost ``dec`` against every constraint family, without a solver."""
+def evaluate_decisions(
+    data: ModelData, dec: Decisions, service_pools: set[tuple[str, str]] | None = None
+) -> Evaluation:
+    """Check and cost ``dec`` against every constraint family, without a solver.
+
+    The service levels are predicted for every pool, or only for ``service_pools`` (the solve
+    loop sizing one pool asks for that pool alone).
+    """
     v: list[str] = []
     scn = data.scenario
     pools = {p.name: p for p in data.pools}
@@ -223,7 +235,7 @@ def evaluate_decisions(data: ModelData, dec: Decisions) -> Evaluation:
         s_base = s - dec.spot.get((w, p, g), 0)
         if s_base > 0 and combo is not None:
             placed.setdefault((p, g), np.zeros(HOURS_PER_WEEK, dtype=np.int64))
-            placed[(p, g)] = placed[(p, g)] + s_base * combo.demand
+            placed[(p, g)] = placed[(p, g)] + combo.load(s_base)
             n = dec.nodes.get((p, g), 0)
             if combo.gang_gpus > 1 and combo.gang_gpus > data.gpus_per_node[g] * n:
                 v.append(
@@ -362,7 +374,7 @@ def evaluate_decisions(data: ModelData, dec: Decisions) -> Evaluation:
         if p in pools and not any(s for (_w, pp, _g), s in dec.shares.items() if pp == p):
             v.append(f"linking[{p}]: the pool buys nodes but hosts no workload")
 
-    return Evaluation(
+    ev = Evaluation(
         feasible=not v,
         violations=tuple(v),
         costs_cents=costs,
@@ -377,6 +389,18 @@ def evaluate_decisions(data: ModelData, dec: Decisions) -> Evaluation:
         retooled=tuple(retooled),
         horizon_months=people.horizon_months,
     )
+    levels = service_levels(data, dec, ev, service_pools)
+    v += check_service_levels(levels)
+    return replace(ev, feasible=not v, violations=tuple(v), service_levels=levels)
+
+
+def check_service_levels(levels: pl.DataFrame) -> list[str]:
+    """One violation per predicted service level that misses its target."""
+    return [
+        f"service_levels[{r['workload']},{r['pool']},{r['gpu_type']}]: predicted {r['metric']} "
+        f"{r['predicted']:.4g} exceeds the target {r['target']:g}"
+        for r in levels.filter(~pl.col("met")).iter_rows(named=True)
+    ]
 
 
 def _spot_violations(data: ModelData, dec: Decisions) -> list[str]:

@@ -16,6 +16,7 @@ from cluster_decide.evaluate import Decisions, Evaluation
 from cluster_decide.explain_people import people_sentences
 from cluster_decide.market import PROVIDER_WORDS, TERM_WORDS
 from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, Combo, ModelData
+from cluster_decide.service import busy_gpus_by_pool
 from cluster_decide.vocabulary import SKILL_LABELS
 
 __all__ = [
@@ -185,6 +186,27 @@ def _binding(data: ModelData, dec: Decisions, ev: Evaluation) -> list[str]:
     return out
 
 
+IDLE_WORTH_SAYING = 0.6
+"""Below this busy fraction a pool's idle GPUs get a sentence of their own."""
+
+
+def _idle(data: ModelData, dec: Decisions, ev: Evaluation) -> list[str]:
+    """Pools whose GPUs are mostly idle (busy GPU-hours over those paid for), and why."""
+    out = []
+    for (p, g), busy in sorted(busy_gpus_by_pool(data, dec).items()):
+        burst = ev.burst.get((p, g))
+        paid = dec.nodes.get((p, g), 0) * data.gpus_per_node[g] + (
+            float(burst.mean()) / DEMAND_UNITS_PER_GPU if burst is not None else 0.0
+        )
+        if paid > 0 and float(busy.mean()) / paid < IDLE_WORTH_SAYING:
+            out.append(
+                f"The {p} pool's {g} GPUs are busy {float(busy.mean()) / paid:.0%} of the time "
+                "on average: it is sized for its busiest hours and for its wait and latency "
+                "targets, in whole nodes."
+            )
+    return out
+
+
 def explain(data: ModelData, dec: Decisions, ev: Evaluation, archetype: str | None) -> list[str]:
     """The plan in sentences: headline, staffing, one reason per workload, binding constraints."""
     words = ARCHETYPE_WORDS.get(archetype or "", "no architecture")
@@ -204,6 +226,7 @@ def explain(data: ModelData, dec: Decisions, ev: Evaluation, archetype: str | No
     lines += [_why_workload(data, dec, w.name) for w in data.workloads]
     lines += people_sentences(data, dec, ev)
     lines += _binding(data, dec, ev)
+    lines += _idle(data, dec, ev)
     return lines
 
 

@@ -6,7 +6,9 @@ Frames and their columns (units in the names):
   share needs, SLO headroom included), gpu_hours_per_month (capacity it takes), spot_share
   (0-share: the part of ``share`` run on spot capacity rather than the pool's own).
 - ``pools``: pool, platform, gpu_type, nodes, gpus (baseline), burst_gpu_hours (per month),
-  peak_gpus (largest hourly need), utilization (average need over provisioned capacity, 0-1),
+  peak_gpus (largest hourly need), utilization (busy GPU-hours over provisioned GPU-hours, 0-1:
+  what an operator's dashboard shows; spot excluded), sizing_ratio (average sized need over provisioned
+  capacity, 0-1: how much of what is paid for the targets call for; the rest is whole nodes),
   provider_class (on_prem | hyperscaler | gpu_cloud | marketplace | scenario), provider, term
   (owned | on_demand | commit_1y | commit_3y), usd_per_gpu_hour (baseline, equivalent monthly
   cost per GPU-hour for owned nodes), spot_gpu_hours (per month), upfront_usd (nodes × (server +
@@ -23,7 +25,8 @@ Frames and their columns (units in the names):
 - ``transition``: workload, today (platform it runs on today, empty without ``[current]``),
   planned (platforms it runs on in the plan), action (keep | move | new), users, retool (users
   must change tools), one_time_usd, monthly_usd (spread over the horizon).
-- ``service_levels``: workload, metric, predicted, target, met.
+- ``service_levels``: workload, pool, gpu_type, metric, predicted, target, met (one row per
+  placed share; see :mod:`cluster_decide.service`).
 - ``relaxations`` (infeasible plans): change, amount, unit, monthly_usd, sentence.
 """
 
@@ -42,6 +45,7 @@ from cluster_decide.constants import HOURS_PER_MONTH, HOURS_PER_WEEK, SKILLS
 from cluster_decide.evaluate import Decisions, Evaluation
 from cluster_decide.market import CASH_FLOW_SCHEMA, cash_flow, residual_fraction
 from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, ModelData
+from cluster_decide.service import SERVICE_LEVEL_SCHEMA, busy_gpus_by_pool
 from cluster_decide.vocabulary import DEMAND_UNITS_PER_GPU_PERCENT
 
 if TYPE_CHECKING:
@@ -58,13 +62,6 @@ __all__ = [
 ]
 
 WEEKS_PER_MONTH = HOURS_PER_MONTH / HOURS_PER_WEEK
-SERVICE_LEVEL_SCHEMA = {
-    "workload": pl.String,
-    "metric": pl.String,
-    "predicted": pl.Float64,
-    "target": pl.Float64,
-    "met": pl.Boolean,
-}
 RELAXATION_SCHEMA = {
     "change": pl.String,
     "amount": pl.Float64,
@@ -92,6 +89,7 @@ _POOL_SCHEMA = {
     "burst_gpu_hours": pl.Float64,
     "peak_gpus": pl.Float64,
     "utilization": pl.Float64,
+    "sizing_ratio": pl.Float64,
     "provider_class": pl.String,
     "provider": pl.String,
     "term": pl.String,
@@ -120,6 +118,8 @@ class Status(str, Enum):
     OPTIMAL = "optimal"
     FEASIBLE = "feasible"
     INFEASIBLE = "infeasible"
+    TIME_LIMIT = "time_limit"
+    """No plan was found within the time limit: not a verdict on the scenario (give it more time)."""
 
     def __str__(self) -> str:
         return self.value
@@ -157,7 +157,7 @@ class Plan:
     @property
     def feasible(self) -> bool:
         """Whether the plan can be carried out (optimal or feasible)."""
-        return self.status is not Status.INFEASIBLE
+        return self.status in (Status.OPTIMAL, Status.FEASIBLE)
 
     def decisions(self) -> Decisions:
         """The decisions this plan stands for, for :func:`cluster_decide.evaluate`."""
@@ -242,7 +242,7 @@ def build_frames(data: ModelData, dec: Decisions, ev: Evaluation) -> dict[str, p
     for (w, p, g), s in sorted(dec.shares.items()):
         if s <= 0:
             continue
-        demand = data.combos[(w, p, g)].demand
+        demand = data.combos[(w, p, g)].load(s)
         rows.append(
             {
                 "workload": w,
@@ -251,13 +251,14 @@ def build_frames(data: ModelData, dec: Decisions, ev: Evaluation) -> dict[str, p
                 "platform": data.pool(p).platform,
                 "gpu_type": g,
                 "share": s / 100.0,
-                "gpus": round(s * float(demand.max()) / units, 1),
-                "gpu_hours_per_month": round(s * float(demand.mean()) / units * HOURS_PER_MONTH, 1),
+                "gpus": round(float(demand.max()) / units, 1),
+                "gpu_hours_per_month": round(float(demand.mean()) / units * HOURS_PER_MONTH, 1),
                 "spot_share": dec.spot.get((w, p, g), 0) / 100.0,
             }
         )
     placements = pl.DataFrame(rows, schema=_PLACEMENT_SCHEMA)
     keys = sorted({k for k, n in dec.nodes.items() if n > 0} | set(ev.placed_units))
+    busy_by_pool = busy_gpus_by_pool(data, dec)
     pool_rows = []
     for p, g in keys:
         nodes = dec.nodes.get((p, g), 0)
@@ -290,7 +291,12 @@ def build_frames(data: ModelData, dec: Decisions, ev: Evaluation) -> dict[str, p
                 "gpus": gpus,
                 "burst_gpu_hours": round(float(burst.sum()) * WEEKS_PER_MONTH, 1),
                 "peak_gpus": round(float(load.max()), 1),
-                "utilization": round(float(load.mean()) / provided, 4) if provided else 0.0,
+                "utilization": round(
+                    float(busy_by_pool.get((p, g), np.zeros(1)).mean()) / provided, 4
+                )
+                if provided
+                else 0.0,
+                "sizing_ratio": round(float(load.mean()) / provided, 4) if provided else 0.0,
                 "provider_class": "on_prem" if owned else (offer.provider_class if offer else ""),
                 "provider": "today" if owned else (offer.provider if offer else ""),
                 "term": "owned" if owned else (offer.term if offer else ""),

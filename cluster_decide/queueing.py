@@ -47,8 +47,10 @@ __all__ = [
     "erlang_c",
     "gang_slots",
     "latency_quantile",
+    "mean_wait_mmc",
     "min_gpus_for_latency",
     "min_gpus_for_wait",
+    "min_servers_for_mean_wait",
     "wait_quantile_mmc",
 ]
 
@@ -127,23 +129,65 @@ def wait_quantile_mmc(servers: int, arrival_rate: float, service_time: float, q:
     return math.log(c_prob / (1.0 - q)) * service_time / (servers - load)
 
 
+def mean_wait_mmc(servers: int, offered_load: float, service_time: float) -> float:
+    """Mean queue wait in M/M/c: ``C(c, A) * service_time / (c - A)`` ([GH]); ``inf`` if ``A >= c``.
+
+    Used for interactive sessions: ``c`` seats (a user's GPUs each), ``A`` sessions in
+    progress on average, ``service_time`` the mean session length.
+    """
+    if servers < 0 or offered_load < 0 or service_time <= 0:
+        raise ValueError("servers and offered_load must be >= 0 and service_time > 0")
+    if offered_load == 0:
+        return 0.0
+    if offered_load >= servers:
+        return math.inf
+    return erlang_c(servers, offered_load) * service_time / (servers - offered_load)
+
+
+@lru_cache(maxsize=65536)
+def min_servers_for_mean_wait(offered_load: float, service_time: float, max_wait: float) -> int:
+    """Smallest ``c`` whose M/M/c mean wait (:func:`mean_wait_mmc`) is at most ``max_wait``.
+
+    The wait falls as servers are added, so the first feasible count above the stability
+    bound ``floor(A) + 1`` is the answer; 0 when nothing arrives.
+    """
+    if offered_load <= 0:
+        return 0
+    c = math.floor(offered_load) + 1
+    while mean_wait_mmc(c, offered_load, service_time) > max_wait:
+        c += 1
+    return c
+
+
 def latency_quantile(
     servers: int,
     arrival_rate: float,
     service_time: float,
     q: float = 0.99,
     concurrency: int = 1,
+    service_cv: float = 1.0,
 ) -> float:
     """The design's latency: the q-quantile of the queue wait plus the mean service time.
 
     ``servers`` GPUs each run ``concurrency`` requests at once, so the queue has
     ``servers * concurrency`` slots, each taking ``service_time`` per request (the service
-    time measured at that concurrency). Latency ``= t_q(M/M/(c k)) + service_time``; adding
-    the mean rather than the quantile of service is the project's convention (docs/queueing.md) and is exact for deterministic service.
+    time measured at that concurrency). Latency ``= t_q + service_time``; adding the mean
+    rather than the quantile of service is the design's convention (``docs/queueing.md``)
+    and is exact for deterministic service.
+
+    ``service_cv`` is the coefficient of variation of request times. With ``cv = 1`` (the
+    default) ``t_q`` is the exact M/M/c quantile. Otherwise it is the M/G/c approximation of
+    Allen-Cunneen applied to the whole conditional wait ([AC], [W]): the wait is exponential
+    given that it is positive, with its mean scaled by ``(1 + cv^2) / 2``, so
+    ``t_q(M/G/c) = t_q(M/M/c) * (1 + cv^2) / 2``. Long LLM generations (cv above 1) lengthen
+    the tail; fixed-length work (cv 0) halves it.
     """
     if concurrency < 1:
         raise ValueError(f"concurrency must be >= 1, got {concurrency}")
-    return wait_quantile_mmc(servers * concurrency, arrival_rate, service_time, q) + service_time
+    if service_cv < 0:
+        raise ValueError(f"service_cv must be >= 0, got {service_cv}")
+    wait = wait_quantile_mmc(servers * concurrency, arrival_rate, service_time, q)
+    return wait * (1.0 + service_cv**2) / 2.0 + service_time
 
 
 def min_gpus_for_latency(
@@ -152,6 +196,7 @@ def min_gpus_for_latency(
     target: float,
     q: float = 0.99,
     concurrency: int = 1,
+    service_cv: float = 1.0,
 ) -> int:
     """Smallest number of GPUs whose :func:`latency_quantile` is at most ``target``.
 
@@ -176,7 +221,12 @@ def min_gpus_for_latency(
             "shorten the service time"
         )
     return _min_gpus_cached(
-        _round12(arrival_rate), _round12(service_time), _round12(target), q, concurrency
+        _round12(arrival_rate),
+        _round12(service_time),
+        _round12(target),
+        q,
+        concurrency,
+        _round12((1.0 + service_cv**2) / 2.0),
     )
 
 
@@ -186,10 +236,15 @@ def _round12(x: float) -> float:
 
 @lru_cache(maxsize=65536)
 def _min_gpus_cached(
-    arrival_rate: float, service_time: float, target: float, q: float, concurrency: int
+    arrival_rate: float,
+    service_time: float,
+    target: float,
+    q: float,
+    concurrency: int,
+    wait_factor: float = 1.0,
 ) -> int:
     load = arrival_rate * service_time
-    slack = target - service_time
+    slack = (target - service_time) / wait_factor
     log_tail = math.log(1.0 / (1.0 - q))
     lo = math.floor(load / concurrency) + 1
     hi = max(lo, math.ceil((load + log_tail * service_time / slack) / concurrency) + 1)
@@ -529,13 +584,12 @@ def _edf_feasible(other: np.ndarray, work: np.ndarray, window: int, capacity: fl
     laps = 2 + (window + n - 1) // n
     cum_work = np.concatenate([[0.0], np.cumsum(np.tile(work, laps))])
     cum_free = np.concatenate([[0.0], np.cumsum(np.tile(free, laps))])
-    starts = np.arange(n)
-    for m in range(1, n + 1):
-        submitted = cum_work[starts + m] - cum_work[starts]
-        available = cum_free[starts + m + window - 1] - cum_free[starts]
-        if np.any(submitted > available + 1e-9):
-            return False
-    return True
+    # Every start s (rows) and run length m (columns) at once: one n x n comparison.
+    starts = np.arange(n)[:, None]
+    runs = np.arange(1, n + 1)[None, :]
+    submitted = cum_work[starts + runs] - cum_work[starts]
+    available = cum_free[starts + runs + window - 1] - cum_free[starts]
+    return not bool(np.any(submitted > available + 1e-9))
 
 
 def achievable_utilization(

@@ -174,6 +174,9 @@ USERS = Range(
     1, 1_000_000, "users", "every engineer of the largest companies at once", integer=True
 )
 GPUS_PER_USER = Range(1, 1_024, "GPUs", "a user may hold a few nodes for debugging", integer=True)
+SESSION_HOURS = Range(
+    0.01, 10_000, "hours", "a 36-second session to a notebook held open more than a year"
+)
 REQUESTS_PER_SECOND = Range(
     0.0001,
     1e8,
@@ -184,6 +187,9 @@ GPU_SECONDS = Range(
     0.000001, 3_600, "GPU-seconds", "a microsecond kernel to an hour-long generation"
 )
 LATENCY_MS = Range(0.1, 3_600_000, "ms", "a 0.1 ms lookup to an hour")
+SERVICE_TIME_CV = Range(
+    0, 100, "", "0 is fixed-length requests, 1 exponential; LLM generation lengths reach a few"
+)
 CONCURRENCY = Range(
     1, 4_096, "requests per GPU", "continuous batching holds hundreds per GPU", integer=True
 )

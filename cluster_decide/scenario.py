@@ -107,6 +107,8 @@ PoolCount = Annotated[int, Field(strict=True), ranges.POOLS]
 NodeCount = Annotated[int, Field(strict=True), ranges.NODES]
 Users = Annotated[int, Field(strict=True), ranges.USERS]
 GpusPerUser = Annotated[int, Field(strict=True), ranges.GPUS_PER_USER]
+SessionHours = Annotated[float, Field(strict=True), ranges.SESSION_HOURS]
+ServiceTimeCv = Annotated[float, Field(strict=True), ranges.SERVICE_TIME_CV]
 Concurrency = Annotated[int, Field(strict=True), ranges.CONCURRENCY]
 GpusPerNode = Annotated[int, Field(strict=True), ranges.GPUS_PER_NODE]
 Fte = Annotated[float, Field(strict=True), ranges.FTE]
@@ -377,6 +379,10 @@ class ExperimentationWorkload(_WorkloadBase):
     concurrent_users: Users
     gpus_per_user: GpusPerUser
     max_queue_wait_hours: WaitHours
+    mean_session_hours: SessionHours = 2.0
+    """Mean length of one session holding GPUs (assumption: a working notebook session of a
+    couple of hours; the mean queue wait of :func:`cluster_decide.queueing.mean_wait_mmc`
+    scales with it)."""
 
 
 class RealtimeWorkload(_WorkloadBase):
@@ -399,6 +405,12 @@ class RealtimeWorkload(_WorkloadBase):
     gpu_seconds_per_request: GpuSeconds
     p99_latency_ms: LatencyMs
     concurrency_per_gpu: Concurrency = 1
+    service_time_cv: ServiceTimeCv = 1.0
+    """Coefficient of variation of request times (1: exponential; LLM generation varies more,
+    see ``docs/queueing.md``); the p99 uses the M/G/c approximation."""
+    headroom: Literal["none", "n+1"] = "none"
+    """``n+1`` keeps one node's worth of replicas spare, so the p99 holds with a node down or
+    drained for a rolling update."""
 
 
 Workload = Annotated[

@@ -1,45 +1,88 @@
-"""Predicted service levels of a plan beside each workload's SLO.
+"""Predicted service levels of a plan beside each workload's target: one row per placed share.
 
-Real-time inference: the p99 latency (Erlang-C queue wait + service time) at the busiest hour
-with the replicas the plan provides for it. Training and batch: the mean queue wait of each
-class in its pool from the effective-slot M/G/c approximation of
-:func:`cluster_decide.queueing.batch_waits`, over the pool's baseline GPUs plus its average burst,
-less what its non-batch work holds on average. Deadline classes report their completion time:
-the window in which fluid earliest-deadline-first scheduling finishes each hour's work on the
-capacity the rest of the pool leaves free, plus one job's run time. Experimentation is sized for its concurrent users directly and has no row.
+Real-time inference: the worst hour's p99 latency (M/G/c queue wait + service time, see
+:func:`cluster_decide.queueing.latency_quantile`) of each piece with the replicas the plan
+provides for that piece's own traffic; with ``headroom = "n+1"`` one node's worth of replicas is
+left out, so the p99 holds with a node down. Interactive (experimentation) classes: the worst
+hour's mean wait for a seat, M/M/c over sessions (:func:`cluster_decide.queueing.mean_wait_mmc`).
+Training and batch: the mean queue wait of each class in its pool from the effective-slot M/G/c
+approximation of :func:`cluster_decide.queueing.batch_waits`, over the pool's baseline GPUs plus
+its average burst, less what its non-batch work holds on average. Deadline classes report their
+completion time: the window in which fluid earliest-deadline-first scheduling finishes each
+hour's work on the capacity the rest of the pool leaves free, plus one job's run time.
+
+Columns of the frame: workload, pool, gpu_type, metric, predicted, target, met.
 """
 
 from __future__ import annotations
 
 import math
 from collections import defaultdict
-from typing import Literal
+from dataclasses import replace
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import polars as pl
 
-from cluster_decide.evaluate import Decisions, Evaluation
 from cluster_decide.model.data import (
     DEMAND_UNITS_PER_GPU,
     ModelData,
     batch_class,
     busy_gpus,
     job_stretch,
+    realtime_rates,
 )
-from cluster_decide.plan import SERVICE_LEVEL_SCHEMA
-from cluster_decide.queueing import BatchClass, batch_waits, deadline_window, latency_quantile
-from cluster_decide.scenario import DeadlineWorkload, RealtimeWorkload, TrainingWorkload
+from cluster_decide.queueing import (
+    BatchClass,
+    batch_waits,
+    deadline_window,
+    latency_quantile,
+    mean_wait_mmc,
+)
+from cluster_decide.scenario import (
+    DeadlineWorkload,
+    ExperimentationWorkload,
+    RealtimeWorkload,
+    TrainingWorkload,
+)
 from cluster_decide.vocabulary import DEMAND_UNITS_PER_GPU_PERCENT
 
-__all__ = ["batch_waits_by_pool", "realtime_replicas", "service_levels"]
+if TYPE_CHECKING:
+    from cluster_decide.evaluate import Decisions, Evaluation
+
+__all__ = [
+    "SERVICE_LEVEL_SCHEMA",
+    "batch_waits_by_pool",
+    "busy_gpus_by_pool",
+    "realtime_replicas",
+    "service_levels",
+]
+
+SERVICE_LEVEL_SCHEMA = {
+    "workload": pl.String,
+    "pool": pl.String,
+    "gpu_type": pl.String,
+    "metric": pl.String,
+    "predicted": pl.Float64,
+    "target": pl.Float64,
+    "met": pl.Boolean,
+}
+"""Columns of ``Plan.service_levels``."""
+
+Pools = set[tuple[str, str]] | None
+
+
+def _gpus_of_share(data: ModelData, key: tuple[str, str, str], share_pct: int) -> np.ndarray:
+    """GPUs the plan gives a share in each hour, before the platform's utilization factor."""
+    kind = next(w.kind for w in data.workloads if w.name == key[0])
+    util = data.platform(key[1]).utilization[kind]
+    return data.combos[key].load(share_pct) / DEMAND_UNITS_PER_GPU_PERCENT * util
 
 
 def realtime_replicas(data: ModelData, key: tuple[str, str, str], share_pct: int) -> list[int]:
-    """Replicas serving a real-time workload's share in each hour of the week."""
-    _w, p, _g = key
-    util = data.platform(p).utilization["realtime_inference"]
-    demand = data.combos[key].demand / DEMAND_UNITS_PER_GPU * util * share_pct / 100.0
-    return [max(1, math.floor(v + 1e-6)) if v > 0 else 0 for v in demand.tolist()]
+    """Replicas serving a real-time workload's share in each hour of the week (spares included)."""
+    gpus = _gpus_of_share(data, key, share_pct)
+    return [max(1, math.floor(v + 1e-6)) if v > 0 else 0 for v in gpus.tolist()]
 
 
 def _speed(data: ModelData, name: str, g: str) -> float:
@@ -49,8 +92,83 @@ def _speed(data: ModelData, name: str, g: str) -> float:
     return ref.inference_speed / gpu.inference_speed
 
 
+def _realtime_p99_ms(
+    data: ModelData, w: RealtimeWorkload, key: tuple[str, str, str], s: int
+) -> float:
+    """The worst hour's p99 latency of a service's share, spare replicas left out."""
+    _name, p, g = key
+    cat = data.scenario.catalog
+    replicas = realtime_replicas(data, key, s)
+    spare = cat.gpus[g].gpus_per_node if w.headroom == "n+1" else 0
+    rates = realtime_rates(w, data.platform(p), cat) * s / 100.0
+    service_s = w.gpu_seconds_per_request * _speed(data, w.name, g)
+    worst = 0.0
+    for n, rate in sorted(set(zip(replicas, rates.tolist(), strict=True))):
+        if rate > 0:
+            latency = (
+                latency_quantile(
+                    n - spare, rate, service_s, 0.99, w.concurrency_per_gpu, w.service_time_cv
+                )
+                if n - spare > 0
+                else math.inf
+            )
+            worst = max(worst, latency)
+    return 1000.0 * worst
+
+
+def _session_wait_hours(
+    data: ModelData, w: ExperimentationWorkload, key: tuple[str, str, str], s: int
+) -> float:
+    """The worst hour's mean wait for a seat of an interactive share (M/M/c over sessions)."""
+    gpus = _gpus_of_share(data, key, s)
+    seats = np.floor(gpus / w.gpus_per_user + 1e-6).astype(int)
+    sessions = w.concurrent_users * s / 100.0 * _shape(data, w)
+    worst = 0.0
+    for c, a in sorted(set(zip(seats.tolist(), sessions.tolist(), strict=True))):
+        worst = max(worst, mean_wait_mmc(int(c), a, w.mean_session_hours))
+    return worst
+
+
+def _shape(data: ModelData, w: ExperimentationWorkload | RealtimeWorkload) -> np.ndarray:
+    if isinstance(w.profile, str):
+        return data.scenario.catalog.profile(w.profile)
+    arr = np.asarray(w.profile, dtype=float)
+    return arr / arr.max()
+
+
+def busy_gpus_by_pool(data: ModelData, dec: Decisions) -> dict[tuple[str, str], np.ndarray]:
+    """GPUs kept busy in each hour of the week, per (pool, GPU type): work, not sizing.
+
+    Training and batch: their GPU-hours spread by their profile, at this GPU's speed (the
+    stretch of slower GPUs and of lost topology or preemption time is busy time too).
+    Services: requests per second × GPU-seconds each / requests a GPU runs at once.
+    Notebooks: GPUs held by the sessions in progress. This is what an operator's dashboard
+    calls utilization once divided by the GPUs paid for (``Plan.pools.utilization``). The part
+    of a share run on spot keeps spot nodes busy, not the pool's own: it is left out.
+    """
+    cat = data.scenario.catalog
+    workloads = {w.name: w for w in data.workloads}
+    out: dict[tuple[str, str], np.ndarray] = {}
+    for (name, p, g), s in sorted(dec.shares.items()):
+        if s <= 0 or (name, p, g) not in data.combos or name not in workloads:
+            continue
+        w = workloads[name]
+        part = (s - dec.spot.get((name, p, g), 0)) / 100.0
+        if part <= 0:
+            continue
+        if isinstance(w, RealtimeWorkload):
+            service_s = w.gpu_seconds_per_request * _speed(data, name, g)
+            busy = w.peak_requests_per_second * _shape(data, w) * service_s / w.concurrency_per_gpu
+        elif isinstance(w, ExperimentationWorkload):
+            busy = w.concurrent_users * w.gpus_per_user * _shape(data, w)
+        else:
+            busy = busy_gpus(w, job_stretch(w, data.platform(p), cat.gpus[g], cat), cat)
+        out[(p, g)] = out.get((p, g), np.zeros(len(busy))) + part * np.asarray(busy, dtype=float)
+    return out
+
+
 def batch_waits_by_pool(
-    data: ModelData, dec: Decisions, ev: Evaluation
+    data: ModelData, dec: Decisions, ev: Evaluation, pools: Pools = None
 ) -> dict[tuple[str, str, str], float]:
     """Predicted mean queue wait (hours) of every placed batch share, pooled per (pool, GPU type).
 
@@ -62,9 +180,11 @@ def batch_waits_by_pool(
     workloads = {w.name: w for w in data.workloads}
     groups: dict[tuple[str, str], list[tuple[str, BatchClass]]] = defaultdict(list)
     shares = _own_capacity_shares(dec)
-    out: dict[tuple[str, str, str], float] = _spot_waits(data, dec)
+    out: dict[tuple[str, str, str], float] = _spot_waits(data, dec, pools)
     for (name, p, g), s in sorted(shares.items()):
         w = workloads[name]
+        if pools is not None and (p, g) not in pools:
+            continue
         if s > 0 and isinstance(w, TrainingWorkload | DeadlineWorkload):
             stretch = job_stretch(w, data.platform(p), cat.gpus[g], cat)
             groups[(p, g)].append((name, batch_class(w, stretch, s)))
@@ -72,11 +192,8 @@ def batch_waits_by_pool(
     for (p, g), classes in groups.items():
         gpn = data.gpus_per_node[g]
         names = {n for n, _ in classes}
-        batch_load = sum(
-            s * data.combos[k].demand
-            for k, s in shares.items()
-            if k[1] == p and k[2] == g and k[0] in names
-        )
+        here = [(k, s) for k, s in shares.items() if k[1] == p and k[2] == g]
+        batch_load = sum(data.combos[k].load(s) for k, s in here if k[0] in names)
         weights = np.asarray(batch_load, dtype=float)
         weights = (
             weights / weights.sum()
@@ -84,9 +201,9 @@ def batch_waits_by_pool(
             else np.full(weights.shape, 1.0 / weights.size)
         )
         held = sum(
-            float((data.combos[k].demand * weights).sum()) * s / units
-            for k, s in shares.items()
-            if k[1] == p and k[2] == g and s > 0 and k[0] not in names
+            float((data.combos[k].load(s) * weights).sum()) / units
+            for k, s in here
+            if k[0] not in names
         )
         burst = ev.burst.get((p, g))
         rented = float((burst * weights).sum()) / DEMAND_UNITS_PER_GPU if burst is not None else 0.0
@@ -107,7 +224,9 @@ def _own_capacity_shares(dec: Decisions) -> dict[tuple[str, str, str], int]:
     return {k: s - dec.spot.get(k, 0) for k, s in dec.shares.items() if s - dec.spot.get(k, 0) > 0}
 
 
-def _spot_waits(data: ModelData, dec: Decisions) -> dict[tuple[str, str, str], float]:
+def _spot_waits(
+    data: ModelData, dec: Decisions, pools: Pools = None
+) -> dict[tuple[str, str, str], float]:
     """Mean queue wait of each batch share run on spot.
 
     The share runs alone on spot nodes that follow its own hourly need (sized, like any pool,
@@ -118,6 +237,8 @@ def _spot_waits(data: ModelData, dec: Decisions) -> dict[tuple[str, str, str], f
     out = {}
     for (name, p, g), pct in sorted(dec.spot.items()):
         w = workloads[name]
+        if pools is not None and (p, g) not in pools:
+            continue
         if pct <= 0 or not isinstance(w, TrainingWorkload | DeadlineWorkload):
             continue
         gpn = data.gpus_per_node[g]
@@ -141,7 +262,7 @@ def _deadline_window(
     s = dec.shares[key] - dec.spot.get(key, 0)
     if s <= 0:  # all on spot: capacity that follows its own need, sized for its deadline
         return 0.0
-    own = s * data.combos[key].demand / units
+    own = data.combos[key].load(s) / units
     total = ev.placed_units.get((p, g), np.zeros_like(own)) / units
     burst = ev.burst.get((p, g))
     capacity = dec.nodes.get((p, g), 0) * data.gpus_per_node[g] + (
@@ -153,35 +274,56 @@ def _deadline_window(
     return deadline_window(capacity - (total - own), work)
 
 
-def service_levels(data: ModelData, dec: Decisions, ev: Evaluation) -> pl.DataFrame:
-    """One row per placed workload share: workload, metric, predicted, target, met."""
+def service_levels(
+    data: ModelData, dec: Decisions, ev: Evaluation, pools: Pools = None
+) -> pl.DataFrame:
+    """One row per placed workload share (in ``pools``, or all): the prediction beside the target.
+
+    Shares that are not allowed candidates (unknown or blocked placements) get no row: the
+    evaluator reports them under their own family.
+    """
     workloads = {w.name: w for w in data.workloads}
     rows: list[dict[str, object]] = []
-    for key, s in sorted(dec.shares.items()):
+    valid = {
+        k: s
+        for k, s in dec.shares.items()
+        if s > 0 and k in data.combos and not data.combos[k].blocked and k[0] in workloads
+    }
+    for key, s in sorted(valid.items()):
         name, p, g = key
+        if pools is not None and (p, g) not in pools:
+            continue
         w = workloads[name]
-        if s > 0 and isinstance(w, RealtimeWorkload):
-            replicas = max(realtime_replicas(data, key, s))
-            service_s = w.gpu_seconds_per_request * _speed(data, name, g)
-            rate = w.peak_requests_per_second * s / 100.0
-            p99 = 1000.0 * latency_quantile(replicas, rate, service_s, 0.99, w.concurrency_per_gpu)
-            rows.append(_row(name, "p99_latency_ms", p99, w.p99_latency_ms))
+        if isinstance(w, RealtimeWorkload):
+            p99 = _realtime_p99_ms(data, w, key, s)
+            rows.append(_row(key, "p99_latency_ms", p99, w.p99_latency_ms))
+        elif isinstance(w, ExperimentationWorkload):
+            wait = _session_wait_hours(data, w, key, s)
+            rows.append(_row(key, "queue_wait_hours", wait, w.max_queue_wait_hours))
     cat = data.scenario.catalog
-    for (name, p, g), wait in sorted(batch_waits_by_pool(data, dec, ev).items()):
+    batch = replace(dec, shares=valid)
+    for key, wait in sorted(batch_waits_by_pool(data, batch, ev, pools).items()):
+        name, p, g = key
         w = workloads[name]
         if isinstance(w, DeadlineWorkload):
             hours = w.mean_job_hours * job_stretch(w, data.platform(p), cat.gpus[g], cat)
-            window = _deadline_window(data, dec, ev, (name, p, g))
-            rows.append(_row(name, "completion_hours", window + hours, w.max_completion_hours))
+            window = _deadline_window(data, batch, ev, key)
+            rows.append(_row(key, "completion_hours", window + hours, w.max_completion_hours))
         else:
-            rows.append(_row(name, "queue_wait_hours", wait, w.slo))
-    rows.sort(key=lambda r: (str(r["workload"]), str(r["metric"])))
+            rows.append(_row(key, "queue_wait_hours", wait, w.slo))
+    rows.sort(
+        key=lambda r: (str(r["workload"]), str(r["pool"]), str(r["gpu_type"]), str(r["metric"]))
+    )
     return pl.DataFrame(rows, schema=SERVICE_LEVEL_SCHEMA)
 
 
-def _row(workload: str, metric: str, predicted: float, target: float) -> dict[str, object]:
+def _row(
+    key: tuple[str, str, str], metric: str, predicted: float, target: float
+) -> dict[str, object]:
     return {
-        "workload": workload,
+        "workload": key[0],
+        "pool": key[1],
+        "gpu_type": key[2],
         "metric": metric,
         "predicted": predicted,
         "target": float(target),

@@ -55,8 +55,8 @@ POLICY_OF = {
 }
 """The simulator policy that stands for each platform kind."""
 SESSION_HOURS = 2.0
-"""Assumed length of an interactive (experimentation) session, in hours; the scenario gives
-concurrent users, not sessions, so arrivals are users / session length."""
+"""Default length of an interactive (experimentation) session, in hours (the scenario's
+``mean_session_hours``, whose default this is); arrivals are users / session length."""
 WARMUP_H = 24.0
 """Hours at the start of a replay left out of the statistics, while the queues fill."""
 MAX_JOBS = 5_000_000
@@ -150,14 +150,14 @@ def scenario_jobs(plan: Plan, data: ModelData, days: float, seed: int) -> pl.Dat
             )
         elif isinstance(w, ExperimentationWorkload):
             weights[w.name] = shape
-            rate = w.concurrent_users * share / 100.0 / SESSION_HOURS
+            rate = w.concurrent_users * share / 100.0 / w.mean_session_hours
             classes.append(
                 JobClass(
                     w.name,
                     pool,
                     rate,
                     w.gpus_per_user,
-                    SESSION_HOURS,
+                    w.mean_session_hours,
                     priority=INTERACTIVE_PRIORITY,
                 )
             )
@@ -247,10 +247,14 @@ def simulate(
     )
     predicted = plan.service_levels.filter(pl.col("metric") == "queue_wait_hours")
     comparison = (
-        predicted.select("workload", pl.col("predicted").alias("predicted_h"))
+        predicted.select(
+            "workload",
+            pl.concat_str("pool", "gpu_type", separator="/").alias("pool"),
+            pl.col("predicted").alias("predicted_h"),
+        )
         .join(
             waits.select("workload", "pool", pl.col("mean_wait_h").alias("simulated_h")),
-            on="workload",
+            on=["workload", "pool"],
             how="left",
         )
         .with_columns(pl.lit("queue_wait_hours").alias("metric"))

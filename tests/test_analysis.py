@@ -105,7 +105,7 @@ def test_break_even_is_bracketed_by_solves_giving_different_archetypes(
     data.pop("current")
     scn = cd.parse_scenario(data)
     base = an.quick_solve(scn)
-    be = an.break_even(scn, "demand:distributed_training", 0.25, rel_tol=0.02)
+    be = an.break_even(scn, "demand:distributed_training", 0.05, rel_tol=0.02)
     assert be.found
     assert be.changed_value < be.same_value < be.base_value
     assert abs(be.same_value - be.changed_value) <= 0.02 * 1.0 + 1e-12

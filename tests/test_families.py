@@ -15,6 +15,7 @@ import cluster_decide as cd
 from cluster_decide.evaluate import Decisions, evaluate_decisions
 from cluster_decide.model.build import FAMILIES, build_model
 from cluster_decide.model.data import prepare
+from cluster_decide.model.solve import solve_data
 
 
 def test_every_family_has_a_test() -> None:
@@ -28,7 +29,8 @@ def test_every_family_has_a_test() -> None:
 
 def test_every_family_adds_rows_on_the_default_scenario(default_scenario: cd.Scenario) -> None:
     m = build_model(prepare(default_scenario))
-    assert {f for f in FAMILIES if f not in ("policy",)} <= set(m.families)
+    # Policy rows exist only when a policy is set; service-level cuts only where a pool misses one.
+    assert {f for f in FAMILIES if f not in ("policy", "service_levels")} <= set(m.families)
 
 
 def test_family_coverage() -> None:
@@ -204,3 +206,49 @@ def test_family_dominance() -> None:
     assert ("k8s", "k8s-batch") in dominated_pairs(data)
     plan = cd.solve(scn)
     assert not {"k8s", "k8s-batch"} <= set(plan.pools["pool"])
+
+
+def pooled_gangs() -> cd.Scenario:
+    """A 512-GPU gang beside 8-GPU fine-tuning in one Kubernetes batch pool (FIFO admission)."""
+    return small_scenario(
+        [
+            training(
+                "pretrain",
+                gpus_per_job=512,
+                gpu_hours_per_month=150000.0,
+                mean_job_hours=24.0,
+                max_queue_wait_hours=24.0,
+                interface="containers",
+            ),
+            training(
+                "finetune",
+                kind="fine_tuning",
+                gpus_per_job=8,
+                gpu_hours_per_month=30000.0,
+                mean_job_hours=6.0,
+                max_queue_wait_hours=2.0,
+                interface="containers",
+                requires=[],
+            ),
+        ],
+        team={"hpc": {"fte": 0.0}, "kubernetes": {"fte": 6.0}},
+        policy={"platforms": ["kubernetes", "kubernetes_batch"]},
+    )
+
+
+def test_family_service_levels() -> None:
+    scn = pooled_gangs()
+    data = prepare(scn)
+    plan = cd.solve(scn)
+    assert plan.status == "optimal"
+    assert plan.service_levels["met"].all(), plan.service_levels
+    assert set(plan.service_levels["workload"]) == {"pretrain", "finetune"}
+    # Each class sized alone fits the capacity rows, but the pooled wait misses the target: the
+    # solve loop had to cut, and one node fewer is a service-level violation by name.
+    res = solve_data(data)
+    assert res.cuts >= 1
+    dec = plan.decisions()
+    short = Decisions(dec.shares, {k: v - 1 for k, v in dec.nodes.items()})
+    violations = evaluate_decisions(data, short).violations
+    assert any(v.startswith("service_levels[finetune,k8s-batch,H100]") for v in violations)
+    assert not any(v.startswith("capacity[") for v in violations), violations

@@ -23,6 +23,8 @@ LAYERS = {
     "views": ("charts", "analysis_charts", "inventory.charts", "widgets", "export", "cli", "guard"),
 }
 KNOWN_UPWARD = {
+    ("model.loop", "evaluate"),
+    ("model.loop", "plan"),
     ("model.relax", "evaluate"),
     ("model.relax", "explain"),
     ("model.relax", "explain_people"),

@@ -153,7 +153,8 @@ def test_missing_platform_is_explained() -> None:
 
 def test_time_limited_solve_reports_its_status(default_scenario: cd.Scenario) -> None:
     plan = cd.solve(default_scenario, time_limit_s=0.001)
-    assert plan.status in ("optimal", "feasible", "infeasible")
+    # Cut short, a solve is never called infeasible: no plan yet is "time_limit".
+    assert plan.status in ("optimal", "feasible", "time_limit")
     if plan.status == "feasible":
         assert plan.gap >= 0
 

@@ -5,28 +5,29 @@ repeatable rather than a full :class:`~cluster_decide.plan.Plan`: :func:`quick_s
 model of ``model/build.py``, lets a caller add constraints or replace the objective (the hook
 near-optimal alternatives and the Pareto front need), and runs CP-SAT on one worker with a
 *deterministic* time limit, so the answer never depends on the machine's load or on how many
-processes share it. Infeasible answers are reported, not diagnosed (that is ``solve``'s job).
+processes share it. It runs the same solve loop as ``solve`` (:mod:`cluster_decide.model.loop`),
+so statuses and service levels mean the same everywhere. Infeasible answers are reported, not
+diagnosed (that is ``solve``'s job).
 :func:`run_all` maps it over scenarios with any ``concurrent.futures.Executor``.
 """
 
 from __future__ import annotations
 
 import math
+import multiprocessing
 import os
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Any
 
-from ortools.sat.python import cp_model
 from tqdm.auto import tqdm
 
 from cluster_decide.evaluate import Decisions, evaluate_decisions
-from cluster_decide.model.build import Model, build_model, tie_break_scale
+from cluster_decide.model.build import Model
 from cluster_decide.model.data import ModelData, prepare
-from cluster_decide.model.solve import read_decisions
-from cluster_decide.model.warmstart import add_hints, lp_relaxation, rounded_plan
+from cluster_decide.model.loop import Constrain, Objective, run
 from cluster_decide.scenario import Scenario, parse_scenario
 
 __all__ = [
@@ -45,9 +46,6 @@ The default scenario is proved optimal in well under 1; the limit only stops a r
 and, unlike a wall-clock limit, stops it at the same point on every run.
 """
 
-Constrain = Callable[[Model], None]
-Objective = Callable[[Model], Any]
-
 
 @dataclass(frozen=True)
 class Outcome:
@@ -64,12 +62,12 @@ class Outcome:
 
     @property
     def feasible(self) -> bool:
-        """Whether a plan was found."""
-        return self.status != "infeasible"
+        """Whether a plan was found (a time-limited search without one is not infeasible)."""
+        return self.status in ("optimal", "feasible")
 
 
-def _infeasible(wall: float = 0.0) -> Outcome:
-    return Outcome("infeasible", None, math.nan, math.nan, wall_time_s=wall)
+def _infeasible(wall: float = 0.0, status: str = "infeasible") -> Outcome:
+    return Outcome(status, None, math.nan, math.nan, wall_time_s=wall)
 
 
 def solve_model(
@@ -81,34 +79,23 @@ def solve_model(
     deterministic_limit: float = DETERMINISTIC_LIMIT,
     hint: Decisions | None = None,
 ) -> tuple[str, Decisions | None, Model, float]:
-    """Build ``data``'s model, add ``constrain``, minimize ``objective`` (default: cost, tie-break).
+    """Solve ``data`` with the shared loop: one worker, a deterministic limit, the hooks.
 
-    Returns the status, the decisions (None when infeasible), the built model and the objective
-    value. The rounded LP relaxation (or ``hint``) seeds the search as in ``solve``.
+    Returns the status (``optimal``, ``feasible``, ``infeasible`` or ``time_limit``), the
+    decisions (None unless a plan was found), the built model and the objective value. Every
+    service level of a returned plan holds, as in ``solve``.
     """
-    m = build_model(data)
-    if constrain is not None:
-        constrain(m)
-    m.cp.minimize(m.cost_cents)
-    if hint is not None:
-        add_hints(m, hint)
-    else:
-        relaxed = lp_relaxation(m.cp)
-        if relaxed is not None:
-            add_hints(m, rounded_plan(m, relaxed[1]))
-    if objective is None:
-        m.cp.minimize(m.cost_cents * tie_break_scale(m) + m.tie_break)
-    else:
-        m.cp.minimize(objective(m))
-    solver = cp_model.CpSolver()
-    solver.parameters.num_workers = 1
-    solver.parameters.random_seed = int(seed)
-    solver.parameters.max_deterministic_time = float(deterministic_limit)
-    code = solver.solve(m.cp)
-    if code not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        return "infeasible", None, m, math.nan
-    status = "optimal" if code == cp_model.OPTIMAL else "feasible"
-    return status, read_decisions(m, solver), m, float(solver.objective_value)
+    res = run(
+        data,
+        time_limit_s=None,
+        deterministic_limit=deterministic_limit,
+        workers=1,
+        seed=seed,
+        hint=hint,
+        constrain=constrain,
+        objective=objective,
+    )
+    return res.status.value, res.decisions, res.model, res.objective_cents
 
 
 def outcome_of(data: ModelData, status: str, dec: Decisions, wall: float = 0.0) -> Outcome:
@@ -146,7 +133,7 @@ def quick_solve(
         deterministic_limit=deterministic_limit,
     )
     if dec is None:
-        return _infeasible(time.perf_counter() - start)
+        return _infeasible(time.perf_counter() - start, status)
     return outcome_of(data, status, dec, time.perf_counter() - start)
 
 
@@ -188,7 +175,13 @@ def run_all(
         bar.close()
         return [r for r in results if r is not None]
     own = executor is None
-    pool: Executor = executor if executor is not None else ProcessPoolExecutor(workers)
+    # Spawned, not forked: the parent has already used polars (service levels are frames),
+    # and a forked child that touches polars' thread pool can deadlock.
+    pool: Executor = (
+        executor
+        if executor is not None
+        else ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+    )
     try:
         futures: dict[Future[list[Outcome]], range] = {
             pool.submit(

@@ -24,6 +24,7 @@ architecture at all); ``fragile`` is a point optimum that wins fewer than
 from __future__ import annotations
 
 import math
+import multiprocessing
 import os
 from collections.abc import Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
@@ -678,7 +679,9 @@ def recommend(
     local = max_workers if max_workers is not None else min(2, os.cpu_count() or 1)
     with ExitStack() as stack:
         if executor is None and local > 1:  # one local pool for the flips and the samples
-            executor = stack.enter_context(ProcessPoolExecutor(local))
+            # Spawned, not forked: a forked child can deadlock on polars' thread pool.
+            spawn = multiprocessing.get_context("spawn")
+            executor = stack.enter_context(ProcessPoolExecutor(local, mp_context=spawn))
         flips, sweep = _searches(
             scn, plan, runner_ups, samples, seed, inputs, levels, executor, progress
         )

@@ -90,7 +90,7 @@ def showback(scn: Scenario, plan: Plan, staff_key: str = "gpu_hours") -> pl.Data
     for (w, p, g), s in dec.shares.items():
         own = s - dec.spot.get((w, p, g), 0)
         if own > 0:
-            used[(p, g)][w] = own * float(data.combos[(w, p, g)].demand.sum())
+            used[(p, g)][w] = float(data.combos[(w, p, g)].load(own).sum())
     # Spot is bought for one workload's own need: it goes to that workload directly.
     for (w, p, _g), pct in sorted(dec.spot.items()):
         if pct > 0:
@@ -99,7 +99,7 @@ def showback(scn: Scenario, plan: Plan, staff_key: str = "gpu_hours") -> pl.Data
     used_units: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
     for (w, p, g), s in dec.shares.items():
         if s > 0:
-            used_units[(p, g)][w] = s * float(data.combos[(w, p, g)].demand.sum())
+            used_units[(p, g)][w] = float(data.combos[(w, p, g)].load(s).sum())
     for p, g in sorted(set(used) | {k for k, n in dec.nodes.items() if n}):
         burst = ev.burst.get((p, g))
         burst_units = float(burst.sum()) if burst is not None else 0.0

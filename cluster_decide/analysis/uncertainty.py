@@ -17,6 +17,7 @@ costs, on average, over the best plan chosen once the sample is known.
 from __future__ import annotations
 
 import math
+import multiprocessing
 import os
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
@@ -240,7 +241,12 @@ def uncertainty(
                 bar.update(len(idx))
         else:
             own = executor is None
-            pool: Executor = executor if executor is not None else ProcessPoolExecutor(workers)
+            # Spawned, not forked (see ``core.run_all``): polars' thread pool and fork deadlock.
+            pool: Executor = (
+                executor
+                if executor is not None
+                else ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+            )
             try:
                 futures: dict[Future[list[tuple[Outcome, dict[str, Outcome]]]], range] = {
                     pool.submit(_solve_samples, base, [rows[i] for i in idx], tracked, seed): idx

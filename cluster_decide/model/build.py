@@ -8,6 +8,7 @@ constraint is named after the data it stands for (``share[llm-pretraining,slurm,
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +23,7 @@ from cluster_decide.vocabulary import DEMAND_UNITS_PER_GPU_PERCENT
 __all__ = [
     "FAMILIES",
     "Model",
+    "ServiceCut",
     "add_budget",
     "add_burst_cap",
     "add_capability",
@@ -31,6 +33,7 @@ __all__ = [
     "add_gang_fit",
     "add_linking",
     "add_policy",
+    "add_service_levels",
     "add_spot",
     "add_staffing",
     "add_transition",
@@ -52,8 +55,10 @@ FAMILIES = (
     "spot",
     "burst_cap",
     "dominance",
+    "service_levels",
 )
-"""The constraint families, in the order ``build_model`` adds them."""
+"""The constraint families, in the order ``build_model`` adds them (service-level cuts last,
+added by the solve loop as it finds pools that miss a target)."""
 
 UNITS_PER_NODE_GPU = DEMAND_UNITS_PER_GPU_PERCENT
 """Capacity rows compare share (percent) × demand (tenths of a GPU) with GPUs × 1000."""
@@ -159,6 +164,8 @@ def _variables(m: Model) -> None:
             gpn = d.gpus_per_node[g]
             need = -(-peak_by_pg[(p.name, g)] // (DEMAND_UNITS_PER_GPU * gpn))
             ub = max(need, -(-gang_by_pg[(p.name, g)] // gpn))
+            # Room above the summed standalone needs for pooled waits (service-level cuts).
+            ub = 2 * ub + 2
             if p.max_nodes is not None:
                 ub = min(ub, p.max_nodes)
             m.nodes[(p.name, g)] = cp.new_int_var(0, ub, f"nodes[{p.name},{g}]")
@@ -240,9 +247,11 @@ def add_linking(m: Model) -> None:
 def add_capacity(m: Model) -> None:
     """Demand placed fits the pool's GPUs in every hour that can bind.
 
-    Σ_w share[w,p,g]·demand[w,p,g,t] ≤ 1000·gpus_per_node[g]·nodes[p,g] + 100·burst[p,g,t],
+    Σ_w share[w,p,g]·slope[w,p,g,t] + fixed[w,p,g,t]·place[w,p,g]
+        ≤ 1000·gpus_per_node[g]·nodes[p,g] + 100·burst[p,g,t],
     with share in percent, demand and burst in tenths of a GPU (utilization and SLO headroom
-    are in the demand already). Burst exists only where the platform autoscales and procurement
+    are in the demand already). ``slope = demand`` and ``fixed = 0`` except for split services
+    and notebooks, whose pieces are each sized for their own traffic (``Combo.load``). Burst exists only where the platform autoscales and procurement
     allows on-demand GPUs. Identical or dominated hours are merged (see ``reduced_buckets``).
     """
     d = m.data
@@ -252,19 +261,30 @@ def add_capacity(m: Model) -> None:
             if not combos:
                 m.cp.add(m.nodes[(p.name, g)] == 0).with_name(f"capacity[{p.name},{g},unused]")
                 continue
-            matrix = np.stack([c.demand for c in combos])
+            slopes = np.stack([c.slope if c.slope is not None else c.demand for c in combos])
+            fixeds = np.stack(
+                [c.fixed if c.fixed is not None else np.zeros_like(c.demand) for c in combos]
+            )
             n = m.nodes[(p.name, g)]
             gpn = d.gpus_per_node[g]
-            total_peak = int(matrix.sum(axis=0).max())
-            for t, weight in reduced_buckets(matrix, p.bursts):
-                col = matrix[:, t]
+            total_peak = int(np.stack([c.demand for c in combos]).sum(axis=0).max())
+            # Identical or dominated hours are found on both coefficients of every class.
+            for t, weight in reduced_buckets(np.vstack([slopes, fixeds]), p.bursts):
                 terms = [
                     (m.share[(c.workload, c.pool, c.gpu_type)], int(v))
-                    for c, v in zip(combos, col, strict=True)
+                    for c, v in zip(combos, slopes[:, t], strict=True)
                     if v
-                ] + [
+                ]
+                terms += [
+                    (m.place[(c.workload, c.pool, c.gpu_type)], int(v))
+                    for c, v in zip(combos, fixeds[:, t], strict=True)
+                    if v
+                ]
+                # Spot percent runs on spot nodes: it leaves the pool's own capacity (at the
+                # slope, so a piece-sized class keeps its fixed part: never under its need).
+                terms += [
                     (m.spot[(c.workload, c.pool, c.gpu_type)], -int(v))
-                    for c, v in zip(combos, col, strict=True)
+                    for c, v in zip(combos, slopes[:, t], strict=True)
                     if v and (c.workload, c.pool, c.gpu_type) in m.spot
                 ]
                 if not terms:
@@ -549,6 +569,67 @@ def add_dominance(m: Model) -> None:
         m._count("dominance")
 
 
+@dataclass(frozen=True)
+class ServiceCut:
+    """A pool that must have ``nodes`` nodes whenever it hosts at least these shares.
+
+    ``shares`` are ``(workload, percent)`` pairs of the classes the pool hosted on its own
+    capacity (spot excluded) in the plan that missed a target; ``nodes = -1`` means no size the
+    pool may take is enough. ``spot`` are ``(workload, percent)`` spot shares that are part of
+    the premise exactly (a spot share waits on its own nodes, not on the pool's).
+    """
+
+    pool: str
+    gpu_type: str
+    shares: tuple[tuple[str, int], ...]
+    nodes: int
+    spot: tuple[tuple[str, int], ...] = ()
+
+
+def add_service_levels(m: Model, cuts: Sequence[ServiceCut]) -> None:
+    """Pooled service levels hold: a pool that hosts this work has the nodes it needs.
+
+    For each cut: (∧_w (share − spot)[w,p,g] ≥ s_w) ⇒ nodes[p,g] ≥ N. Waits grow with the
+    work placed on a pool's own capacity, so every plan that puts at least as much of the same
+    classes there needs at least N nodes; other plans are untouched. N = -1 (no size is enough)
+    forbids the premise (with ``spot[w,p,g] = pct`` for the cut's spot shares). Split services
+    and notebooks need no cut: their pieces are sized in ``add_capacity``.
+    """
+    for cut in cuts:
+        premise: list[Any] = []
+        for w, s in cut.shares:
+            key = (w, cut.pool, cut.gpu_type)
+            share = m.share[key]
+            if key in m.spot:
+                y = m.cp.new_bool_var(f"at_least[{w},{cut.pool},{cut.gpu_type},{s},own]")
+                m.cp.add(share - m.spot[key] >= s).only_enforce_if(y)
+                m.cp.add(share - m.spot[key] <= s - 1).only_enforce_if(~y)
+                premise.append(y)
+            elif isinstance(share, cp_model.IntVar) and s < 100:
+                y = m.cp.new_bool_var(f"at_least[{w},{cut.pool},{cut.gpu_type},{s}]")
+                m.cp.add(share >= s).only_enforce_if(y)
+                m.cp.add(share <= s - 1).only_enforce_if(~y)
+                premise.append(y)
+            else:
+                premise.append(m.place[key])
+        for w, pct in cut.spot:
+            key = (w, cut.pool, cut.gpu_type)
+            y = m.cp.new_bool_var(f"spot_is[{w},{cut.pool},{cut.gpu_type},{pct}]")
+            m.cp.add(m.spot[key] == pct).only_enforce_if(y)
+            m.cp.add(m.spot[key] != pct).only_enforce_if(~y)
+            premise.append(y)
+        if not premise:
+            continue
+        k = (cut.pool, cut.gpu_type)
+        name = f"service_levels[{cut.pool},{cut.gpu_type},{m.families.get('service_levels', 0)}]"
+        if cut.nodes < 0 or cut.nodes > m.node_ub[k]:
+            m.cp.add_bool_or([~lit for lit in premise]).with_name(name)
+        else:
+            ct = m.cp.add(m.nodes[k] >= cut.nodes).with_name(name)
+            ct.only_enforce_if(premise)
+        m._count("service_levels")
+
+
 def _objective(m: Model) -> None:
     """Monthly cost in cents, then a tie-break that prefers fewer and earlier placements.
 
@@ -607,7 +688,9 @@ def tie_break_scale(m: Model) -> int:
     return len(m.place) * n_order + 1
 
 
-def build_model(data: ModelData, relax: frozenset[str] = frozenset()) -> Model:
+def build_model(
+    data: ModelData, relax: frozenset[str] = frozenset(), cuts: Sequence[ServiceCut] = ()
+) -> Model:
     """The CP-SAT model of ``data``; ``relax`` may add slack to ``staffing`` or ``budget``."""
     m = Model(data=data, cp=cp_model.CpModel())
     _variables(m)
@@ -630,4 +713,5 @@ def build_model(data: ModelData, relax: frozenset[str] = frozenset()) -> Model:
     add_budget(m)
     add_policy(m)
     add_dominance(m)
+    add_service_levels(m, cuts)
     return m

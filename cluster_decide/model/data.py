@@ -34,6 +34,7 @@ from cluster_decide.queueing import (
     deadline_gpus,
     min_gpus_for_latency,
     min_gpus_for_wait,
+    min_servers_for_mean_wait,
 )
 from cluster_decide.scenario import (
     DeadlineWorkload,
@@ -55,6 +56,7 @@ __all__ = [
     "gpu_demand",
     "job_stretch",
     "prepare",
+    "realtime_rates",
 ]
 
 DEMAND_UNITS_PER_GPU = vocabulary.DEMAND_UNITS_PER_GPU
@@ -90,9 +92,16 @@ class Pool:
 class Combo:
     """One way to place a workload: in a pool, on a GPU type.
 
-    ``demand`` is the hourly requirement in tenths of a GPU (168 values); ``blocked`` says why
-    the combination is forbidden (empty when it is allowed); the cost fields are in cents per
-    percent of the workload placed here.
+    ``demand`` is the hourly requirement of the whole workload in tenths of a GPU (168
+    values); ``blocked`` says why the combination is forbidden (empty when it is allowed); the
+    cost fields are in cents per percent of the workload placed here.
+
+    A share ``s`` percent of the workload needs ``load(s) = s * slope + fixed`` (percent ×
+    tenths of a GPU, ``fixed`` only when placed at all). For most classes ``slope = demand``
+    and ``fixed = 0``. A divisible service or notebook class is sized by a queue whose size is
+    not linear in its traffic (Erlang C needs more than half the servers for half the
+    traffic), so its piece needs are bounded by the line through the whole class's need with
+    the smallest slope that stays above every piece's own need (see ``piece_line``).
     """
 
     workload: str
@@ -104,6 +113,16 @@ class Combo:
     blocked_family: str
     gap_cents_per_pct: int
     friction_cents_per_pct: int
+    slope: np.ndarray | None = None
+    fixed: np.ndarray | None = None
+
+    def load(self, share_pct: int) -> np.ndarray:
+        """What ``share_pct`` percent of the workload needs here, in percent × tenths of a GPU."""
+        if share_pct <= 0:
+            return np.zeros_like(self.demand)
+        if self.slope is None or self.fixed is None:
+            return share_pct * self.demand
+        return share_pct * self.slope + self.fixed
 
 
 @dataclass(frozen=True)
@@ -243,9 +262,13 @@ def _profile(w: Workload, catalog: Catalog) -> np.ndarray:
 
 
 def gpu_demand(
-    w: Workload, pool_platform: PlatformKind, gpu: GpuType, catalog: Catalog
+    w: Workload,
+    pool_platform: PlatformKind,
+    gpu: GpuType,
+    catalog: Catalog,
+    share_pct: int = 100,
 ) -> np.ndarray:
-    """GPUs a workload needs in each hour of the week on one platform and GPU type.
+    """GPUs (``share_pct`` percent of) a workload needs in each hour of the week here.
 
     Training and fine-tuning: enough GPUs that the class's mean queue wait stays within
     ``max_queue_wait_hours`` (the G/G/c approximation over gang-sized job slots of
@@ -254,38 +277,101 @@ def gpu_demand(
     pipelines: the flat capacity that finishes every night's work within
     ``max_completion_hours`` (:func:`cluster_decide.queueing.deadline_gpus`), over the same
     utilization. Busy GPUs are GPU-hours per month / 730 converted to this GPU's speed and shaped
-    by the profile. Experimentation: users × GPUs each. Real-time inference: the Erlang-C replica
-    count for the p99 SLO at each hour's request rate, following the profile (with the scale-up
-    lag) where the platform autoscales and holding the peak where it does not. Multi-node
-    training runs longer where placement is not topology-aware, and training loses
-    checkpoint-restart time where services preempt it.
+    by the profile. Experimentation: seats for the sessions in progress (``concurrent_users``
+    shaped by the profile) such that the M/M/c mean wait for a seat stays within
+    ``max_queue_wait_hours`` (:func:`cluster_decide.queueing.min_servers_for_mean_wait`), times
+    ``gpus_per_user``. Real-time inference: the M/G/c replica count for the p99 SLO at each
+    hour's request rate, following the profile (with the scale-up lag) where the platform
+    autoscales and holding the peak where it does not, plus one node's worth of spare replicas
+    with ``headroom = "n+1"``. Multi-node training runs longer where placement is not
+    topology-aware, and training loses checkpoint-restart time where services preempt it.
 
     Raises ValueError when the SLO cannot be met on this GPU at any size.
     """
     shape = _profile(w, catalog)
     ratio = _speed_ratio(w, gpu, catalog)
     util = pool_platform.utilization[w.kind]
+    part = share_pct / 100.0
     if isinstance(w, RealtimeWorkload):
         need = _realtime_gpus(
-            w.peak_requests_per_second,
+            w.peak_requests_per_second * part,
             w.gpu_seconds_per_request * ratio,
             w.p99_latency_ms / 1000.0,
             w.concurrency_per_gpu,
             tuple(shape.tolist()),
             pool_platform.scale_up_lag_minutes / 60.0 if pool_platform.autoscales else None,
+            w.service_time_cv,
         )
+        if w.headroom == "n+1":
+            need = need + np.where(need > 0, gpu.gpus_per_node, 0)
         return need / util
     if isinstance(w, ExperimentationWorkload):
-        return np.asarray(w.concurrent_users * w.gpus_per_user * shape / util, dtype=float)
+        seats = _session_seats(
+            tuple((w.concurrent_users * part * shape).tolist()),
+            w.mean_session_hours,
+            w.max_queue_wait_hours,
+        )
+        return np.asarray(seats * w.gpus_per_user / util, dtype=float)
     stretch = job_stretch(w, pool_platform, gpu, catalog)
-    busy = busy_gpus(w, stretch, catalog)
+    busy = busy_gpus(w, stretch, catalog) * part
     hours = w.mean_job_hours * stretch
     if isinstance(w, TrainingWorkload):
-        job = batch_class(w, stretch)
+        job = batch_class(w, stretch, share_pct)
         queue = _slo_gpus(job, w.max_queue_wait_hours, gpu.gpus_per_node)
         return np.maximum(busy / util, queue)
     deadline = _deadline_gpus(tuple(busy.tolist()), w.max_completion_hours, hours)
     return np.full(busy.shape, deadline / util)
+
+
+def realtime_rates(w: RealtimeWorkload, platform: PlatformKind, catalog: Catalog) -> np.ndarray:
+    """Requests per second to provision for in each hour: the profile, or its peak without autoscaling.
+
+    Where the platform autoscales, each hour must cover the highest rate within the scale-up
+    lag (:func:`cluster_decide.queueing.autoscaled_rates`).
+    """
+    rates = w.peak_requests_per_second * _profile(w, catalog)
+    if not platform.autoscales:
+        return np.full_like(rates, rates.max())
+    return autoscaled_rates(rates, platform.scale_up_lag_minutes / 60.0)
+
+
+@lru_cache(maxsize=4096)
+def _session_seats(
+    sessions: tuple[float, ...], session_hours: float, max_wait: float
+) -> np.ndarray:
+    levels = {a: min_servers_for_mean_wait(a, session_hours, max_wait) for a in set(sessions)}
+    out = np.array([levels[a] for a in sessions], dtype=float)
+    out.setflags(write=False)
+    return out
+
+
+PIECE_SIZED = ("realtime_inference", "experimentation")
+"""Kinds whose need is a queue sized for the traffic share itself, so a piece is not linear."""
+
+
+def piece_line(
+    w: Workload, platform: PlatformKind, gpu: GpuType, catalog: Catalog, full: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(slope, fixed)`` with ``s * slope + fixed >= 100 * need(s)`` for every share ``s``.
+
+    ``need(s)`` is the piece's own requirement (tenths of a GPU) sized by its queue for ``s``
+    percent of the traffic; ``full = need(100)``. The slope is the smallest secant slope to the
+    whole class, so the line is exact for the whole class and never under the need of a piece:
+    a split service is sized for each piece's own traffic, in a model that stays linear.
+    """
+    pieces = np.stack(
+        [
+            np.ceil(gpu_demand(w, platform, gpu, catalog, s) * DEMAND_UNITS_PER_GPU - 1e-9)
+            for s in range(1, 100)
+        ]
+    ).astype(np.int64)
+    shares = np.arange(1, 100)[:, None]
+    secant = (100 * full[None, :] - 100 * pieces) / (100 - shares)
+    slope = np.maximum(np.floor(secant.min(axis=0)), 0).astype(np.int64)
+    fixed = np.maximum(100 * full - 100 * slope, 0).astype(np.int64)
+    slope.setflags(write=False)
+    fixed.setflags(write=False)
+    return slope, fixed
 
 
 def job_stretch(w: Workload, platform: PlatformKind, gpu: GpuType, catalog: Catalog) -> float:
@@ -360,6 +446,7 @@ def _realtime_gpus(
     concurrency: int,
     shape: tuple[float, ...],
     lag_hours: float | None,
+    service_cv: float = 1.0,
 ) -> np.ndarray:
     rates = peak_rps * np.asarray(shape)
     if lag_hours is None:
@@ -367,7 +454,7 @@ def _realtime_gpus(
     else:
         rates = autoscaled_rates(rates, lag_hours)
     levels = {
-        r: min_gpus_for_latency(r, service_s, target_s, 0.99, concurrency)
+        r: min_gpus_for_latency(r, service_s, target_s, 0.99, concurrency, service_cv)
         for r in set(rates.tolist())
     }
     out = np.array([levels[r] for r in rates.tolist()], dtype=float)
@@ -460,6 +547,9 @@ def prepare(scn: Scenario) -> ModelData:
                         reason, family = f"its SLO cannot be met on {g}: {exc}", "slo"
                         slo_errors.append(str(exc))
                 demand.setflags(write=False)
+                slope = fixed = None
+                if not reason and w.is_divisible and w.kind in PIECE_SIZED:
+                    slope, fixed = piece_line(w, plat, gpu, cat, demand)
                 combos[(w.name, p.name, g)] = Combo(
                     workload=w.name,
                     pool=p.name,
@@ -470,6 +560,8 @@ def prepare(scn: Scenario) -> ModelData:
                     blocked_family=family,
                     gap_cents_per_pct=round(gap_usd),
                     friction_cents_per_pct=round(friction_usd) if mismatch else 0,
+                    slope=slope,
+                    fixed=fixed,
                 )
         if not any(c.workload == w.name and not c.blocked for c in combos.values()):
             reasons = sorted({c.blocked for c in combos.values() if c.workload == w.name})

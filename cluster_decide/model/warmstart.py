@@ -137,7 +137,7 @@ def _sized(
     gangs: dict[tuple[str, str], int] = defaultdict(int)
     for (name, p, g), s in shares.items():
         combo = d.combos[(name, p, g)]
-        loads[(p, g)] = loads.get((p, g), 0) + (s - spot.get((name, p, g), 0)) * combo.demand
+        loads[(p, g)] = loads.get((p, g), 0) + combo.load(s - spot.get((name, p, g), 0))
         if s > spot.get((name, p, g), 0):
             gangs[(p, g)] = max(gangs[(p, g)], combo.gang_gpus)
     nodes = {k: _cheapest_nodes(d, k[0], k[1], load, gangs[k]) for k, load in loads.items()}
@@ -268,7 +268,7 @@ def _cheaper_operation(d: ModelData, dec: Decisions) -> Decisions:
 def add_hints(m: Model, dec: Decisions) -> None:
     """Hint every variable of ``m`` with the values ``dec`` implies (CP-SAT repairs the rest)."""
     d, cp = m.data, m.cp
-    ev = evaluate_decisions(d, dec)
+    ev = evaluate_decisions(d, dec, service_pools=set())  # costs and burst; no service levels
     open_pools = set(ev.open_pools)
     for p, var in m.open.items():
         cp.add_hint(var, p in open_pools)

@@ -24,13 +24,8 @@ __all__ = ["INTERACTIVE_TIME_LIMIT_S", "INTERACTIVE_WORK_LIMIT", "PlanCache"]
 INTERACTIVE_WORK_LIMIT = 10.0
 """CP-SAT deterministic time (about seconds of one core's work) a live solve may use. The presets
 are proven optimal in well under one; a plan stopped by this limit says it is not proven best."""
-_PROVEN = (
-    frozenset({Status.OPTIMAL, Status.INFEASIBLE})
-    if hasattr(Status, "TIME_LIMIT")
-    else frozenset({Status.OPTIMAL})
-)
-"""Statuses worth remembering. Until the plan status tells "no plan found in time" (TIME_LIMIT)
-apart from "proven infeasible", an infeasible plan may be either, so it is solved again."""
+_PROVEN = frozenset({Status.OPTIMAL, Status.INFEASIBLE})
+"""Statuses worth remembering: a time-limited or unproven plan is solved again when asked."""
 INTERACTIVE_TIME_LIMIT_S = 120.0
 """Wall-clock safety net only: far above what the work limit takes, so it never decides a plan."""
 

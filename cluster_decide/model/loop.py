@@ -1,0 +1,471 @@
+"""The one solve loop: build the model, run CP-SAT, read the answer, enforce service levels.
+
+Every path that solves (``cd.solve``, the relaxation search, every analysis) runs
+:func:`run`, so every path shares the same status handling:
+
+- CP-SAT ``OPTIMAL``/``FEASIBLE`` become :class:`~cluster_decide.plan.Status` ``optimal`` /
+  ``feasible`` (with the bound, so the gap can be shown);
+- ``INFEASIBLE`` is ``infeasible`` (proved: only then is a relaxation searched for);
+- ``UNKNOWN`` (no solution within the limit) is ``time_limit``, never ``infeasible``;
+- ``MODEL_INVALID`` is an internal error (:class:`ModelInvalidError`), never ``infeasible``.
+
+Service levels that depend on several classes at once (pooled gang waits, deadline windows,
+everything the plan's pools share) are enforced by lazy constraint generation: solve, check
+the plan's service levels with the queueing formulas (:mod:`cluster_decide.service`), and for
+each pool that misses one add a cut "if this pool hosts at least these shares of these classes,
+it has at least N nodes", N being the fewest nodes with which that pool meets every target;
+solve again (hinted with the repaired plan) until every target holds. Analyses add their own
+constraints and objective through the ``constrain`` and ``objective`` hooks.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ortools.sat.python import cp_model
+
+from cluster_decide.evaluate import Decisions, Evaluation, evaluate_decisions
+from cluster_decide.model.build import (
+    Model,
+    ServiceCut,
+    add_service_levels,
+    build_model,
+    tie_break_scale,
+)
+from cluster_decide.model.data import ModelData
+from cluster_decide.model.warmstart import add_hints, lp_relaxation, rounded_plan
+from cluster_decide.plan import Status
+
+__all__ = [
+    "LARGE_MODEL_PLACEMENTS",
+    "MAX_CUT_ROUNDS",
+    "Constrain",
+    "ModelInvalidError",
+    "Objective",
+    "SolveResult",
+    "deterministic_work",
+    "nodes_to_meet",
+    "read_decisions",
+    "repair",
+    "restricted",
+    "run",
+    "solve_data",
+]
+
+Constrain = Callable[[Model], None]
+"""A hook that adds constraints to the built model (forced archetype, a cost cap, ...)."""
+Objective = Callable[[Model], Any]
+"""A hook that returns the expression to minimize instead of cost with its tie-break."""
+
+LARGE_MODEL_PLACEMENTS = 400
+"""Above this many placement variables, solve a restricted model first (see ``restricted``)."""
+RESTRICTED_SHARE = 0.45
+"""Share of the remaining time limit the restricted model gets."""
+MAX_CUT_ROUNDS = 12
+"""Rounds of service-level cuts before the loop settles for the repaired plan (``feasible``)."""
+
+
+class ModelInvalidError(RuntimeError):
+    """CP-SAT rejected the model as invalid: a defect in the model builder, not in the scenario."""
+
+
+@dataclass(frozen=True)
+class SolveResult:
+    """The outcome of the solve loop, before it becomes a Plan.
+
+    ``objective`` is in cents for the default objective (``objective_cents`` is kept as its
+    name); ``bound`` is a valid lower bound on it. ``decisions`` is None unless the status is
+    optimal or feasible. ``cuts`` counts the service-level cuts added; ``message`` says why the
+    loop stopped when it is not optimal.
+    """
+
+    status: Status
+    decisions: Decisions | None
+    objective_cents: float
+    bound_cents: float
+    wall_time_s: float
+    model: Model
+    slack: dict[str, int]
+    cuts: int = 0
+    message: str = ""
+
+
+def read_decisions(m: Model, solver: cp_model.CpSolver) -> Decisions:
+    """Shares and node counts from a solved model, keyed by the data's names."""
+    shares = {k: int(solver.value(s)) for k, s in m.share.items()}
+    nodes = {k: int(solver.value(n)) for k, n in m.nodes.items()}
+    spot = {k: int(solver.value(s)) for k, s in m.spot.items()}
+    return Decisions(
+        shares={k: v for k, v in sorted(shares.items()) if v},
+        nodes={k: v for k, v in sorted(nodes.items()) if v},
+        spot={k: v for k, v in sorted(spot.items()) if v},
+        managed=frozenset(p for p, z in m.managed.items() if solver.value(z)),
+    )
+
+
+def restricted(data: ModelData, m: Model, lp_values: list[float], top: int = 2) -> ModelData:
+    """``data`` with each workload limited to its ``top`` places by LP share (and any the LP uses).
+
+    A relax-and-fix style narrowing: the restricted model is far smaller, so CP-SAT finds a
+    good plan of it quickly; that plan is a feasible start for the full model, which may still
+    move anything.
+    """
+    ranked: dict[str, list[tuple[float, tuple[str, str, str]]]] = {}
+    for key, z in m.place.items():
+        if not data.combos[key].blocked:
+            ranked.setdefault(key[0], []).append((lp_values[z.index], key))
+    keep: set[tuple[str, str, str]] = set()
+    for options in ranked.values():
+        options.sort(key=lambda o: (-o[0], o[1]))
+        keep.update(k for i, (v, k) in enumerate(options) if i < top or v > 1e-6)
+    combos = {
+        k: c
+        if k in keep or c.blocked
+        else replace(c, blocked="outside the restricted search", blocked_family="policy")
+        for k, c in data.combos.items()
+    }
+    # Spot likewise only where the LP uses it: most spot variables of a large estate stay at 0.
+    spot = {
+        k: cents
+        for k, cents in data.spot_cents.items()
+        if k in keep and k in m.spot_on and lp_values[m.spot_on[k].index] > 1e-6
+    }
+    return replace(data, combos=combos, spot_cents=spot)
+
+
+def _cost(data: ModelData, dec: Decisions) -> float:
+    """Total monthly cost of ``dec`` by the evaluator (infinite when infeasible)."""
+    ev = evaluate_decisions(data, dec)
+    return float(ev.total_cents) if ev.feasible else math.inf
+
+
+def _failing_pools(ev: Evaluation) -> list[tuple[str, str]]:
+    """The (pool, GPU type) pairs with a service level the plan misses, sorted."""
+    if ev.service_levels.is_empty():
+        return []
+    bad = ev.service_levels.filter(~ev.service_levels["met"])
+    return sorted(set(zip(bad["pool"].to_list(), bad["gpu_type"].to_list(), strict=True)))
+
+
+def _pool_meets(data: ModelData, dec: Decisions, pool: str, gpu: str, nodes: int) -> bool:
+    trial = replace(dec, nodes={**dec.nodes, (pool, gpu): nodes})
+    ev = evaluate_decisions(data, trial, service_pools={(pool, gpu)})
+    rows = ev.service_levels
+    return bool(rows.is_empty() or rows["met"].all())
+
+
+def nodes_to_meet(data: ModelData, dec: Decisions, pool: str, gpu: str, limit: int) -> int | None:
+    """Fewest nodes of ``gpu`` in ``pool`` with which its service levels all hold, shares fixed.
+
+    More nodes never lengthen a wait (they add free capacity in every hour), so the answer is
+    found by doubling and bisection. None when even ``limit`` nodes are not enough.
+    """
+    lo = dec.nodes.get((pool, gpu), 0)
+    if _pool_meets(data, dec, pool, gpu, lo):
+        return lo
+    hi = max(lo + 1, 1)
+    while not _pool_meets(data, dec, pool, gpu, hi):
+        if hi >= limit:
+            return None
+        lo, hi = hi, min(limit, hi * 2)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if _pool_meets(data, dec, pool, gpu, mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def _node_limit(data: ModelData, m: Model, pool: str, gpu: str) -> int:
+    cap = data.pool(pool).max_nodes
+    return cap if cap is not None else m.node_ub[(pool, gpu)]
+
+
+def repair(
+    data: ModelData, m: Model, dec: Decisions
+) -> tuple[Decisions, dict[tuple[str, str], int]]:
+    """``dec`` with every pool that misses a service level grown until it meets them.
+
+    Returns the repaired decisions and the node count each failing pool needs (-1 when no
+    count within the pool's limit is enough).
+    """
+    needs: dict[tuple[str, str], int] = {}
+    nodes = dict(dec.nodes)
+    for p, g in _failing_pools(evaluate_decisions(data, dec)):
+        n = nodes_to_meet(data, dec, p, g, _node_limit(data, m, p, g))
+        needs[(p, g)] = -1 if n is None else n
+        if n is not None:
+            nodes[(p, g)] = n
+    return replace(dec, nodes=dict(sorted(nodes.items()))), needs
+
+
+def _cut(dec: Decisions, pool: str, gpu: str, need: int) -> ServiceCut:
+    """The cut that holds ``pool`` to ``need`` nodes while it hosts at least today's shares.
+
+    Shares are on the pool's own capacity (spot percent excluded: it waits on its own spot
+    nodes). When no size is enough (``need = -1``) the spot percents are part of the premise
+    too, since a spot share that misses its target is not helped by the pool's nodes.
+    """
+    here = sorted((k, s) for k, s in dec.shares.items() if k[1] == pool and k[2] == gpu and s > 0)
+    shares = tuple((w, s - dec.spot.get((w, p, g), 0)) for (w, p, g), s in here)
+    spot = tuple((w, dec.spot[(w, p, g)]) for (w, p, g), _s in here if dec.spot.get((w, p, g)))
+    return ServiceCut(
+        pool,
+        gpu,
+        tuple((w, s) for w, s in shares if s > 0),
+        need,
+        spot if need < 0 else (),
+    )
+
+
+_WORK_LIMIT: ContextVar[float | None] = ContextVar("work_limit", default=None)
+
+
+@contextmanager
+def deterministic_work(limit: float) -> Iterator[None]:
+    """Within this block (in this thread), solves stop on CP-SAT's deterministic time, not the clock.
+
+    CP-SAT runs on one worker (whatever ``workers`` says): a single search is reproducible, and
+    with ``max_deterministic_time`` it stops after the same amount of work however busy the
+    machine is, so the same scenario gives the same plan. (Two workers with
+    ``interleave_search`` are deterministic too, but proved the default scenario 15× slower.)
+    The wall-clock limit passed to ``solve`` stays as a safety net only. The limit holds for
+    each CP-SAT run of the loop (each round of service-level cuts).
+    """
+    token = _WORK_LIMIT.set(limit)
+    try:
+        yield
+    finally:
+        _WORK_LIMIT.reset(token)
+
+
+def _solver(
+    time_limit_s: float | None, deterministic_limit: float | None, workers: int, seed: int
+) -> cp_model.CpSolver:
+    solver = cp_model.CpSolver()
+    if time_limit_s is not None:
+        solver.parameters.max_time_in_seconds = float(time_limit_s)
+    if deterministic_limit is not None:
+        solver.parameters.max_deterministic_time = float(deterministic_limit)
+    solver.parameters.num_workers = int(workers)
+    solver.parameters.random_seed = int(seed)
+    work = _WORK_LIMIT.get()
+    if work is not None:
+        limit = work if deterministic_limit is None else min(work, deterministic_limit)
+        solver.parameters.max_deterministic_time = float(limit)
+        solver.parameters.num_workers = 1
+    return solver
+
+
+def _status(code: Any, m: Model) -> Status:
+    if code == cp_model.OPTIMAL:
+        return Status.OPTIMAL
+    if code == cp_model.FEASIBLE:
+        return Status.FEASIBLE
+    if code == cp_model.INFEASIBLE:
+        return Status.INFEASIBLE
+    if code == cp_model.MODEL_INVALID:
+        raise ModelInvalidError(
+            "internal error: CP-SAT rejected the model as invalid "
+            f"({m.cp.validate() or 'no detail'}); this is a defect in cluster_decide, not in "
+            "the scenario: please report it with the scenario file"
+        )
+    return Status.TIME_LIMIT
+
+
+def time_limit_message(wall_s: float, time_limit_s: float | None) -> str:
+    """What to say when no plan was found in time."""
+    limit = f" (limit {time_limit_s:g} s)" if time_limit_s is not None else ""
+    return (
+        f"No plan found within the time limit: the solver ran {wall_s:.2f} s{limit} without "
+        "finding one. This says nothing about whether a plan exists. Give it more time "
+        "(`--time-limit` on the command line, `time_limit_s` in `cd.solve`)."
+    )
+
+
+def run(
+    data: ModelData,
+    *,
+    time_limit_s: float | None = 10.0,
+    deterministic_limit: float | None = None,
+    workers: int = 2,
+    seed: int = 0,
+    relax: frozenset[str] = frozenset(),
+    warm_start: bool = True,
+    hint: Decisions | None = None,
+    constrain: Constrain | None = None,
+    objective: Objective | None = None,
+) -> SolveResult:
+    """Build and solve the model of ``data`` until every service level holds.
+
+    ``time_limit_s`` caps the wall time of the whole loop (None: no wall limit);
+    ``deterministic_limit`` caps each CP-SAT run in CP-SAT's machine-independent time (what
+    analyses use, so answers do not depend on load). With ``relax``, the staffing or budget
+    slack is minimized first. ``warm_start`` hints CP-SAT with the rounded LP relaxation, or
+    with ``hint`` when given. ``constrain`` and ``objective`` are the analyses' hooks.
+    """
+    start = time.perf_counter()
+
+    def remaining() -> float | None:
+        if time_limit_s is None:
+            return None
+        return max(0.05, time_limit_s - (time.perf_counter() - start))
+
+    m = build_model(data, relax)
+    if constrain is not None:
+        constrain(m)
+    scale = tie_break_scale(m)
+    lp_bound = -math.inf
+    if not relax and hint is not None:
+        add_hints(m, hint)
+    elif not relax and warm_start:
+        m.cp.minimize(m.cost_cents)
+        relaxed = lp_relaxation(m.cp)
+        if relaxed is not None:
+            if objective is None:
+                lp_bound = relaxed[0]
+            start_from = rounded_plan(m, relaxed[1])
+            if len(m.place) > LARGE_MODEL_PLACEMENTS and time_limit_s is not None:
+                # Large estates: first solve the model restricted to each workload's likeliest
+                # places (by the LP) for part of the time, then start the full search there.
+                narrow = run(
+                    restricted(data, m, relaxed[1]),
+                    time_limit_s=RESTRICTED_SHARE * (remaining() or 0.0),
+                    workers=workers,
+                    seed=seed,
+                    hint=start_from,
+                    constrain=constrain,
+                )
+                if narrow.decisions is not None and _cost(data, narrow.decisions) <= _cost(
+                    data, start_from
+                ):
+                    start_from = narrow.decisions
+            add_hints(m, start_from)
+    if relax:
+        # Fewest extra FTE first (a thousandth of an FTE outweighs any cost); a budget slack
+        # needs no weight: the cheapest plan's overspend is the smallest budget increase.
+        extra_staff = sum(m.staff_slack.values())
+        budget = m.budget_slack if m.budget_slack is not None else 0
+        goal = extra_staff * 10**9 + budget + m.cost_cents
+        div = 1
+    elif objective is not None:
+        goal = objective(m)
+        div = 1
+    else:
+        goal = m.cost_cents * scale + m.tie_break
+        div = scale
+    m.cp.minimize(goal)
+    cuts = 0
+    repaired: Decisions | None = None
+    bound = -math.inf
+    spent = 0.0  # CP-SAT deterministic time used so far: the limit covers the whole loop
+    # A repaired plan (grown pools) is a valid answer only to the plain cost model: a hook's
+    # own constraints (a cost cap, a forced distance) may not hold for it.
+    may_repair = constrain is None and objective is None
+    for _round in range(MAX_CUT_ROUNDS + 1):
+        left = None if deterministic_limit is None else max(0.01, deterministic_limit - spent)
+        solver = _solver(remaining(), left, workers, seed)
+        code = solver.solve(m.cp)
+        spent += solver.response_proto.deterministic_time
+        status = _status(code, m)
+        wall = time.perf_counter() - start
+        if status is Status.INFEASIBLE:
+            return SolveResult(status, None, math.nan, math.nan, wall, m, {}, cuts)
+        if status is Status.TIME_LIMIT:
+            if repaired is not None:
+                break  # a plan that meets every target exists: report it, not proven optimal
+            return SolveResult(
+                status,
+                None,
+                math.nan,
+                math.nan,
+                wall,
+                m,
+                {},
+                cuts,
+                time_limit_message(wall, time_limit_s),
+            )
+        dec = read_decisions(m, solver)
+        bound = max(solver.best_objective_bound / div, lp_bound)
+        fixed, needs = repair(data, m, dec)
+        if not needs:
+            slack = {f"staffing:{s}": int(solver.value(v)) for s, v in m.staff_slack.items()}
+            if m.budget_slack is not None:
+                slack["budget"] = int(solver.value(m.budget_slack))
+            return SolveResult(
+                status, dec, solver.objective_value / div, bound, wall, m, slack, cuts
+            )
+        add_service_levels(m, [_cut(dec, p, g, need) for (p, g), need in needs.items()])
+        cuts += len(needs)
+        # Cuts only remove plans, so the last round's bound still holds: telling CP-SAT spares
+        # it re-proving what it already knows (the re-solve is then mostly a search near the
+        # repaired plan hinted below).
+        m.cp.add(goal >= math.ceil(solver.best_objective_bound - 1e-6)).with_name(
+            f"bound[round={_round}]"
+        )
+        if (
+            may_repair
+            and all(n >= 0 for n in needs.values())
+            and evaluate_decisions(data, fixed).feasible
+        ):
+            repaired = fixed
+        m.cp.clear_hints()
+        add_hints(m, repaired or fixed)
+        if time_limit_s is not None and time.perf_counter() - start >= time_limit_s:
+            break
+        if deterministic_limit is not None and spent >= deterministic_limit:
+            break
+    wall = time.perf_counter() - start
+    if repaired is None:
+        return SolveResult(
+            Status.TIME_LIMIT,
+            None,
+            math.nan,
+            math.nan,
+            wall,
+            m,
+            {},
+            cuts,
+            f"No plan meeting every service level was found in {cuts} rounds of service-level "
+            f"cuts ({wall:.2f} s). Give it more time (`--time-limit`, `time_limit_s`).",
+        )
+    ev = evaluate_decisions(data, repaired)
+    return SolveResult(
+        Status.FEASIBLE,
+        repaired,
+        float(ev.total_cents),
+        bound,
+        wall,
+        m,
+        {},
+        cuts,
+        "The plan meets every service level but was not proven optimal within the limit.",
+    )
+
+
+def solve_data(
+    data: ModelData,
+    time_limit_s: float = 10.0,
+    workers: int = 2,
+    seed: int = 0,
+    relax: frozenset[str] = frozenset(),
+    warm_start: bool = True,
+    hint: Decisions | None = None,
+) -> SolveResult:
+    """:func:`run` with a wall-clock limit and positional arguments (``solve``, relaxations)."""
+    return run(
+        data,
+        time_limit_s=time_limit_s,
+        workers=workers,
+        seed=seed,
+        relax=relax,
+        warm_start=warm_start,
+        hint=hint,
+    )

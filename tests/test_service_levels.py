@@ -1,0 +1,202 @@
+"""Service levels are promises: a plan called optimal or feasible meets every one.
+
+Property: on generated estates with mixed gang sizes sharing pools, divisible (splittable)
+services and notebooks, status optimal/feasible ⇒ every ``service_levels.met`` ⇒ ``cd.evaluate``
+finds no violation. And the pieces of a split service are each sized for their own traffic.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pytest
+from builders import service, small_scenario, training
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import cluster_decide as cd
+from cluster_decide.evaluate import Decisions, evaluate_decisions
+from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, prepare
+from cluster_decide.scenario import PRESETS, load_scenario
+
+GANGS = (1, 4, 8, 16, 64, 128, 512)
+
+
+def notebooks(name: str = "nb", **kw: Any) -> dict[str, Any]:
+    base = {
+        "name": name,
+        "kind": "experimentation",
+        "interface": "slurm",
+        "gpu_types": ["A100", "H100"],
+        "concurrent_users": 20,
+        "gpus_per_user": 1,
+        "max_queue_wait_hours": 0.25,
+        "profile": "business_hours",
+    }
+    base.update(kw)
+    return base
+
+
+@st.composite
+def estates(draw: st.DrawFn) -> cd.Scenario:
+    """An estate of 2-4 gang classes, a divisible service and notebooks, on random platforms."""
+    work: list[dict[str, Any]] = []
+    for i in range(draw(st.integers(2, 4))):
+        gang = draw(st.sampled_from(GANGS))
+        busy = draw(st.floats(0.3, 3.0)) * max(gang, 8)
+        work.append(
+            training(
+                f"t{i}",
+                kind="distributed_training" if gang > 8 else "fine_tuning",
+                gpus_per_job=gang,
+                gpu_hours_per_month=round(busy * 730.0, 1),
+                mean_job_hours=draw(st.sampled_from([2.0, 6.0, 24.0])),
+                max_queue_wait_hours=draw(st.sampled_from([1.0, 4.0, 24.0])),
+                interface="containers",
+                requires=["gang_scheduling"] if gang > 8 else [],
+                divisible=False,
+            )
+        )
+    work.append(
+        service(
+            "svc",
+            gpu_types=["H100", "L40S"],
+            peak_requests_per_second=draw(st.floats(2.0, 200.0)),
+            gpu_seconds_per_request=0.3,
+            p99_latency_ms=draw(st.sampled_from([900.0, 1500.0])),
+            divisible=True,
+            service_time_cv=draw(st.sampled_from([0.5, 1.0, 2.0])),
+            headroom=draw(st.sampled_from(["none", "n+1"])),
+        )
+    )
+    work.append(notebooks(concurrent_users=draw(st.integers(2, 40))))
+    platforms = draw(
+        st.sampled_from(
+            [
+                ["kubernetes", "kubernetes_batch"],
+                ["slurm", "kubernetes"],
+                ["slurm", "kubernetes", "kubernetes_batch", "shared"],
+            ]
+        )
+    )
+    return small_scenario(
+        work,
+        team={"hpc": {"fte": 4.0}, "kubernetes": {"fte": 8.0}},
+        policy={"platforms": platforms},
+    )
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scn=estates())
+def test_a_plan_that_answers_meets_every_service_level(scn: cd.Scenario) -> None:
+    plan = cd.solve(scn, time_limit_s=30)
+    if plan.feasible:
+        assert plan.service_levels.height >= len(scn.workloads)
+        assert plan.service_levels["met"].all(), plan.service_levels
+        ev = cd.evaluate(scn, plan)
+        assert ev.feasible, ev.violations
+        assert set(plan.service_levels["workload"]) == {w.name for w in scn.workloads}
+    else:
+        assert plan.status in ("infeasible", "time_limit")
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_every_preset_plan_meets_every_service_level(preset: str) -> None:
+    scn = load_scenario(preset)
+    plan = cd.solve(scn, time_limit_s=30)
+    assert plan.status == "optimal"
+    assert plan.service_levels["met"].all(), plan.service_levels
+    assert cd.evaluate(scn, plan).feasible
+    # Every class has a row, notebooks included.
+    assert set(plan.service_levels["workload"]) == {w.name for w in scn.workloads}
+
+
+def test_each_piece_of_a_split_service_is_sized_for_its_own_traffic() -> None:
+    scn = small_scenario(
+        [
+            service(
+                "rt",
+                gpu_types=["H100", "L40S"],
+                peak_requests_per_second=200.0,
+                gpu_seconds_per_request=0.3,
+                p99_latency_ms=1500.0,
+                divisible=True,
+            )
+        ],
+        policy={"platforms": ["kubernetes"]},
+    )
+    data = prepare(scn)
+    for h100 in (99, 90, 50, 10, 1):
+        shares = {("rt", "k8s", "H100"): h100, ("rt", "k8s", "L40S"): 100 - h100}
+        # Enough nodes for what the plan says each piece needs (no burst shortfall either way).
+        nodes = {
+            (p, g): math.ceil(
+                float(data.combos[("rt", p, g)].load(s).max())
+                / (100 * DEMAND_UNITS_PER_GPU * data.gpus_per_node[g])
+            )
+            for (_w, p, g), s in shares.items()
+        }
+        ev = evaluate_decisions(data, Decisions(shares, nodes))
+        assert ev.service_levels["met"].all(), (h100, ev.service_levels)
+        assert ev.feasible, ev.violations
+
+
+def test_the_old_linear_split_misses_the_target() -> None:
+    """The defect this guards against: a 1% piece given 1% of the whole service's replicas."""
+    scn = small_scenario(
+        [
+            service(
+                "rt",
+                gpu_types=["H100", "L40S"],
+                peak_requests_per_second=200.0,
+                gpu_seconds_per_request=0.3,
+                p99_latency_ms=1500.0,
+                divisible=True,
+            )
+        ],
+        policy={"platforms": ["kubernetes"]},
+    )
+    data = prepare(scn)
+    piece = data.combos[("rt", "k8s", "L40S")]
+    linear = 1 * piece.demand  # what a linear share gave the 1% piece
+    assert np.all(piece.load(1) >= linear)
+    assert piece.load(1).max() > linear.max(), "the piece gets more than a linear share"
+
+
+def test_tightening_a_notebook_wait_never_lowers_gpus_and_raises_them_where_it_binds() -> None:
+    def gpus(wait: float) -> float:
+        scn = small_scenario(
+            [notebooks(gpu_types=["A100"], concurrent_users=40, max_queue_wait_hours=wait)],
+            policy={"platforms": ["slurm"]},
+        )
+        plan = cd.solve(scn)
+        assert plan.service_levels.filter(pl.col("workload") == "nb")["met"].all()
+        return float(plan.placements["gpus"].sum())
+
+    waits = [2.0, 1.0, 0.5, 0.25, 0.125, 0.05]
+    sizes = [gpus(w) for w in waits]
+    assert sizes == sorted(sizes), dict(zip(waits, sizes, strict=True))
+    assert sizes[-1] > sizes[0], "a tight wait target binds"
+
+
+def test_n_plus_1_and_service_cv_raise_a_service_and_keep_its_p99() -> None:
+    def plan_of(**kw: Any) -> cd.Plan:
+        return cd.solve(
+            small_scenario(
+                [service("rt", gpu_types=["H100"], peak_requests_per_second=100.0, **kw)],
+                policy={"platforms": ["kubernetes"]},
+            )
+        )
+
+    base, spare, spread = plan_of(), plan_of(headroom="n+1"), plan_of(service_time_cv=2.0)
+    gpus = {
+        n: float(p.placements["gpus"].sum())
+        for n, p in [("base", base), ("n+1", spare), ("cv", spread)]
+    }
+    assert gpus["n+1"] >= gpus["base"] + 8 * 0.99, gpus  # one H100 node (8 GPUs) spare
+    assert gpus["cv"] > gpus["base"], gpus
+    for p in (base, spare, spread):
+        assert p.service_levels["met"].all()

@@ -1,0 +1,93 @@
+"""Honest statuses: a solve cut short by its time limit is never called infeasible.
+
+CP-SAT's UNKNOWN (no solution within the limit) is ``time_limit``, with no relaxation search, a
+sentence that says how long it ran and how to give it more time, and CLI exit code 3.
+MODEL_INVALID is an internal error. The workbook's cache never keeps a time-limit result.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from ortools.sat.python import cp_model
+
+import cluster_decide as cd
+from cluster_decide.cli import main
+from cluster_decide.model import loop
+from cluster_decide.model.build import build_model
+from cluster_decide.model.data import prepare
+from cluster_decide.model.solve import no_answer_plan
+from cluster_decide.plan import Status
+from cluster_decide.scenario import save_scenario
+from cluster_decide.widgets.cache import PlanCache
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from solve_scale import large_scenario
+
+
+def test_unknown_is_time_limit_and_model_invalid_is_an_error(
+    default_scenario: cd.Scenario,
+) -> None:
+    m = build_model(prepare(default_scenario))
+    assert loop._status(cp_model.UNKNOWN, m) is Status.TIME_LIMIT
+    assert loop._status(cp_model.OPTIMAL, m) is Status.OPTIMAL
+    assert loop._status(cp_model.INFEASIBLE, m) is Status.INFEASIBLE
+    with pytest.raises(loop.ModelInvalidError, match="internal error"):
+        loop._status(cp_model.MODEL_INVALID, m)
+
+
+@pytest.fixture(scope="module")
+def large() -> cd.Scenario:
+    return large_scenario()
+
+
+def test_a_tiny_time_limit_on_the_200_class_estate_never_says_infeasible(
+    large: cd.Scenario,
+) -> None:
+    plan = cd.solve(large, time_limit_s=0.01)
+    assert plan.status in (Status.TIME_LIMIT, Status.FEASIBLE, Status.OPTIMAL)
+    if plan.status is Status.TIME_LIMIT:
+        assert not plan.feasible
+        assert plan.relaxations.is_empty(), "no relaxation search on a time limit"
+        words = " ".join(plan.explanations)
+        assert "time limit" in words and "--time-limit" in words and " s" in words
+        assert "conflict" not in words and "infeasible" not in words.lower()
+
+
+def test_cli_exits_3_on_a_time_limit(
+    tmp_path: Path, large: cd.Scenario, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "large.toml"
+    save_scenario(large, path)
+    code = main(["solve", str(path), "--time-limit", "0.01"])
+    out = capsys.readouterr().out
+    assert code in (0, 3)
+    if code == 3:
+        assert "time_limit" in out and "--time-limit" in out
+
+
+def test_help_documents_the_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--help"]) == 0  # main returns argparse's exit status, never raises
+    out = capsys.readouterr().out
+    assert "3  no answer within the time limit" in out and "1  infeasible" in out
+
+
+def test_the_cache_never_keeps_a_time_limit_result(
+    default_scenario: cd.Scenario, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cluster_decide.widgets import cache
+
+    calls = []
+
+    def cut_short(scn: cd.Scenario, **_kw: object) -> cd.Plan:
+        calls.append(scn)
+        return no_answer_plan(scn, ["No plan found within the time limit."], 0.1)
+
+    monkeypatch.setattr(cache, "solve", cut_short)
+    plans = PlanCache()
+    assert plans.solve(default_scenario).status is Status.TIME_LIMIT
+    assert default_scenario not in plans
+    plans.solve(default_scenario)
+    assert len(calls) == 2, "a time-limit result is solved again, not served from the cache"
