@@ -567,9 +567,10 @@ def _architecture(b: Bundle) -> Section:
         parts.append(f"{_platform(platform)} for {work}" + (" and more" if len(kinds) > 1 else ""))
     n = len(parts)
     count = ["One cluster", "Two clusters", "Three clusters", "Four clusters"]
-    title = f"{count[n - 1] if 0 < n <= 4 else _plural(n, 'cluster')}: {'; '.join(parts)}"
+    clusters = count[n - 1] if 0 < n <= 4 else _plural(n, "cluster")
+    title = f"{clusters}: {'; '.join(parts)}"
     if len(title) > 100:
-        title = f"{_plural(n, 'cluster')} with {gpus(float(plan.pools['gpus'].sum()))} GPUs"
+        title = f"{clusters} with {gpus(float(plan.pools['gpus'].sum()))} GPUs"
     burst = float(plan.pools["burst_gpu_hours"].sum())
     lead = (
         f"{gpus(float(plan.pools['gpus'].sum()))} reserved GPUs, plus about "

@@ -79,7 +79,8 @@ def story_order(bundle: Bundle) -> list[str]:
     return [
         f"Run {ARCHETYPE_WORDS[plan.archetype]} for {money(plan.total_monthly_usd)} a month",
         f"{ARCHETYPE_LABELS[plan.archetype]} is the cheapest design",
-        f"{_COUNT[n_clusters - 1]}:",
+        # "Two clusters: what each runs", or "Two clusters with N GPUs" when that runs long.
+        f"{_COUNT[n_clusters - 1]}",
         f"{money(plan.total_monthly_usd)} a month",
         "The runner-up," if runner else "No other architecture meets every requirement",
         "The answer holds unless costs shift by "
