@@ -1,8 +1,8 @@
 """Every file cluster_decide writes goes through here: whole files, or none, and nothing left over.
 
 A file is written to an unnamed temporary file in its target's folder (Linux ``O_TMPFILE``;
-elsewhere a hidden ``.NAME.XXXX.tmp`` removed on any error), flushed to disk, and only then
-given its name by a rename, which on POSIX replaces the old file in one step. So a full disk,
+elsewhere a hidden ``.NAME.<random>.tmp`` from ``tempfile.mkstemp``, removed on any error),
+flushed to disk, and only then given its name by a rename, which on POSIX replaces the old file in one step. So a full disk,
 an exception or a killed process leaves the old file intact, and (with ``O_TMPFILE``) not even a
 stray temporary file: an unnamed file vanishes with the process that held it.
 
