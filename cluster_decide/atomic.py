@@ -2,9 +2,9 @@
 
 A file is written to an unnamed temporary file in its target's folder (Linux ``O_TMPFILE``;
 elsewhere a hidden ``.NAME.<random>.tmp`` from ``tempfile.mkstemp``, removed on any error),
-flushed to disk, and only then given its name by a rename, which on POSIX replaces the old file in one step. So a full disk,
-an exception or a killed process leaves the old file intact, and (with ``O_TMPFILE``) not even a
-stray temporary file: an unnamed file vanishes with the process that held it.
+flushed to disk, and only then given its name by a rename, which on POSIX replaces the old file
+in one step. So a full disk, an exception or a killed process leaves the old file intact, and
+(with ``O_TMPFILE``) not even a stray temporary file: an unnamed file vanishes with the process that held it.
 
 Outputs of several files (``solve --out``, an export of a deck, a report and its images) are
 written inside :func:`all_or_nothing`: every file is staged first and the renames happen
