@@ -414,6 +414,7 @@ class CostOverride(_Section):
     spot_interruptions_per_node_month: NonNegFloat | None = None
     checkpoint_interval_hours: NonNegFloat | None = None
     spot_restart_hours: NonNegFloat | None = None
+    preempt_restart_hours: NonNegFloat | None = None
 
 
 def _check_profile(value: Any) -> Any:

@@ -96,8 +96,13 @@ def batch_waits_by_pool(
             "backfill" if data.pool(p).platform in ("slurm", "shared") else "fifo"
         )
         estimates = batch_waits(usable, [c for _, c in classes], gpn, order=order)
+        sharing = ev.sharing.get((p, g))
         for (name, _cls), est in zip(classes, estimates, strict=True):
-            out[(name, p, g)] = max(est.mean, out.get((name, p, g), 0.0))
+            # Training that fills troughs also waits out the service's peaks (fluid queue).
+            trough = (
+                sharing.wait_centi_hours / 100 if sharing and (name, p, g) in data.flexible else 0.0
+            )
+            out[(name, p, g)] = max(est.mean + trough, out.get((name, p, g), 0.0))
     return out
 
 

@@ -15,7 +15,13 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from cluster_decide.constants import HOURS_PER_WEEK, SKILLS
-from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, ModelData, spot_cap_weight
+from cluster_decide.model.data import (
+    DEMAND_UNITS_PER_GPU,
+    MILLI,
+    ModelData,
+    pushed_out,
+    spot_cap_weight,
+)
 
 __all__ = [
     "FAMILIES",
@@ -28,6 +34,7 @@ __all__ = [
     "add_gang_fit",
     "add_linking",
     "add_policy",
+    "add_sharing",
     "add_spot",
     "add_staffing",
     "build_model",
@@ -45,6 +52,7 @@ FAMILIES = (
     "policy",
     "spot",
     "burst_cap",
+    "sharing",
 )
 """The constraint families, in the order ``build_model`` adds them."""
 
@@ -71,6 +79,9 @@ class Model:
     burst_weight: dict[tuple[str, str, int], int] = field(default_factory=dict)
     burst_ub: dict[tuple[str, str, int], int] = field(default_factory=dict)
     hires: dict[str, cp_model.IntVar] = field(default_factory=dict)
+    backlog: dict[tuple[str, str, int], cp_model.IntVar] = field(default_factory=dict)
+    """Preemptible training queued at the end of each hour in a sharing pool (hundredths of
+    capacity units: percent × tenths of a GPU)."""
     spot: dict[tuple[str, str, str], Any] = field(default_factory=dict)
     """Percent of a workload's share here that runs on spot (0 where spot is not open)."""
     spot_on: dict[tuple[str, str, str], Any] = field(default_factory=dict)
@@ -209,11 +220,16 @@ def add_capacity(m: Model) -> None:
     with share in percent, demand and burst in tenths of a GPU (utilization and SLO headroom
     are in the demand already). Burst exists only where the platform autoscales and procurement
     allows on-demand GPUs. Identical or dominated hours are merged (see ``reduced_buckets``).
+    Preemptible training that fills troughs (``data.flexible``) is not in these rows: it takes
+    what is left in each hour (``add_sharing``).
     """
     d = m.data
     for p in d.pools:
         for g in p.gpu_types:
-            combos = [c for c in d.allowed() if c.pool == p.name and c.gpu_type == g]
+            placed = [c for c in d.allowed() if c.pool == p.name and c.gpu_type == g]
+            combos = [c for c in placed if (c.workload, c.pool, c.gpu_type) not in d.flexible]
+            if placed and not combos:
+                continue  # only trough-filling work: add_sharing holds it
             if not combos:
                 m.cp.add(m.nodes[(p.name, g)] == 0).with_name(f"capacity[{p.name},{g},unused]")
                 continue
@@ -410,6 +426,72 @@ def add_burst_cap(m: Model) -> None:
                 m._count("burst_cap")
 
 
+def _weighted(m: Model, combos: list[Any], col: np.ndarray) -> cp_model.LinearExprT:
+    """Σ (share − spot)[c]·col[c] over the combinations with a non-zero coefficient."""
+    terms = [(m.share[k], int(v)) for k, v in zip(combos, col, strict=True) if v]
+    terms += [(m.spot[k], -int(v)) for k, v in zip(combos, col, strict=True) if v and k in m.spot]
+    if not terms:
+        return 0
+    return cp_model.LinearExpr.weighted_sum([t[0] for t in terms], [t[1] for t in terms])
+
+
+def add_sharing(m: Model) -> None:
+    """Preemptible training takes, hour by hour, the GPUs other work leaves, and still meets its wait.
+
+    In a pool that shares by the hour, per GPU type, a fluid queue over the repeating week:
+    backlog[t] ≥ backlog[t−1] + 100·arriving[t] + loss·pushed[t] − 100·(supply − held[t]),
+    backlog[t] ≥ 0, where arriving is the trough-filling classes' own need (Σ share·demand),
+    held is everything else placed there, pushed the GPUs services take back at hour t
+    (:func:`~cluster_decide.model.data.pushed_out`) and loss the work each one loses in
+    hundredths of a GPU-hour. Little's law turns the backlog into a mean wait, and each placed
+    class keeps it within what its target leaves over its steady-state wait:
+    Σ_t backlog[t] ≤ slack[w]·Σ_t arriving[t] (slack in hundredths of an hour).
+    Summed over the week the rows also say the troughs hold the training's GPU-hours.
+    """
+    d, cp = m.data, m.cp
+    for p in d.pools:
+        for g in p.gpu_types:
+            placed = [c for c in d.allowed() if c.pool == p.name and c.gpu_type == g]
+            flex = [
+                (c.workload, p.name, g) for c in placed if (c.workload, p.name, g) in d.flexible
+            ]
+            if not flex:
+                continue
+            held = [
+                (c.workload, p.name, g) for c in placed if (c.workload, p.name, g) not in d.flexible
+            ]
+            arrive = np.stack([d.combos[k].demand for k in flex])
+            others = (
+                np.stack([d.combos[k].demand for k in held])
+                if held
+                else np.zeros((0, HOURS_PER_WEEK), dtype=np.int64)
+            )
+            pushed = np.stack([pushed_out(row) for row in others]) if held else others
+            supply = UNITS_PER_NODE_GPU * d.gpus_per_node[g] * m.nodes[(p.name, g)]
+            ub = max(
+                1,
+                100 * int(arrive.sum()) * 100 + d.preempt_loss_centi * int(pushed.sum()) * 100,
+            )
+            b = [
+                cp.new_int_var(0, ub, f"backlog[{p.name},{g},t={t}]") for t in range(HOURS_PER_WEEK)
+            ]
+            for t in range(HOURS_PER_WEEK):
+                m.backlog[(p.name, g, t)] = b[t]
+                inflow = 100 * _weighted(m, flex, arrive[:, t])
+                loss = d.preempt_loss_centi * _weighted(m, held, pushed[:, t]) if held else 0
+                used = 100 * _weighted(m, held, others[:, t]) if held else 0
+                cp.add(b[t] >= b[t - 1] + inflow + loss - 100 * supply + used).with_name(
+                    f"sharing[{p.name},{g},t={t}]"
+                )
+                m._count("sharing")
+            weekly = _weighted(m, flex, arrive.sum(axis=1))
+            for k in flex:
+                cp.add(sum(b) <= d.flexible[k] * weekly).only_enforce_if(m.place[k]).with_name(
+                    f"sharing[{','.join(k)},wait]"
+                )
+                m._count("sharing")
+
+
 def _objective(m: Model) -> None:
     """Monthly cost in cents, then a tie-break that prefers fewer pools and earlier pools."""
     d = m.data
@@ -462,6 +544,7 @@ def build_model(data: ModelData, relax: frozenset[str] = frozenset()) -> Model:
     add_staffing(m)
     add_spot(m)
     add_burst_cap(m)
+    add_sharing(m)
     _objective(m)
     add_budget(m)
     add_policy(m)
