@@ -163,3 +163,30 @@ def test_family_burst_cap() -> None:
     ev = evaluate_decisions(data, free.decisions())
     assert any(v.startswith("burst_cap[H100") for v in ev.violations)
     assert not cd.evaluate(capped.inputs, capped).violations  # type: ignore[arg-type]
+
+
+def test_family_sharing() -> None:
+    checkpointed = training(
+        gpus_per_job=8, gpu_hours_per_month=7300.0, interruptible=True, max_queue_wait_hours=24.0
+    )
+    api = service(gpu_types=["H100"], peak_requests_per_second=200.0, profile="diurnal")
+    scn = small_scenario(
+        [checkpointed, api],
+        procurement={"mode": "on_prem", "on_demand_burst": False},
+        policy={"platforms": ["shared"]},
+    )
+    data = prepare(scn)
+    assert ("train", "shared", "H100") in data.flexible
+    plan = cd.solve(scn)
+    ev = cd.evaluate(scn, plan)
+    assert ev.feasible and ev.sharing
+    # The training's 10 busy GPUs live in the service's troughs: the pool is not service + 12.
+    (sh,) = ev.sharing.values()
+    assert plan.pools["gpus"][0] < sh.services_units.max() / 1000 + 12
+    # Give the service the training's troughs and the evaluator names the sharing row.
+    dec = plan.decisions()
+    short = Decisions(dec.shares, {k: v - 2 for k, v in dec.nodes.items()})
+    assert any(
+        v.startswith("sharing[") or v.startswith("capacity[")
+        for v in evaluate_decisions(data, short).violations
+    )
