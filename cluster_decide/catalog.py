@@ -248,6 +248,11 @@ def _read_platforms(folder: Path) -> dict[str, PlatformKind]:
         util.setdefault(row["platform"], {})[row["kind"]] = float(row["value"])
     sides: dict[str, dict[tuple[str, str], str]] = {}
     for row in _rows(folder / "sides.csv"):
+        if row["side"] not in ("slurm", "containers") or row["capability"] not in CAPABILITIES:
+            raise ValueError(
+                f"data/catalog/sides.csv: expected side slurm or containers and a known "
+                f"capability, got {row['side']!r}, {row['capability']!r}"
+            )
         sides.setdefault(row["platform"], {})[(row["side"], row["capability"])] = row["support"]
     staffing: dict[str, dict[tuple[str, str], float]] = {}
     for row in _rows(folder / "staffing.csv"):

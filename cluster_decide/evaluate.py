@@ -21,6 +21,7 @@ from cluster_decide.constants import HOURS_PER_WEEK, SKILLS
 from cluster_decide.model.data import (
     DEMAND_UNITS_PER_GPU,
     MILLI,
+    STEPS,
     ModelData,
     prepare,
     spot_cap_weight,
@@ -342,7 +343,7 @@ def _sharing_violations(
         for k, s in sorted(own.items()):
             if s > 0 and k[1] == p and k[2] == g and k in data.flexible:
                 slack = data.flexible[k]
-                if sh.backlog_centi.sum() > slack * sh.arriving_units:
+                if 100 * int(sh.backlog_steps.sum()) > STEPS * slack * sh.arriving_units:
                     v.append(
                         f"sharing[{','.join(k)},wait]: waiting for the service's troughs adds "
                         f"{sh.wait_centi_hours / 100:.1f} h to {k[0]}'s queue, more than the "

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from cluster_decide.constants import HOURS_PER_WEEK
-from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, ModelData, pushed_out
+from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, STEPS, ModelData, pushed_out
 
 __all__ = ["Sharing", "replay_sharing"]
 
@@ -26,14 +26,14 @@ MAX_WEEKS = 52
 
 @dataclass(frozen=True)
 class Sharing:
-    """The replayed week of one sharing pool and GPU type (GPUs are in capacity units × 100)."""
+    """The replayed week of one sharing pool and GPU type (capacity units: percent × tenths of a GPU)."""
 
     services_units: np.ndarray
     """What the other work placed here holds in each hour (capacity units)."""
     training_units: np.ndarray
     """What the trough-filling training runs in each hour, restarts included (capacity units)."""
-    backlog_centi: np.ndarray
-    """Training queued at the end of each hour (hundredths of capacity units)."""
+    backlog_steps: np.ndarray
+    """Training queued at the end of each hour (capacity units × ``STEPS``)."""
     arriving_units: int
     """The trough-filling training's weekly need (capacity units × hours)."""
     supply_units: int
@@ -46,7 +46,7 @@ class Sharing:
         """Mean fluid wait of the training (hundredths of an hour), by Little's law."""
         if not self.arriving_units:
             return 0.0
-        return float(self.backlog_centi.sum()) / self.arriving_units
+        return 100.0 * float(self.backlog_steps.sum()) / STEPS / self.arriving_units
 
 
 def replay_sharing(
@@ -76,7 +76,7 @@ def replay_sharing(
                 held += s * demand
                 pushed += s * pushed_out(demand)
         supply = UNITS * data.gpus_per_node[g] * nodes.get((p, g), 0)
-        net = 100 * arrive + data.preempt_loss_centi * pushed - 100 * (supply - held)
+        net = STEPS * arrive + data.preempt_loss_steps * pushed - STEPS * (supply - held)
         backlog = np.zeros(HOURS_PER_WEEK, dtype=np.int64)
         last = 0
         steady = False
@@ -89,11 +89,11 @@ def replay_sharing(
                 steady = True
                 break
         prev = np.roll(backlog, 1)
-        served = (prev + 100 * arrive + data.preempt_loss_centi * pushed - backlog) / 100.0
+        served = (prev + STEPS * arrive + data.preempt_loss_steps * pushed - backlog) / STEPS
         out[(p, g)] = Sharing(
             services_units=held,
             training_units=np.asarray(np.maximum(served, 0.0)),
-            backlog_centi=backlog,
+            backlog_steps=backlog,
             arriving_units=int(arrive.sum()),
             supply_units=int(supply),
             steady=steady,

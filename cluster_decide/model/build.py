@@ -18,6 +18,7 @@ from cluster_decide.constants import HOURS_PER_WEEK, SKILLS
 from cluster_decide.model.data import (
     DEMAND_UNITS_PER_GPU,
     MILLI,
+    STEPS,
     ModelData,
     pushed_out,
     spot_cap_weight,
@@ -79,6 +80,9 @@ class Model:
     burst_weight: dict[tuple[str, str, int], int] = field(default_factory=dict)
     burst_ub: dict[tuple[str, str, int], int] = field(default_factory=dict)
     hires: dict[str, cp_model.IntVar] = field(default_factory=dict)
+    exact_sharing: frozenset[tuple[str, str]] = frozenset()
+    """Pools and GPU types whose trough-filling training gets the hour-by-hour rows; the others
+    get the weekly row only (a relaxation the solve loop tightens where a plan needs it)."""
     backlog: dict[tuple[str, str, int], cp_model.IntVar] = field(default_factory=dict)
     """Preemptible training queued at the end of each hour in a sharing pool (hundredths of
     capacity units: percent × tenths of a GPU)."""
@@ -446,7 +450,10 @@ def add_sharing(m: Model) -> None:
     hundredths of a GPU-hour. Little's law turns the backlog into a mean wait, and each placed
     class keeps it within what its target leaves over its steady-state wait:
     Σ_t backlog[t] ≤ slack[w]·Σ_t arriving[t] (slack in hundredths of an hour).
-    Summed over the week the rows also say the troughs hold the training's GPU-hours.
+    Summed over the week the rows also say the troughs hold the training's GPU-hours; until a
+    plan needs the hourly rows (``Model.exact_sharing``, added by the solve loop when the
+    evaluator finds a wait too long) only that weekly row is stated, which keeps estates that
+    do not choose the pool as fast as before.
     """
     d, cp = m.data, m.cp
     for p in d.pools:
@@ -468,27 +475,38 @@ def add_sharing(m: Model) -> None:
             )
             pushed = np.stack([pushed_out(row) for row in others]) if held else others
             supply = UNITS_PER_NODE_GPU * d.gpus_per_node[g] * m.nodes[(p.name, g)]
+            if (p.name, g) not in m.exact_sharing:
+                # The week's troughs hold the training's GPU-hours and its restarts.
+                need = STEPS * _weighted(m, flex, arrive.sum(axis=1))
+                if held:
+                    need = need + d.preempt_loss_steps * _weighted(m, held, pushed.sum(axis=1))
+                    need = need + STEPS * _weighted(m, held, others.sum(axis=1))
+                cp.add(need <= STEPS * HOURS_PER_WEEK * supply).with_name(
+                    f"sharing[{p.name},{g},week]"
+                )
+                m._count("sharing")
+                continue
             ub = max(
                 1,
-                100 * int(arrive.sum()) * 100 + d.preempt_loss_centi * int(pushed.sum()) * 100,
+                STEPS * int(arrive.sum()) * 100 + d.preempt_loss_steps * int(pushed.sum()) * 100,
             )
             b = [
                 cp.new_int_var(0, ub, f"backlog[{p.name},{g},t={t}]") for t in range(HOURS_PER_WEEK)
             ]
             for t in range(HOURS_PER_WEEK):
                 m.backlog[(p.name, g, t)] = b[t]
-                inflow = 100 * _weighted(m, flex, arrive[:, t])
-                loss = d.preempt_loss_centi * _weighted(m, held, pushed[:, t]) if held else 0
-                used = 100 * _weighted(m, held, others[:, t]) if held else 0
-                cp.add(b[t] >= b[t - 1] + inflow + loss - 100 * supply + used).with_name(
+                inflow = STEPS * _weighted(m, flex, arrive[:, t])
+                loss = d.preempt_loss_steps * _weighted(m, held, pushed[:, t]) if held else 0
+                used = STEPS * _weighted(m, held, others[:, t]) if held else 0
+                cp.add(b[t] >= b[t - 1] + inflow + loss - STEPS * supply + used).with_name(
                     f"sharing[{p.name},{g},t={t}]"
                 )
                 m._count("sharing")
             weekly = _weighted(m, flex, arrive.sum(axis=1))
             for k in flex:
-                cp.add(sum(b) <= d.flexible[k] * weekly).only_enforce_if(m.place[k]).with_name(
-                    f"sharing[{','.join(k)},wait]"
-                )
+                cp.add(100 * sum(b) <= STEPS * d.flexible[k] * weekly).only_enforce_if(
+                    m.place[k]
+                ).with_name(f"sharing[{','.join(k)},wait]")
                 m._count("sharing")
 
 
@@ -526,9 +544,17 @@ def tie_break_scale(m: Model) -> int:
     return per_pool * (len(m.open) + 1)
 
 
-def build_model(data: ModelData, relax: frozenset[str] = frozenset()) -> Model:
-    """The CP-SAT model of ``data``; ``relax`` may add slack to ``staffing`` or ``budget``."""
-    m = Model(data=data, cp=cp_model.CpModel())
+def build_model(
+    data: ModelData,
+    relax: frozenset[str] = frozenset(),
+    exact_sharing: frozenset[tuple[str, str]] = frozenset(),
+) -> Model:
+    """The CP-SAT model of ``data``; ``relax`` may add slack to ``staffing`` or ``budget``.
+
+    ``exact_sharing`` names the (pool, GPU type) pairs whose trough-filling training gets the
+    hour-by-hour rows (see ``add_sharing``).
+    """
+    m = Model(data=data, cp=cp_model.CpModel(), exact_sharing=exact_sharing)
     _variables(m)
     if "staffing" in relax:
         m.staff_slack = {

@@ -45,6 +45,7 @@ from cluster_decide.scenario import (
 __all__ = [
     "DEMAND_UNITS_PER_GPU",
     "MILLI",
+    "STEPS",
     "Combo",
     "ModelData",
     "Pool",
@@ -61,6 +62,9 @@ DEMAND_UNITS_PER_GPU = 10
 """Demand is counted in tenths of a GPU (rounded up, so rounding never under-provisions)."""
 MILLI = 1000
 """Staff effort is counted in thousandths of an FTE."""
+STEPS = 4
+"""Trough-filling backlog is counted in quarters of a capacity unit, so the preemption loss per
+GPU pushed out (half a checkpoint interval plus the restart) is a whole number of quarters."""
 WEEKS_PER_MONTH = HOURS_PER_MONTH / HOURS_PER_WEEK
 DEFAULT_POOL_NAMES = {
     "slurm": "slurm",
@@ -136,9 +140,9 @@ class ModelData:
     flexible: Mapping[tuple[str, str, str], int] = field(default_factory=dict)
     """Placements that fill the troughs other work leaves, hour by hour, with the fluid queue
     wait (hundredths of an hour) their class may add on top of its steady-state wait."""
-    preempt_loss_centi: int = 0
-    """GPU-hours lost per GPU pushed out by a service, in hundredths (half a checkpoint
-    interval of work plus the restart)."""
+    preempt_loss_steps: int = 0
+    """GPU-hours lost per GPU pushed out by a service, in ``1 / STEPS`` of an hour (half a
+    checkpoint interval of work plus the restart)."""
 
     def platform(self, pool: str) -> PlatformKind:
         """The platform kind of a pool."""
@@ -252,7 +256,7 @@ def job_stretch(w: Workload, platform: PlatformKind, gpu: GpuType, catalog: Cata
     The GPU's relative speed, times ``1 + topology_slowdown`` for multi-node jobs where
     placement is not topology-aware. Work lost when services preempt training is not a flat
     stretch: only preemptible training is pushed out, and it pays per GPU pushed out
-    (:func:`pushed_out`, ``ModelData.preempt_loss_centi``).
+    (:func:`pushed_out`, ``ModelData.preempt_loss_steps``).
     """
     stretch = _speed_ratio(w, gpu, catalog)
     if (
@@ -460,8 +464,8 @@ def prepare(scn: Scenario) -> ModelData:
         markets=markets,
         spot_cents=_spot_cents(scn, pools, combos, markets),
         flexible=_flexible(scn, pools, combos),
-        preempt_loss_centi=round(
-            100 * (costs.checkpoint_interval_hours / 2.0 + costs.preempt_restart_hours)
+        preempt_loss_steps=round(
+            STEPS * (costs.checkpoint_interval_hours / 2.0 + costs.preempt_restart_hours)
         ),
         spot_cap_pct=round(100 * _max_spot_share(scn)),
         burst_cap_units={
@@ -526,7 +530,7 @@ def pushed_out(demand: np.ndarray) -> np.ndarray:
     """GPUs (tenths) a placement takes back at the start of each hour: its rise since the last.
 
     The week repeats, so hour 0 follows hour 167. Where preemptible work fills the troughs,
-    each of these GPUs was running it and loses ``preempt_loss_centi`` of work.
+    each of these GPUs was running it and loses ``preempt_loss_steps`` of work.
     """
     d = np.asarray(demand, dtype=np.int64)
     return np.maximum(d - np.roll(d, 1), 0)

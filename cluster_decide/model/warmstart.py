@@ -274,3 +274,6 @@ def add_hints(m: Model, dec: Decisions) -> None:
         cp.add_hint(b, int(burst[t]) if burst is not None else 0)
     for skill in SKILLS:
         cp.add_hint(m.hires[skill], min(ev.hires[skill], d.max_hires))
+    for (p, g, t), b in m.backlog.items():
+        sharing = ev.sharing.get((p, g))
+        cp.add_hint(b, int(sharing.backlog_steps[t]) if sharing is not None else 0)
