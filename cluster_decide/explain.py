@@ -15,6 +15,7 @@ from cluster_decide.constants import PLATFORM_WORDS, SKILLS
 from cluster_decide.evaluate import Decisions, Evaluation
 from cluster_decide.market import PROVIDER_WORDS, TERM_WORDS
 from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, Combo, ModelData
+from cluster_decide.sharing import sharing_sentence
 
 __all__ = [
     "ARCHETYPE_WORDS",
@@ -192,6 +193,10 @@ def explain(data: ModelData, dec: Decisions, ev: Evaluation, archetype: str | No
         + (f", including {hires} new hire{'s' if hires > 1 else ''}." if hires else "."),
     ]
     lines += procurement_sentences(data, dec, ev)
+    lines += [
+        sharing_sentence(p, sh, data.gpus_per_node[g], data.node_cents[g] / 100, money)
+        for (p, g), sh in sorted(ev.sharing.items())
+    ]
     lines += [_why_workload(data, dec, w.name) for w in data.workloads]
     lines += _binding(data, dec, ev)
     return lines

@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import polars as pl
 import pytest
 from builders import small_scenario
 
@@ -150,3 +151,43 @@ def test_the_service_follows_its_profile_in_the_shared_pool() -> None:
     data = prepare(estate("any"))
     demand = data.combos[("chat-api", "shared", "H100")].demand
     assert demand.min() < demand.max() / 3
+
+
+def test_the_plan_splits_the_shared_pool_hour_by_hour(shared_plan: cd.Plan) -> None:
+    split = shared_plan.hourly_split()
+    assert split.columns == [
+        "hour",
+        "pool",
+        "gpu_type",
+        "services_gpus",
+        "training_gpus",
+        "idle_gpus",
+    ]
+    assert split.height == 168 and split["hour"].to_list() == list(range(168))
+    gpus = float(shared_plan.pools["gpus"][0])
+    totals = split["services_gpus"] + split["training_gpus"] + split["idle_gpus"]
+    assert (totals - gpus).abs().max() < 0.05
+    # Night: the training holds most of the pool; the service's peak leaves it little.
+    night, noon = (
+        split.filter(pl.col("hour") == 27).row(0, named=True),
+        split.filter(pl.col("hour") == 13).row(0, named=True),
+    )
+    assert night["training_gpus"] > 2 * noon["training_gpus"]
+    # Over the week the training gets its GPU-hours, restarts included.
+    weekly = 30000.0 / 730.0 * 168.0
+    assert split["training_gpus"].sum() >= weekly
+
+
+def test_the_explanation_says_what_is_shared_and_what_it_saves(shared_plan: cd.Plan) -> None:
+    (sentence,) = [s for s in shared_plan.explanations if s.startswith("Training uses")]
+    assert "of the services' GPUs in shared from" in sentence
+    assert "that the separate design would spend on a second pool" in sentence
+
+
+def test_the_week_chart_draws_services_and_training() -> None:
+    pytest.importorskip("altair")
+    from cluster_decide.charts import sharing_week, to_svg
+
+    plan = cd.solve(estate("hybrid_shared"))
+    svg = to_svg(sharing_week(plan))
+    assert "Training in the troughs" in svg and "Services" in svg
