@@ -58,7 +58,7 @@ __all__ = [
     "save_scenario",
 ]
 
-PRESETS = ("enterprise-mixed", "research-lab", "inference-platform")
+PRESETS = ("enterprise-mixed", "research-lab", "inference-platform", "train-and-serve")
 """Shipped scenarios in ``data/scenarios/``; the first is the default."""
 
 Platform = Literal["slurm", "kubernetes", "kubernetes_batch", "shared"]

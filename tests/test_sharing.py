@@ -191,3 +191,12 @@ def test_the_week_chart_draws_services_and_training() -> None:
     plan = cd.solve(estate("hybrid_shared"))
     svg = to_svg(sharing_week(plan))
     assert "Training in the troughs" in svg and "Services" in svg
+
+
+def test_the_train_and_serve_preset_chooses_the_shared_pool() -> None:
+    scn = cd.load_scenario("train-and-serve")
+    plan = cd.solve(scn)
+    separate = cd.solve(scn.update({"policy": {"archetype": "hybrid_separate"}}))
+    assert plan.archetype == "hybrid_shared"
+    assert plan.total_monthly_usd < 0.9 * separate.total_monthly_usd
+    assert plan.service_levels["met"].all() and cd.evaluate(scn, plan).feasible
