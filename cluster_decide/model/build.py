@@ -230,9 +230,9 @@ def add_capacity(m: Model) -> None:
     d = m.data
     for p in d.pools:
         for g in p.gpu_types:
-            placed = [c for c in d.allowed() if c.pool == p.name and c.gpu_type == g]
-            combos = [c for c in placed if (c.workload, c.pool, c.gpu_type) not in d.flexible]
-            if placed and not combos:
+            here = [c for c in d.allowed() if c.pool == p.name and c.gpu_type == g]
+            combos = [c for c in here if (c.workload, c.pool, c.gpu_type) not in d.flexible]
+            if here and not combos:
                 continue  # only trough-filling work: add_sharing holds it
             if not combos:
                 m.cp.add(m.nodes[(p.name, g)] == 0).with_name(f"capacity[{p.name},{g},unused]")
