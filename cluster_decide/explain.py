@@ -160,8 +160,10 @@ def _binding(data: ModelData, dec: Decisions, ev: Evaluation) -> list[str]:
             f"The budget binds: cash spend is {money(ev.cash_cents / 100)} of the {money(data.budget_cents / 100)} a month allowed."
         )
     per_pool: dict[str, np.ndarray] = defaultdict(lambda: np.zeros(168))
-    for (p, _g), load in ev.placed_units.items():
-        per_pool[p] = per_pool[p] + load
+    for (p, g), load in ev.placed_units.items():
+        # Where training fills the troughs, the hours that size the pool are the services'.
+        sized = ev.sharing[(p, g)].services_units if (p, g) in ev.sharing else load
+        per_pool[p] = per_pool[p] + sized
     for p in sorted(per_pool):
         load = per_pool[p]
         if load.max() > load.min() * 1.05:

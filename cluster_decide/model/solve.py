@@ -108,7 +108,7 @@ def restricted(data: ModelData, m: Model, lp_values: list[float], top: int = 2) 
     return replace(data, combos=combos, spot_cents=spot)
 
 
-def _sharing_short(data: ModelData, dec: Decisions) -> frozenset[tuple[str, str]]:
+def sharing_short(data: ModelData, dec: Decisions) -> frozenset[tuple[str, str]]:
     """Pools and GPU types where the evaluator finds trough-filling training short, hour by hour."""
     if not data.flexible:
         return frozenset()
@@ -183,7 +183,7 @@ def solve_data(
         return SolveResult(Status.INFEASIBLE, None, math.nan, math.nan, wall, m, {})
     div = 1 if relax else scale
     decisions = read_decisions(m, solver)
-    short = _sharing_short(data, decisions) - exact_sharing
+    short = sharing_short(data, decisions) - exact_sharing
     if short and not relax:
         # Training in the troughs waits too long hour by hour: state those hours and solve again.
         left = max(0.05, time_limit_s - wall)
