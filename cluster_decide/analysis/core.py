@@ -25,7 +25,7 @@ from tqdm.auto import tqdm
 from cluster_decide.evaluate import Decisions, evaluate_decisions
 from cluster_decide.model.build import Model, build_model, tie_break_scale
 from cluster_decide.model.data import ModelData, prepare
-from cluster_decide.model.solve import read_decisions
+from cluster_decide.model.solve import read_decisions, sharing_short
 from cluster_decide.model.warmstart import add_hints, lp_relaxation, rounded_plan
 from cluster_decide.scenario import Scenario, parse_scenario
 
@@ -80,13 +80,14 @@ def solve_model(
     objective: Objective | None = None,
     deterministic_limit: float = DETERMINISTIC_LIMIT,
     hint: Decisions | None = None,
+    exact_sharing: frozenset[tuple[str, str]] = frozenset(),
 ) -> tuple[str, Decisions | None, Model, float]:
     """Build ``data``'s model, add ``constrain``, minimize ``objective`` (default: cost, tie-break).
 
     Returns the status, the decisions (None when infeasible), the built model and the objective
     value. The rounded LP relaxation (or ``hint``) seeds the search as in ``solve``.
     """
-    m = build_model(data)
+    m = build_model(data, exact_sharing=exact_sharing)
     if constrain is not None:
         constrain(m)
     m.cp.minimize(m.cost_cents)
@@ -108,7 +109,19 @@ def solve_model(
     if code not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return "infeasible", None, m, math.nan
     status = "optimal" if code == cp_model.OPTIMAL else "feasible"
-    return status, read_decisions(m, solver), m, float(solver.objective_value)
+    dec = read_decisions(m, solver)
+    short = sharing_short(data, dec) - exact_sharing
+    if short:  # training in the troughs waits too long: state those hours, as solve does
+        return solve_model(
+            data,
+            seed=seed,
+            constrain=constrain,
+            objective=objective,
+            deterministic_limit=deterministic_limit,
+            hint=hint,
+            exact_sharing=exact_sharing | short,
+        )
+    return status, dec, m, float(solver.objective_value)
 
 
 def outcome_of(data: ModelData, status: str, dec: Decisions, wall: float = 0.0) -> Outcome:

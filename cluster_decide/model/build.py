@@ -15,7 +15,15 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from cluster_decide.constants import HOURS_PER_WEEK, SKILLS
-from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, Combo, ModelData
+from cluster_decide.model.data import (
+    DEMAND_UNITS_PER_GPU,
+    MILLI,
+    STEPS,
+    Combo,
+    ModelData,
+    Pool,
+    pushed_out,
+)
 from cluster_decide.model.people import FAMILY
 from cluster_decide.vocabulary import DEMAND_UNITS_PER_GPU_PERCENT
 
@@ -31,6 +39,7 @@ __all__ = [
     "add_gang_fit",
     "add_linking",
     "add_policy",
+    "add_sharing",
     "add_spot",
     "add_staffing",
     "add_transition",
@@ -51,6 +60,7 @@ FAMILIES = (
     "policy",
     "spot",
     "burst_cap",
+    "sharing",
     "dominance",
 )
 """The constraint families, in the order ``build_model`` adds them."""
@@ -78,6 +88,12 @@ class Model:
     burst_weight: dict[tuple[str, str, int], int] = field(default_factory=dict)
     burst_ub: dict[tuple[str, str, int], int] = field(default_factory=dict)
     hires: dict[str, cp_model.IntVar] = field(default_factory=dict)
+    exact_sharing: frozenset[tuple[str, str]] = frozenset()
+    """Pools and GPU types whose trough-filling training gets the hour-by-hour rows; the others
+    get the weekly row only (a relaxation the solve loop tightens where a plan needs it)."""
+    backlog: dict[tuple[str, str, int], cp_model.IntVar] = field(default_factory=dict)
+    """Preemptible training queued at the end of each hour in a sharing pool (hundredths of
+    capacity units: percent × tenths of a GPU)."""
     spot: dict[tuple[str, str, str], Any] = field(default_factory=dict)
     """Percent of a workload's share here that runs on spot (0 where spot is not open)."""
     spot_on: dict[tuple[str, str, str], Any] = field(default_factory=dict)
@@ -244,11 +260,16 @@ def add_capacity(m: Model) -> None:
     with share in percent, demand and burst in tenths of a GPU (utilization and SLO headroom
     are in the demand already). Burst exists only where the platform autoscales and procurement
     allows on-demand GPUs. Identical or dominated hours are merged (see ``reduced_buckets``).
+    Preemptible training that fills troughs (``data.flexible``) is not in these rows: it takes
+    what is left in each hour (``add_sharing``).
     """
     d = m.data
     for p in d.pools:
         for g in p.gpu_types:
-            combos = [c for c in d.allowed() if c.pool == p.name and c.gpu_type == g]
+            here = [c for c in d.allowed() if c.pool == p.name and c.gpu_type == g]
+            combos = [c for c in here if (c.workload, c.pool, c.gpu_type) not in d.flexible]
+            if here and not combos:
+                continue  # only trough-filling work: add_sharing holds it
             if not combos:
                 m.cp.add(m.nodes[(p.name, g)] == 0).with_name(f"capacity[{p.name},{g},unused]")
                 continue
@@ -514,6 +535,8 @@ def dominated_pairs(d: ModelData) -> list[tuple[str, str]]:
                 continue
             if people is not None and a.name in people.managed and b.name not in people.managed:
                 continue
+            if not _sharing_dominates(d, a, b):
+                continue
             if all(
                 _dominates(d.combos.get((w.name, b.name, g)), d.combos.get((w.name, a.name, g)))
                 and _spot_dominates(d, (w.name, b.name, g), (w.name, a.name, g))
@@ -535,6 +558,30 @@ def _dominates(b: Combo | None, a: Combo | None) -> bool:
     )
 
 
+def _sharing_dominates(d: ModelData, a: Pool, b: Pool) -> bool:
+    """Moving ``a``'s work into ``b`` leaves every hour-by-hour sharing row no tighter.
+
+    Training that fills ``a``'s troughs must fill ``b``'s too, with no less room in its wait
+    target; and where training fills ``b``'s troughs, ``a``'s other work must hold a flat
+    block (a rising service would push that training out and cost it restarts).
+    """
+    for w in d.workloads:
+        for g in a.gpu_types:
+            ka, kb = (w.name, a.name, g), (w.name, b.name, g)
+            combo = d.combos.get(ka)
+            if combo is None or combo.blocked:
+                continue
+            if ka in d.flexible and d.flexible.get(kb, -1) < d.flexible[ka]:
+                return False
+            if (
+                ka not in d.flexible
+                and any(k[1] == b.name and k[2] == g for k in d.flexible)
+                and bool(pushed_out(combo.demand).any())
+            ):
+                return False
+    return True
+
+
 def _spot_dominates(d: ModelData, b: tuple[str, str, str], a: tuple[str, str, str]) -> bool:
     """Work ``a`` may run on spot may run on spot in ``b`` too, for no more money."""
     if a not in d.spot_cents:
@@ -547,6 +594,86 @@ def add_dominance(m: Model) -> None:
     for a, b in dominated_pairs(m.data):
         m.cp.add(m.open[a] + m.open[b] <= 1).with_name(f"dominance[{a},{b}]")
         m._count("dominance")
+
+
+def _weighted(m: Model, combos: list[Any], col: np.ndarray) -> cp_model.LinearExprT:
+    """Σ (share − spot)[c]·col[c] over the combinations with a non-zero coefficient."""
+    terms = [(m.share[k], int(v)) for k, v in zip(combos, col, strict=True) if v]
+    terms += [(m.spot[k], -int(v)) for k, v in zip(combos, col, strict=True) if v and k in m.spot]
+    if not terms:
+        return 0
+    return cp_model.LinearExpr.weighted_sum([t[0] for t in terms], [t[1] for t in terms])
+
+
+def add_sharing(m: Model) -> None:
+    """Preemptible training takes, hour by hour, the GPUs other work leaves, and still meets its wait.
+
+    In a pool that shares by the hour, per GPU type, a fluid queue over the repeating week:
+    backlog[t] ≥ backlog[t−1] + 100·arriving[t] + loss·pushed[t] − 100·(supply − held[t]),
+    backlog[t] ≥ 0, where arriving is the trough-filling classes' own need (Σ share·demand),
+    held is everything else placed there, pushed the GPUs services take back at hour t
+    (:func:`~cluster_decide.model.data.pushed_out`) and loss the work each one loses in
+    hundredths of a GPU-hour. Little's law turns the backlog into a mean wait, and each placed
+    class keeps it within what its target leaves over its steady-state wait:
+    Σ_t backlog[t] ≤ slack[w]·Σ_t arriving[t] (slack in hundredths of an hour).
+    Summed over the week the rows also say the troughs hold the training's GPU-hours; until a
+    plan needs the hourly rows (``Model.exact_sharing``, added by the solve loop when the
+    evaluator finds a wait too long) only that weekly row is stated, which keeps estates that
+    do not choose the pool as fast as before.
+    """
+    d, cp = m.data, m.cp
+    for p in d.pools:
+        for g in p.gpu_types:
+            placed = [c for c in d.allowed() if c.pool == p.name and c.gpu_type == g]
+            flex = [
+                (c.workload, p.name, g) for c in placed if (c.workload, p.name, g) in d.flexible
+            ]
+            if not flex:
+                continue
+            held = [
+                (c.workload, p.name, g) for c in placed if (c.workload, p.name, g) not in d.flexible
+            ]
+            arrive = np.stack([d.combos[k].demand for k in flex])
+            others = (
+                np.stack([d.combos[k].demand for k in held])
+                if held
+                else np.zeros((0, HOURS_PER_WEEK), dtype=np.int64)
+            )
+            pushed = np.stack([pushed_out(row) for row in others]) if held else others
+            supply = UNITS_PER_NODE_GPU * d.gpus_per_node[g] * m.nodes[(p.name, g)]
+            if (p.name, g) not in m.exact_sharing:
+                # The week's troughs hold the training's GPU-hours and its restarts.
+                need = STEPS * _weighted(m, flex, arrive.sum(axis=1))
+                if held:
+                    need = need + d.preempt_loss_steps * _weighted(m, held, pushed.sum(axis=1))
+                    need = need + STEPS * _weighted(m, held, others.sum(axis=1))
+                cp.add(need <= STEPS * HOURS_PER_WEEK * supply).with_name(
+                    f"sharing[{p.name},{g},week]"
+                )
+                m._count("sharing")
+                continue
+            ub = max(
+                1,
+                STEPS * int(arrive.sum()) * 100 + d.preempt_loss_steps * int(pushed.sum()) * 100,
+            )
+            b = [
+                cp.new_int_var(0, ub, f"backlog[{p.name},{g},t={t}]") for t in range(HOURS_PER_WEEK)
+            ]
+            for t in range(HOURS_PER_WEEK):
+                m.backlog[(p.name, g, t)] = b[t]
+                inflow = STEPS * _weighted(m, flex, arrive[:, t])
+                loss = d.preempt_loss_steps * _weighted(m, held, pushed[:, t]) if held else 0
+                used = STEPS * _weighted(m, held, others[:, t]) if held else 0
+                cp.add(b[t] >= b[t - 1] + inflow + loss - STEPS * supply + used).with_name(
+                    f"sharing[{p.name},{g},t={t}]"
+                )
+                m._count("sharing")
+            weekly = _weighted(m, flex, arrive.sum(axis=1))
+            for k in flex:
+                cp.add(100 * sum(b) <= STEPS * d.flexible[k] * weekly).only_enforce_if(
+                    m.place[k]
+                ).with_name(f"sharing[{','.join(k)},wait]")
+                m._count("sharing")
 
 
 def _objective(m: Model) -> None:
@@ -607,9 +734,17 @@ def tie_break_scale(m: Model) -> int:
     return len(m.place) * n_order + 1
 
 
-def build_model(data: ModelData, relax: frozenset[str] = frozenset()) -> Model:
-    """The CP-SAT model of ``data``; ``relax`` may add slack to ``staffing`` or ``budget``."""
-    m = Model(data=data, cp=cp_model.CpModel())
+def build_model(
+    data: ModelData,
+    relax: frozenset[str] = frozenset(),
+    exact_sharing: frozenset[tuple[str, str]] = frozenset(),
+) -> Model:
+    """The CP-SAT model of ``data``; ``relax`` may add slack to ``staffing`` or ``budget``.
+
+    ``exact_sharing`` names the (pool, GPU type) pairs whose trough-filling training gets the
+    hour-by-hour rows (see ``add_sharing``).
+    """
+    m = Model(data=data, cp=cp_model.CpModel(), exact_sharing=exact_sharing)
     _variables(m)
     if "staffing" in relax:
         m.staff_slack = {
@@ -626,6 +761,7 @@ def build_model(data: ModelData, relax: frozenset[str] = frozenset()) -> Model:
     add_transition(m)
     add_spot(m)
     add_burst_cap(m)
+    add_sharing(m)
     _objective(m)
     add_budget(m)
     add_policy(m)

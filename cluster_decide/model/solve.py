@@ -136,6 +136,21 @@ def restricted(data: ModelData, m: Model, lp_values: list[float], top: int = 2) 
     return replace(data, combos=combos, spot_cents=spot)
 
 
+def sharing_short(data: ModelData, dec: Decisions) -> frozenset[tuple[str, str]]:
+    """Pools and GPU types where the evaluator finds trough-filling training short, hour by hour."""
+    if not data.flexible:
+        return frozenset()
+    violations = evaluate_decisions(data, dec).violations
+    return frozenset(
+        (p, g)
+        for (_w, p, g) in data.flexible
+        if any(
+            v.startswith(f"sharing[{p},{g}]") or f",{p},{g},wait]" in v.split(":")[0]
+            for v in violations
+        )
+    )
+
+
 def solve_data(
     data: ModelData,
     time_limit_s: float = 10.0,
@@ -144,6 +159,7 @@ def solve_data(
     relax: frozenset[str] = frozenset(),
     warm_start: bool = True,
     hint: Decisions | None = None,
+    exact_sharing: frozenset[tuple[str, str]] = frozenset(),
 ) -> SolveResult:
     """Build and solve the model of ``data``; with ``relax``, minimize the slack first.
 
@@ -152,7 +168,7 @@ def solve_data(
     slider moved. Hints change how fast the optimum is found, never which plan is optimal.
     """
     start = time.perf_counter()
-    m = build_model(data, relax)
+    m = build_model(data, relax, exact_sharing)
     scale = tie_break_scale(m)
     lp_bound = -math.inf
     if not relax and hint is not None:
@@ -194,12 +210,20 @@ def solve_data(
     else:
         return SolveResult(Status.INFEASIBLE, None, math.nan, math.nan, wall, m, {})
     div = 1 if relax else scale
+    decisions = read_decisions(m, solver)
+    short = sharing_short(data, decisions) - exact_sharing
+    if short and not relax:
+        # Training in the troughs waits too long hour by hour: state those hours and solve again.
+        left = max(0.05, time_limit_s - wall)
+        return solve_data(
+            data, left, workers, seed, warm_start=warm_start, exact_sharing=exact_sharing | short
+        )
     slack_values = {f"staffing:{s}": int(solver.value(v)) for s, v in m.staff_slack.items()}
     if m.budget_slack is not None:
         slack_values["budget"] = int(solver.value(m.budget_slack))
     return SolveResult(
         status,
-        read_decisions(m, solver),
+        decisions,
         solver.objective_value / div,
         # The LP relaxation of the same model is a valid bound too; report the better one.
         max(solver.best_objective_bound / div, lp_bound),
