@@ -16,7 +16,8 @@ import numpy as np
 import polars as pl
 
 from cluster_decide.constants import HOURS_PER_WEEK
-from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, STEPS, ModelData, pushed_out
+from cluster_decide.model.data import STEPS, ModelData, pushed_out
+from cluster_decide.vocabulary import DEMAND_UNITS_PER_GPU_PERCENT
 
 __all__ = [
     "HOURLY_SPLIT_SCHEMA",
@@ -27,7 +28,7 @@ __all__ = [
     "sharing_sentence",
 ]
 
-UNITS = DEMAND_UNITS_PER_GPU * 100
+UNITS = DEMAND_UNITS_PER_GPU_PERCENT
 """Capacity units per GPU: percent × tenths of a GPU."""
 MAX_WEEKS = 52
 """Weeks replayed to reach the repeating state (the backlog stops changing long before)."""
