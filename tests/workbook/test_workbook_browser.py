@@ -338,13 +338,16 @@ def test_a_hostile_upload_is_refused_in_the_browser(
     """
     page, blocked = _open(browser, analyst_server.url, 1280, 900)
     total = _total(page)
-    upload = page.locator("input[type=file]")
+    # ipywidgets' upload button opens a file chooser (its <input type=file> is not in the page).
+    upload = page.locator(".widget-upload", has_text="Load TOML")
     hostile = [
         ("deep.toml", b"schema_version = 1\nx = " + b"[" * 5000 + b"]" * 5000, "nested too deeply"),
         ("huge.toml", b"# padding\n" * 2_500_000, "at most 20 MB"),
     ]
     for name, content, says in hostile:
-        upload.set_input_files(
+        with page.expect_file_chooser() as chooser:
+            upload.click()
+        chooser.value.set_files(
             files=[{"name": name, "mimeType": "application/toml", "buffer": content}]
         )
         message = page.locator(".cd-msg-error")
