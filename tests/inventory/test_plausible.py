@@ -121,7 +121,9 @@ def test_site_account_names_give_valid_distinct_workload_names(tmp_path: Path) -
     assert _verdicts(workloads) == (False, False)
     # Team "a b" and team "a-b" (odd and even job ids of one account) run the same kinds.
     lines = [
-        line.replace("|research|", "|a b|" if int(re.match(r"\d+", line)[0]) % 2 else "|a-b|")
+        line.replace(
+            "|research|", "|a b|" if int(re.split(r"\D", line, maxsplit=1)[0]) % 2 else "|a-b|"
+        )
         if "|research|" in line
         else line
         for line in text.splitlines(keepends=True)
