@@ -374,7 +374,7 @@ def _ingest(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from cluster_decide.inventory import InventoryError
-    from cluster_decide.inventory.demand import scenario_document, write_scenario
+    from cluster_decide.inventory.demand import write_scenario
     from cluster_decide.inventory.ingest import RowProgress, ingest, load_column_map
 
     try:
@@ -425,14 +425,18 @@ def _ingest(args: argparse.Namespace) -> int:
             "have a start time)\n"
         )
         return 2
-    # The derived scenario is checked like any other before it is written: a log whose counts
-    # derive an implausible demand is refused here, not saved to fail later. (The only step
-    # of `ingest` that loads the scenario model, pydantic.)
-    from cluster_decide.scenario import parse_scenario
+    # The derived workloads are checked against the scenario's ranges before anything is
+    # written: a log whose counts derive an implausible demand is refused here, not saved to
+    # fail later. (Checked without the scenario model, so `ingest` never loads pydantic.)
+    from cluster_decide.inventory.plausible import check_workloads
 
-    parse_scenario(
-        scenario_document(done.demand.workloads, name=args.name), source=Path(args.out).name
-    )
+    try:
+        check_workloads(
+            done.demand.workloads, target=Path(args.out).name, logs=done.read.report.source
+        )
+    except InventoryError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return 2
     path = write_scenario(args.out, done.demand.workloads, name=args.name)
     sys.stdout.write(
         f"Wrote {n} workload{'s' if n > 1 else ''} to {path}; team, procurement and "

@@ -40,6 +40,7 @@ from cluster_decide.constants import (
     WORKLOAD_KINDS,
 )
 from cluster_decide.errors import Problem, ScenarioError, did_you_mean
+from cluster_decide.estate_size import size_problem
 from cluster_decide.ranges import Range
 from cluster_decide.tomlread import tomllib
 from cluster_decide.vocabulary import (
@@ -998,67 +999,18 @@ def _check_against_catalog(scn: Scenario, catalog: Catalog) -> list[Problem]:
     return problems
 
 
-MAX_ESTATE_GPUS = 5_000_000
-"""The most GPUs an estate may need at peak: fifty times the largest estates of 100,000 GPUs."""
-MAX_ESTATE_USD_PER_MONTH = 1e12
-"""The most an estate may cost a month ($1 trillion): the model counts cents in 64-bit integers
-and weighs them against tie-breaks, so this keeps its objective far from overflowing."""
-
-
 def _check_size(scn: Scenario) -> list[Problem]:
     """Values each in range can still combine into an estate no one runs; refuse those.
 
-    The model counts money in cents and GPUs in integers; a billion GPUs at a hundred times list
-    price would overflow its arithmetic and be reported as "infeasible". The estimate here is an
-    upper bound from the file's figures alone: each workload's peak GPUs on its slowest allowed
-    type, each priced at the dearest of its types (rented on demand or bought over the horizon).
+    The bound is :func:`cluster_decide.estate_size.size_problem`'s, which `ingest` shares.
     """
-    import numpy as np
-
-    cat, hours = scn.catalog, 730.0
-    scale, horizon = scn.procurement.gpu_price_scale, scn.procurement.horizon_months
-
-    def month_usd(g: Any) -> float:
-        rent = max(g.usd_per_gpu_hour_on_demand, g.usd_per_gpu_hour_reserved) * hours
-        return max(rent, g.node_capex_usd / horizon / g.gpus_per_node) * scale
-
-    total_gpus = total_usd = 0.0
-    for w in scn.workloads:
-        types = [cat.gpus[g] for g in w.gpu_types]
-        shape = np.asarray(
-            cat.profile(w.profile) if isinstance(w.profile, str) else w.profile, dtype=float
-        )
-        peak = float(shape.max() / shape.mean())
-        if isinstance(w, TrainingWorkload | DeadlineWorkload):
-            slowest = min(g.training_speed for g in types)
-            gpus = max(w.gpu_hours_per_month / hours * peak / slowest, w.gpus_per_job)
-        elif isinstance(w, ExperimentationWorkload):
-            gpus = float(w.concurrent_users * w.gpus_per_user)
-        else:
-            slowest = min(g.inference_speed for g in types)
-            gpus = w.peak_requests_per_second * w.gpu_seconds_per_request / slowest
-        total_gpus += gpus
-        total_usd += gpus * max(month_usd(g) for g in types)
-    if total_gpus > MAX_ESTATE_GPUS:
-        return [
-            Problem(
-                "workloads",
-                f"together they need up to about {total_gpus:,.0f} GPUs at peak, more than the "
-                f"{MAX_ESTATE_GPUS:,} an estate may plan",
-                "check the demand figures and their units: GPU-hours a month, users, requests "
-                "a second",
-            )
-        ]
-    if total_usd > MAX_ESTATE_USD_PER_MONTH:
-        return [
-            Problem(
-                "",
-                f"the estate could cost up to about ${total_usd:,.0f} a month, more than the "
-                f"${MAX_ESTATE_USD_PER_MONTH:,.0f} the model can count exactly",
-                "check the GPU prices, procurement.gpu_price_scale and horizon_months",
-            )
-        ]
-    return []
+    problem = size_problem(
+        [w.model_dump() for w in scn.workloads],
+        scn.catalog,
+        price_scale=scn.procurement.gpu_price_scale,
+        horizon_months=scn.procurement.horizon_months,
+    )
+    return [Problem(*problem)] if problem else []
 
 
 def _check_current(scn: Scenario, known_gpus: set[str]) -> list[Problem]:
