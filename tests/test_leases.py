@@ -15,6 +15,8 @@ from typing import Any
 import polars as pl
 import pytest
 from builders import small_scenario
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import cluster_decide as cd
 from cluster_decide.evaluate import evaluate_decisions
@@ -174,3 +176,18 @@ def test_lease_keys_are_checked() -> None:
                 ],
             }
         )
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(months=st.integers(0, 30), extra=st.integers(1, 12))
+def test_a_longer_lease_costs_at_most_its_extra_months(months: int, extra: int) -> None:
+    # Same decisions under a longer lease cost (N - n) × price × extra / H more, so the optimum
+    # never falls and never rises by more than N × price × extra / H.
+    def until(m: int) -> str:
+        total = 2026 * 12 + 11 + m - 1  # from 2026-12, m months in
+        return f"{total // 12}-{total % 12 + 1:02d}"
+
+    short, long = bank(leased_until=until(months)), bank(leased_until=until(months + extra))
+    price = prepare(short).node_cents["H100"] / 100.0
+    a, b = cd.solve(short).total_monthly_usd, cd.solve(long).total_monthly_usd
+    assert a - 0.01 <= b <= a + NODES * price * extra / 36 + 0.01
