@@ -26,15 +26,14 @@ def status_quo(scn: Scenario) -> Scenario:
     """``scn`` with every workload of ``[current]`` held to the platform family it runs on today."""
     if scn.current is None:
         return scn
+    today = {name: cur.platform for name, cur in scn.current.workloads.items()}
     allowed = list(scn.policy.platforms)
-    for cur in scn.current.workloads.values():
-        if cur.platform not in allowed:
-            allowed.append(cur.platform)
+    allowed += sorted({p for p in today.values() if p not in allowed})
     data = scn.to_dict()
     for w in data["workloads"]:
-        cur = scn.current.workloads.get(w["name"])
-        if cur is not None:
-            w["platforms"] = [k for k in allowed if FAMILY[k] == FAMILY[cur.platform]]
+        if w["name"] in today:
+            family = FAMILY[today[w["name"]]]
+            w["platforms"] = [k for k in allowed if FAMILY[k] == family]
     return scn.update({"workloads": data["workloads"], "policy": {"platforms": allowed}})
 
 
