@@ -45,6 +45,11 @@ COST_COMPONENTS = (
         True,
         "Baseline GPU nodes (reserved cloud, or on-prem capex, power and space)",
     ),
+    (
+        "leases",
+        True,
+        "Leases of today's clusters, paid until they end whether the plan uses them or not",
+    ),
     ("burst", True, "On-demand GPUs rented by the hour above the baseline"),
     ("spot", True, "Spot GPUs for interruptible work, interruption overhead included"),
     ("managed_fees", True, "Control-plane and per-node fees of pools run as a managed service"),
@@ -340,6 +345,7 @@ def evaluate_decisions(
         "gpu_capacity": sum(
             data.node_cost(p, g) * n for (p, g), n in dec.nodes.items() if p in pools
         ),
+        "leases": data.lease_cents,
         "burst": sum(int(data.burst_cents[g] * b.sum()) for (_p, g), b in burst.items()),
         "spot": sum(
             data.spot_cents.get(k, 0) * pct for k, pct in dec.spot.items() if k in data.combos

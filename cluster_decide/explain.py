@@ -247,8 +247,10 @@ def procurement_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> li
     )
     upfront = 0.0
     nodes_by_gpu: dict[str, int] = defaultdict(int)
+    leased = {lease.pool for lease in data.leases}
     for (p, g), n in dec.nodes.items():
-        if not data.pool(p).owned:  # today's owned clusters are paid for (people_sentences)
+        # Today's owned clusters are paid for, leased ones under lease (people_sentences).
+        if not data.pool(p).owned and p not in leased:
             nodes_by_gpu[g] += n
     for g, n in sorted(nodes_by_gpu.items()):
         market = data.markets.get(g)

@@ -36,6 +36,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from enum import Enum
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -403,7 +404,9 @@ def investment(data: ModelData, dec: Decisions, ev: Evaluation) -> tuple[float, 
 
     Outlay: Σ over owned pools of nodes × (server + fabric share + storage share). Monthly cash
     is the evaluator's cash spend less the capital charge of owned nodes (that charge stands for
-    the outlay and resale, which the frame shows as they happen).
+    the outlay and resale, which the frame shows as they happen). A lease of today's cluster is
+    paid in full until it ends and the nodes the plan keeps at market price after it; the
+    evaluator's figure averages the two over the horizon.
     """
     upfront = capital = 0.0
     life = data.scenario.procurement.horizon_months
@@ -427,5 +430,19 @@ def investment(data: ModelData, dec: Decisions, ev: Evaluation) -> tuple[float, 
         data.scenario.procurement.horizon_months,
         life,
         resale_at,
+        partial(_lease_adjustment, data, dec) if data.leases else None,
     )
     return upfront, frame
+
+
+def _lease_adjustment(data: ModelData, dec: Decisions, month: int) -> float:
+    """USD to add to the level monthly cash in ``month`` so that leases fall when they are paid."""
+    cents = 0
+    for lease in data.leases:
+        used = dec.nodes.get((lease.pool, lease.gpu_type), 0)
+        level = lease.committed_cents + used * lease.node_after_cents
+        actual = (
+            lease.nodes * lease.node_cents if month <= lease.months else used * lease.node_cents
+        )
+        cents += actual - level
+    return cents / 100.0

@@ -517,8 +517,13 @@ class CurrentCluster(_Section):
 
 
 class Current(_Section):
-    """The estate as it is today: where each workload runs, and the clusters that exist."""
+    """The estate as it is today: where each workload runs, and the clusters that exist.
 
+    ``as_of`` is the month the plan starts (today), needed to count how many months of a
+    lease (``leased_until``) fall inside the planning horizon.
+    """
+
+    as_of: Annotated[str, Field(pattern=r"^\d{4}-\d{2}$")] | None = None
     workloads: dict[Name, CurrentWorkload] = {}
     clusters: tuple[CurrentCluster, ...] = ()
 
@@ -1047,7 +1052,32 @@ def _check_current(scn: Scenario, known_gpus: set[str]) -> list[Problem]:
                     did_you_mean(c.gpu_type, sorted(known_gpus)),
                 )
             )
+        problems += _check_lease(scn.current, i, c)
     return problems
+
+
+def _check_lease(current: Current, i: int, c: CurrentCluster) -> list[Problem]:
+    """A ``leased_until`` belongs to a leased cluster and needs ``current.as_of`` to count from."""
+    if c.leased_until is None:
+        return []
+    if c.ownership != "leased":
+        return [
+            Problem(
+                f"current.clusters[{i}].leased_until",
+                f"'{c.name}' is owned, so it has no lease to end",
+                'set ownership = "leased" or drop leased_until',
+            )
+        ]
+    if current.as_of is None:
+        return [
+            Problem(
+                f"current.clusters[{i}].leased_until",
+                f"the lease of '{c.name}' ends {c.leased_until}, but the month the plan starts "
+                "is not given",
+                'add as_of = "YYYY-MM" to [current] (the month the plan starts)',
+            )
+        ]
+    return []
 
 
 def _resolved_catalog(scn: Scenario, base: Catalog) -> Catalog:

@@ -830,7 +830,7 @@ def _objective(m: Model) -> None:
     )
     spot = sum(d.spot_cents[k] * s for k, s in m.spot.items())
     m.people_cents = _people_cents(m)
-    m.cash_cents = capacity + burst + m.people_cents + spot
+    m.cash_cents = capacity + d.lease_cents + burst + m.people_cents + spot
     shares = list(m.share.items())
     penalties = sum(
         (d.combos[k].gap_cents_per_pct + d.combos[k].friction_cents_per_pct) * s

@@ -50,12 +50,14 @@ __all__ = [
     "MILLI",
     "STEPS",
     "Combo",
+    "Lease",
     "ModelData",
     "Pool",
     "batch_class",
     "busy_gpus",
     "gpu_demand",
     "job_stretch",
+    "lease_months",
     "prepare",
     "pushed_out",
     "realtime_rates",
@@ -91,6 +93,46 @@ class Pool:
     owned: bool = False
     """An existing cluster whose nodes are owned: its capex is spent, so a node costs its running
     costs (support, power, space)."""
+
+
+@dataclass(frozen=True)
+class Lease:
+    """A cluster of today leased until a date: its nodes are paid for until then, used or not.
+
+    ``months`` of the horizon fall inside the lease (from ``current.as_of`` to ``leased_until``,
+    both months counted). The lease costs ``node_cents`` a node a month (the GPU type's market
+    price for the pool's baseline); averaged over the horizon it is the constant
+    ``committed_cents``, and a node the plan keeps using costs only the months after the lease.
+    """
+
+    pool: str
+    gpu_type: str
+    nodes: int
+    months: int
+    horizon_months: int
+    node_cents: int
+
+    @property
+    def committed_cents(self) -> int:
+        """All the lease's nodes for its months in the horizon, in cents a month averaged."""
+        return round(self.nodes * self.node_cents * self.months / self.horizon_months)
+
+    @property
+    def node_after_cents(self) -> int:
+        """A node the plan uses, beyond the lease: market price for the months after it ends."""
+        return round(self.node_cents * (self.horizon_months - self.months) / self.horizon_months)
+
+
+def lease_months(as_of: str, leased_until: str, horizon_months: int) -> int:
+    """Months of a horizon starting in ``as_of`` (YYYY-MM) that a lease ending ``leased_until`` covers.
+
+    Both months count (a lease until 2027-06 from 2026-12 runs 7 months); a lease that ended
+    before the plan starts covers none, one beyond the horizon covers all of it.
+    """
+    y0, m0 = (int(x) for x in as_of.split("-")[:2])
+    y1, m1 = (int(x) for x in leased_until.split("-")[:2])
+    months = (y1 * 12 + m1) - (y0 * 12 + m0) + 1
+    return max(0, min(horizon_months, months))
 
 
 @dataclass(frozen=True)
@@ -177,7 +219,15 @@ class ModelData:
     people: PeopleData | None = None
     """Payroll, hires, retraining, managed variants, builds and moves (``model.people``)."""
     pool_node_cents: Mapping[tuple[str, str], int] = field(default_factory=dict)
-    """Node cost of pools that differ from their GPU type's price (owned clusters of today)."""
+    """Node cost of pools that differ from their GPU type's price (owned clusters of today, and
+    leased ones whose lease covers part of the horizon)."""
+    leases: tuple[Lease, ...] = ()
+    """Leases of today's clusters that run into the horizon: paid whether the plan uses them."""
+
+    @property
+    def lease_cents(self) -> int:
+        """The committed leases, in cents a month averaged over the horizon (a constant)."""
+        return sum(lease.committed_cents for lease in self.leases)
 
     def node_cost(self, pool: str, gpu_type: str) -> int:
         """Cents a month for one node of ``gpu_type`` in ``pool``."""
@@ -606,6 +656,12 @@ def prepare(scn: Scenario) -> ModelData:
     owned_cents = {
         (p.name, g): _running_cents(scn, g) for p in pools if p.owned for g in p.gpu_types
     }
+    leases = _leases(scn, node_cents)
+    owned_cents |= {
+        (lease.pool, lease.gpu_type): lease.node_after_cents
+        for lease in leases
+        if any(p.name == lease.pool for p in pools)
+    }
     return ModelData(
         scenario=scn,
         workloads=tuple(scn.workloads),
@@ -639,7 +695,33 @@ def prepare(scn: Scenario) -> ModelData:
         },
         people=people,
         pool_node_cents=owned_cents,
+        leases=leases,
     )
+
+
+def _leases(scn: Scenario, node_cents: Mapping[str, int]) -> tuple[Lease, ...]:
+    """Today's leased clusters whose lease runs into the horizon (``leased_until`` given).
+
+    A lease is paid whether or not the plan keeps the cluster (even where policy now rules its
+    platform out); a leased cluster without an end date is a rolling lease the plan may drop.
+    """
+    current = scn.current
+    if current is None or current.as_of is None:
+        return ()
+    horizon = scn.procurement.horizon_months
+    out = []
+    for c in current.clusters:
+        if c.ownership != "leased" or c.leased_until is None:
+            continue
+        months = lease_months(current.as_of, c.leased_until, horizon)
+        if months <= 0:
+            continue
+        price = node_cents.get(c.gpu_type)
+        if price is None:
+            usd = resolve_markets(scn, [c.gpu_type])[c.gpu_type].node_usd_per_month
+            price = round(usd * 100) if math.isfinite(usd) else 0
+        out.append(Lease(c.name, c.gpu_type, c.nodes, months, horizon, price))
+    return tuple(out)
 
 
 def _max_spot_share(scn: Scenario) -> float:
