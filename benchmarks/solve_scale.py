@@ -208,6 +208,7 @@ class PhaseClock:
         setattr(owner, name, timed)
 
     def take(self) -> dict[str, float]:
+        """Seconds per phase since the last call, and start again."""
         out = dict(self.totals)
         self.totals.clear()
         return out
@@ -366,16 +367,18 @@ def main() -> None:
 
         def pick(r: dict[str, Any], phase: str = phase) -> list[float]:
             if phase == "other":
-                return [
-                    s - sum(p.values()) for s, p in zip(r["samples"], r["phases"], strict=True)
-                ]
+                return [s - sum(p.values()) for s, p in zip(r["samples"], r["phases"], strict=True)]
             return [p.get(phase, 0.0) for p in r["phases"]]
 
         print(f"  {phase:16s}" + "".join(f"{_ms(median(n, pick)):>12s}" for n in names))
-    print(f"  {'total':16s}" + "".join(f"{_ms(median(n, lambda r: r['samples'])):>12s}" for n in names))
+    print(
+        f"  {'total':16s}"
+        + "".join(f"{_ms(median(n, lambda r: r['samples'])):>12s}" for n in names)
+    )
     for n in names:
-        pre, search = statistics.median(r["presolve_search"][0] for r in results[n]), (
-            statistics.median(r["presolve_search"][1] for r in results[n])
+        pre, search = (
+            statistics.median(r["presolve_search"][0] for r in results[n]),
+            (statistics.median(r["presolve_search"][1] for r in results[n])),
         )
         last = results[n][-1]
         print(
