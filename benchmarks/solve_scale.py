@@ -281,7 +281,20 @@ def child(args: argparse.Namespace) -> None:
             samples.append(time.perf_counter() - start)
             phases.append(clock.take())
         assert plan is not None
+        from cluster_decide.model.data import prepare
+        from cluster_decide.model.loop import solve_data
+
+        data = prepare(scn)
+        warm, cold = [], []
+        for _ in range(args.runs):
+            for flag, into in ((True, warm), (False, cold)):
+                start = time.perf_counter()
+                solve_data(data, warm_start=flag)
+                into.append(time.perf_counter() - start)
+        clock.take()
         out |= {
+            "loop_warm": warm,
+            "loop_cold": cold,
             "samples": samples,
             "phases": phases,
             "status": str(plan.status),
@@ -385,6 +398,10 @@ def main() -> None:
             f"  {n}: first CP-SAT round {_ms(pre)} presolve + {_ms(search)} search; "
             f"{last['status']}, ${last['usd']:,.0f}/month"
         )
+    for n in names:
+        warm = median(n, lambda r: r["loop_warm"])
+        cold = median(n, lambda r: r["loop_cold"])
+        print(f"  {n}: solve loop with the LP warm start {_ms(warm)}, without it {_ms(cold)}")
     if len(names) == 2:
         same = results["new"][-1]["json"] == results["baseline"][-1]["json"]
         print(f"  plan JSON identical to the baseline's: {same}")
