@@ -76,7 +76,7 @@ LARGE_MODEL_WORKERS = 2
 
 A smaller model gets one worker: it is proved optimal in a few hundredths of CP-SAT's
 deterministic time, and a second worker's portfolio only adds presolve and synchronisation
-(the default scenario: 0.02 against 0.11 deterministic seconds, 3x the wall time on this
+(the default scenario: 0.02 against 0.11 deterministic seconds, 2-3x the wall time on this
 2-core machine), and one worker's search is reproducible on any machine load.
 """
 

@@ -164,6 +164,11 @@ def _consolidated(d: ModelData, dec: Decisions) -> Decisions:
     for candidate in candidates:
         for spotted in (candidate, _all_spot(d, candidate)):
             option = _cheaper_operation(d, spotted)
+            # Costs first (no service level predicted): only a cheaper option needs the full
+            # check, which is most of the work.
+            quick = evaluate_decisions(d, option, service_pools=set())
+            if not quick.feasible or quick.total_cents >= best_cost:
+                continue
             cost = _cost_or_inf(d, option)
             if cost < best_cost:
                 best, best_cost = option, cost
