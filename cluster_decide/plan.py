@@ -183,6 +183,21 @@ class Plan:
             return 0.0
         return float(self.costs["one_time_usd"].fill_null(0.0).sum())
 
+    def hourly_split(self) -> pl.DataFrame:
+        """Hour by hour, each sharing pool's GPUs: services, trough-filling training, idle.
+
+        Columns (:data:`cluster_decide.sharing.HOURLY_SPLIT_SCHEMA`): ``hour`` (0 = Monday
+        00:00), ``pool``, ``gpu_type``, ``services_gpus``, ``training_gpus``, ``idle_gpus``; one
+        row per hour of the week and pool where preemptible training fills the troughs, none
+        when no pool does (or the plan has no scenario). Drawn as a week of stacked areas.
+        """
+        from cluster_decide.evaluate import evaluate
+        from cluster_decide.sharing import HOURLY_SPLIT_SCHEMA, hourly_split
+
+        if self.inputs is None or not self.feasible:
+            return pl.DataFrame(schema=HOURLY_SPLIT_SCHEMA)
+        return hourly_split(evaluate(self.inputs, self).sharing)
+
     def to_dict(self) -> dict[str, Any]:
         """Plain data for JSON: rounded numbers, no timing, so equal plans give equal bytes."""
         return {

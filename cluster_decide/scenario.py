@@ -493,6 +493,7 @@ class CostOverride(_Section):
     spot_interruptions_per_node_month: SpotInterruptions | None = None
     checkpoint_interval_hours: IntervalHours | None = None
     spot_restart_hours: IntervalHours | None = None
+    preempt_restart_hours: IntervalHours | None = None
 
 
 class CurrentWorkload(_Section):

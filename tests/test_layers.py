@@ -18,7 +18,7 @@ LAYERS = {
     "inputs": ("catalog", "datasources", "scenario", "inventory", "market"),
     "demand": ("queueing",),
     "model": ("model",),
-    "plan": ("evaluate", "plan", "service", "explain", "explain_people"),
+    "plan": ("evaluate", "plan", "service", "explain", "explain_people", "sharing"),
     "analyses": ("analysis", "simulate", "simengine"),
     "views": ("charts", "analysis_charts", "inventory.charts", "widgets", "export", "cli", "guard"),
 }

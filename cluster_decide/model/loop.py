@@ -14,8 +14,12 @@ everything the plan's pools share) are enforced by lazy constraint generation: s
 the plan's service levels with the queueing formulas (:mod:`cluster_decide.service`), and for
 each pool that misses one add a cut "if this pool hosts at least these shares of these classes,
 it has at least N nodes", N being the fewest nodes with which that pool meets every target;
-solve again (hinted with the repaired plan) until every target holds. Analyses add their own
-constraints and objective through the ``constrain`` and ``objective`` hooks.
+solve again (hinted with the repaired plan) until every target holds. Training that fills
+the troughs of a sharing pool is treated the same way: the model starts with one weekly row
+per pool, and where a plan's training waits too long hour by hour (the evaluator's replay,
+:mod:`cluster_decide.sharing`) the loop states that pool's hourly rows and solves again.
+Analyses add their own constraints and objective through the ``constrain`` and ``objective``
+hooks.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from cluster_decide.model.build import (
     Model,
     ServiceCut,
     add_service_levels,
+    add_sharing_hours,
     build_model,
     tie_break_scale,
 )
@@ -56,6 +61,7 @@ __all__ = [
     "repair",
     "restricted",
     "run",
+    "sharing_short",
     "solve_data",
     "workers_for",
 ]
@@ -163,6 +169,20 @@ def _failing_pools(ev: Evaluation) -> list[tuple[str, str]]:
     return sorted(set(zip(bad["pool"].to_list(), bad["gpu_type"].to_list(), strict=True)))
 
 
+def sharing_short(ev: Evaluation) -> frozenset[tuple[str, str]]:
+    """The (pool, GPU type) pairs whose trough-filling training the evaluator finds short.
+
+    Read from the evaluator's ``sharing[...]`` violations: ``sharing[pool,gpu]`` (the troughs
+    cannot hold the work) and ``sharing[workload,pool,gpu,wait]`` (its wait is too long).
+    """
+    out = set()
+    for v in ev.violations:
+        if v.startswith("sharing["):
+            names = v[len("sharing[") : v.index("]")].split(",")
+            out.add((names[0], names[1]) if len(names) == 2 else (names[1], names[2]))
+    return frozenset(out)
+
+
 def _pool_meets(data: ModelData, dec: Decisions, pool: str, gpu: str, nodes: int) -> bool:
     trial = replace(dec, nodes={**dec.nodes, (pool, gpu): nodes})
     ev = evaluate_decisions(data, trial, service_pools={(pool, gpu)})
@@ -199,16 +219,16 @@ def _node_limit(data: ModelData, m: Model, pool: str, gpu: str) -> int:
 
 
 def repair(
-    data: ModelData, m: Model, dec: Decisions
+    data: ModelData, m: Model, dec: Decisions, ev: Evaluation | None = None
 ) -> tuple[Decisions, dict[tuple[str, str], int]]:
     """``dec`` with every pool that misses a service level grown until it meets them.
 
     Returns the repaired decisions and the node count each failing pool needs (-1 when no
-    count within the pool's limit is enough).
+    count within the pool's limit is enough). ``ev`` is ``dec``'s evaluation when known.
     """
     needs: dict[tuple[str, str], int] = {}
     nodes = dict(dec.nodes)
-    for p, g in _failing_pools(evaluate_decisions(data, dec)):
+    for p, g in _failing_pools(ev if ev is not None else evaluate_decisions(data, dec)):
         n = nodes_to_meet(data, dec, p, g, _node_limit(data, m, p, g))
         needs[(p, g)] = -1 if n is None else n
         if n is not None:
@@ -413,8 +433,10 @@ def run(
             )
         dec = read_decisions(m, solver)
         bound = max(solver.best_objective_bound / div, lp_bound, bound)
-        fixed, needs = repair(data, m, dec)
-        if not needs:
+        ev = evaluate_decisions(data, dec)
+        hourly = sharing_short(ev) - m.exact_sharing
+        fixed, needs = repair(data, m, dec, ev)
+        if not needs and not hourly:
             slack = {f"staffing:{s}": int(solver.value(v)) for s, v in m.staff_slack.items()}
             if m.budget_slack is not None:
                 slack["budget"] = int(solver.value(m.budget_slack))
@@ -423,10 +445,13 @@ def run(
             )
         add_service_levels(m, [_cut(dec, p, g, need) for (p, g), need in needs.items()])
         cuts += len(needs)
-        # Cuts only remove plans, so the last round's bound still holds (``bound`` keeps the
-        # best of the rounds). It is not added to the model as ``goal >= bound``: that dense
-        # row over the whole objective made each later round 2-10x slower to prove (the
-        # inference-platform preset: 1.2 s against 0.3 s a round), for the same optimum.
+        # Training in the troughs waits too long hour by hour: state those pools' hourly rows.
+        add_sharing_hours(m, hourly)
+        # Cuts and hourly rows only remove plans, so the last round's bound still holds
+        # (``bound`` keeps the best of the rounds). It is not added to the model as
+        # ``goal >= bound``: that dense row over the whole objective made each later round
+        # 2-10x slower to prove (the inference-platform preset: 1.2 s against 0.3 s a round),
+        # for the same optimum.
         if (
             may_repair
             and all(n >= 0 for n in needs.values())

@@ -307,3 +307,6 @@ def add_hints(m: Model, dec: Decisions) -> None:
     for w, z in m.moved.items():
         cp.add_hint(z, w in ev.moved)
         cp.add_hint(m.retooled[w], w in ev.retooled)
+    for (p, g, t), b in m.backlog.items():
+        sharing = ev.sharing.get((p, g))
+        cp.add_hint(b, int(sharing.backlog_steps[t]) if sharing is not None else 0)
