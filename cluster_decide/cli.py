@@ -534,7 +534,10 @@ def _add_common(p: argparse.ArgumentParser) -> None:
         help="solver time limit in seconds, for each solve (default 10)",
     )
     p.add_argument(
-        "--workers", type=flag(ranges.WORKERS), default=2, help="CP-SAT worker threads (default 2)"
+        "--workers",
+        type=flag(ranges.WORKERS),
+        default=None,
+        help="CP-SAT worker threads (default: 1, or 2 for a large estate)",
     )
     p.add_argument(
         "--seed", type=flag(ranges.SEED), default=0, help="CP-SAT random seed (default 0)"

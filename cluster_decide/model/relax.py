@@ -43,7 +43,7 @@ class Relaxation:
     sentence: str
 
 
-def _cost(scn: Scenario, time_limit_s: float, workers: int, seed: int) -> float | None:
+def _cost(scn: Scenario, time_limit_s: float, workers: int | None, seed: int) -> float | None:
     from cluster_decide.evaluate import evaluate_decisions
     from cluster_decide.model.loop import solve_data
 
@@ -201,7 +201,7 @@ def _without_key(d: dict[str, object], key: str) -> dict[str, object]:
 
 
 def _single_changes(
-    scn: Scenario, data: ModelData, time_limit_s: float, workers: int, seed: int
+    scn: Scenario, data: ModelData, time_limit_s: float, workers: int | None, seed: int
 ) -> list[tuple[str, float, str, str, Callable[[Scenario], Scenario]]]:
     from cluster_decide.model.loop import solve_data
 
@@ -268,7 +268,7 @@ def _budget_slack(res: SolveResult) -> int:
 
 
 def diagnose(
-    scn: Scenario, data: ModelData, time_limit_s: float, workers: int, seed: int
+    scn: Scenario, data: ModelData, time_limit_s: float, workers: int | None, seed: int
 ) -> tuple[pl.DataFrame, list[str]]:
     """Why ``scn`` has no feasible plan, and the changes that fix it (each verified by a solve)."""
     repaired, reasons, fixes = _repair_placement(scn, data)
@@ -321,7 +321,7 @@ def diagnose(
 
 
 def _why_infeasible(
-    scn: Scenario, data: ModelData, time_limit_s: float, workers: int, seed: int
+    scn: Scenario, data: ModelData, time_limit_s: float, workers: int | None, seed: int
 ) -> str:
     from cluster_decide.model.loop import solve_data
 
