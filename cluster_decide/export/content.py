@@ -829,6 +829,28 @@ def _flips_table(flips: Any, names: Names) -> Table | None:
     )
 
 
+def _win_rate_words(rec: Any) -> str:
+    """How often each architecture was the cheapest over the sampled futures, most often first.
+
+    `` Over 20 sampled futures, the cheapest was X in 65% and Y in 35%.``; "" without samples.
+    """
+    robust = getattr(rec, "robust", None)
+    samples = int(getattr(rec, "samples", 0) or 0)
+    if not samples or not isinstance(robust, pl.DataFrame) or robust.height == 0:
+        return ""
+    rows = robust.filter(pl.col("win_rate") > 0).sort(
+        ["win_rate", "archetype"], descending=[True, False]
+    )
+    parts = [
+        f"{_arch_within(a)} in {pct(w)}"
+        for a, w in rows.select("archetype", "win_rate").iter_rows()
+    ]
+    if not parts:
+        return ""
+    listed = ", ".join(parts[:-1]) + f" and {parts[-1]}" if len(parts) > 1 else parts[0]
+    return f" Over {samples} sampled futures, the cheapest was {listed}."
+
+
 def _how_sure(b: Bundle) -> Section | None:
     rec = b.recommendation
     if rec is None:
@@ -846,6 +868,7 @@ def _how_sure(b: Bundle) -> Section | None:
             + (f" ({pct(margin_pct, 1)})" if margin_pct is not None else "")
             + " a month dearer."
         )
+    lead += _win_rate_words(rec)
     return Section(
         "how-sure",
         f"How sure: {word.lower() if word else 'see the margin'}"
