@@ -339,3 +339,44 @@ def test_a_verdict_hook_shows_under_the_headline(plan_cache: PlanCache) -> None:
     app.wait()
     assert 'data-verdict="adopt"' in app.answer.verdict.value
     assert "clear margin" in app.answer.verdict.value
+
+
+def test_verdict_checks_run_one_at_a_time_and_the_last_answer_gets_its_own(
+    plan_cache: PlanCache,
+) -> None:
+    """A slider moved three times while the first answer's check runs: the answers in between
+    are never checked (at most one check competes with the next answer for the CPU; before,
+    every answer started its own and four ran at once), and the verdict shown is the last
+    answer's."""
+    import threading
+    from dataclasses import dataclass
+
+    @dataclass
+    class StandIn:
+        verdict: str
+        sentence: str
+
+    gate = threading.Event()
+    calls: list[float] = []
+    running: list[int] = [0, 0]  # now, most at once
+
+    def recommend(scn: cd.Scenario) -> StandIn:
+        running[0] += 1
+        running[1] = max(running)
+        calls.append(scn.team.kubernetes.fte)
+        gate.wait(10)
+        running[0] -= 1
+        return StandIn("close", f"checked at {calls[-1]:.1f} Kubernetes FTE")
+
+    app = executive_app(debounce_s=0.0, cache=plan_cache, prefetch=False, recommend=recommend)
+    start = float(app.controls.value("fte:kubernetes"))
+    for step in (0.5, 1.0, 1.5):
+        app.controls.set_value("fte:kubernetes", start + step)
+        assert "Checking alternatives" in app.answer.verdict.value
+    gate.set()
+    app.wait()
+    # The first answer's check, if it started before the slider moved, and the last one's.
+    assert 1 <= len(calls) <= 2 and running[1] == 1, calls
+    assert app.scenario is not None
+    assert calls[-1] == app.scenario.team.kubernetes.fte == start + 1.5
+    assert f"checked at {calls[-1]:.1f} Kubernetes FTE" in app.answer.verdict.value
