@@ -473,7 +473,15 @@ class Dashboard:
 
 
 def dashboard(debounce_s: float = 0.1, prefetch: bool = True, **kwargs: Any) -> Dashboard:
-    """The review-meeting dashboard with every control."""
+    """The review-meeting dashboard with every control.
+
+    Like the executive app, it states the verdict under the headline (``cluster_decide.
+    recommend``; pass ``recommend=None`` to leave it out).
+    """
+    if "recommend" not in kwargs:
+        import cluster_decide
+
+        kwargs["recommend"] = getattr(cluster_decide, "recommend", None)
     return Dashboard(DASHBOARD_CONTROLS, debounce_s=debounce_s, prefetch=prefetch, **kwargs)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import re
 from datetime import datetime, timezone
+from typing import Any
 
 import cluster_decide as cd
 from cluster_decide.explain import ARCHETYPE_WORDS, money
@@ -380,3 +381,23 @@ def test_verdict_checks_run_one_at_a_time_and_the_last_answer_gets_its_own(
     assert app.scenario is not None
     assert calls[-1] == app.scenario.team.kubernetes.fte == start + 1.5
     assert f"checked at {calls[-1]:.1f} Kubernetes FTE" in app.answer.verdict.value
+
+
+def test_the_dashboard_states_the_verdict_too(plan_cache: PlanCache, monkeypatch: Any) -> None:
+    """Everywhere the answer is shown, so is the verdict: the dashboard, like the executive
+    app, checks the alternatives of each answer with ``cluster_decide.recommend``."""
+    from dataclasses import dataclass
+
+    from cluster_decide.widgets import dashboard
+
+    @dataclass
+    class StandIn:
+        verdict: str
+        sentence: str
+
+    monkeypatch.setattr(cd, "recommend", lambda scn: StandIn("close", "Close call: stand-in."))
+    dash = dashboard(debounce_s=0.0, cache=plan_cache, prefetch=False)
+    dash.wait()
+    assert 'data-verdict="close"' in dash.answer.verdict.value
+    assert "Close call: stand-in." in dash.answer.verdict.value
+    assert dashboard(debounce_s=0.0, cache=plan_cache, recommend=None).recommend is None
