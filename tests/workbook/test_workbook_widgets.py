@@ -399,5 +399,24 @@ def test_the_dashboard_states_the_verdict_too(plan_cache: PlanCache, monkeypatch
     dash = dashboard(debounce_s=0.0, cache=plan_cache, prefetch=False)
     dash.wait()
     assert 'data-verdict="close"' in dash.answer.verdict.value
-    assert "Close call: stand-in." in dash.answer.verdict.value
+    assert "<b>Close call:</b> stand-in." in dash.answer.verdict.value
     assert dashboard(debounce_s=0.0, cache=plan_cache, recommend=None).recommend is None
+
+
+def test_the_verdict_line_names_its_verdict_once() -> None:
+    """The recommendation's sentence opens with its verdict ("Close call: …"): the line under
+    the headline bolds that opening instead of repeating it ("Close — Close call: …")."""
+    from dataclasses import dataclass
+
+    from cluster_decide.widgets.html import verdict_html
+
+    @dataclass
+    class StandIn:
+        verdict: str
+        sentence: str
+
+    line = verdict_html(StandIn("close", "Close call: separate clusters beat one pool by 0.2%."))
+    assert "<b>Close call:</b> separate clusters beat one pool by 0.2%." in line
+    assert "Close —" not in line and line.count("Close") == 1
+    other = verdict_html(StandIn("adopt", "the cheapest plan wins."))
+    assert "<b>Adopt</b> — the cheapest plan wins." in other
