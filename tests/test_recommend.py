@@ -517,3 +517,24 @@ def test_cli_json_and_deck_carry_the_fragile_verdict(
         f"{won['kubernetes_batch']:.0%} and separate Slurm and Kubernetes in "
         f"{won['hybrid_separate']:.0%}." in sure[0]
     )
+
+
+def test_a_comparison_already_made_is_reused_not_solved_again(
+    close_estate: cd.Scenario, close_rec: an.Recommendation, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An export shows cd.compare's frame beside the verdict: given that frame, the verdict's
+    runner-up and margin are its figures (one runner-up cost in the whole deck) and no
+    archetype is solved again."""
+    import sys
+
+    frame = cd.compare(close_estate)
+    module = sys.modules["cluster_decide.analysis.recommend"]
+
+    def no_compare(*_a: object, **_k: object) -> None:
+        raise AssertionError("compare solved again")
+
+    monkeypatch.setattr(module, "compare", no_compare)
+    rec = cd.recommend(close_estate, plan=close_rec.plan, alternatives=frame)
+    runner = frame.filter(pl.col("archetype") == rec.runner_up)["total_monthly_usd"][0]
+    assert rec.margin_usd == pytest.approx(runner - rec.plan.total_monthly_usd)
+    assert rec.to_dict() == close_rec.to_dict()  # the same answer as solving them here
