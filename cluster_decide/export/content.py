@@ -869,13 +869,15 @@ def _how_sure(b: Bundle) -> Section | None:
             + " a month dearer."
         )
     lead += _win_rate_words(rec)
+    # What would settle a close call (the pilot's first step), beside the verdict it settles.
+    settle = names.plain(str(getattr(rec, "settle", "") or ""))
     return Section(
         "how-sure",
         f"How sure: {word.lower() if word else 'see the margin'}"
         + (f" — {_arch_within(runner)} is the runner-up" if runner else ""),
         lead,
         table=table,
-        bullets=() if table is not None else (sentence,),
+        bullets=() if table is not None else tuple(x for x in (sentence, settle) if x),
         topic="How sure is this",
         notes=_talk(
             sentence,
@@ -966,6 +968,69 @@ def _staffing(b: Bundle) -> Section:
     return Section("staffing", title, chart="staffing", table=table, notes=notes, topic="Staffing")
 
 
+_TRANSITION_COLUMNS: Final = (
+    "workload",
+    "today",
+    "planned",
+    "action",
+    "users",
+    "retool",
+    "one_time_usd",
+    "monthly_usd",
+)
+"""The columns of ``Plan.transition`` the today slide reads."""
+
+
+def _transition_table(transition: pl.DataFrame, names: Names) -> tuple[Table, str]:
+    """The plan's transition as a table in plain words and money, and its takeaway.
+
+    One row per workload: where it runs today and in the plan, whether it moves, its users,
+    whether they change tools, and the move's one-time and amortized monthly cost. The takeaway
+    says which workloads move and what moving them costs (or that none moves).
+    """
+    rows = []
+    for r in transition.iter_rows(named=True):
+        move = r["action"] == "move"
+        rows.append(
+            (
+                names.workload(r["workload"]),
+                PLATFORM_LABELS.get(r["today"], display(str(r["today"]))) if r["today"] else "–",
+                PLATFORM_LABELS.get(r["planned"], display(str(r["planned"]))),
+                "Moves" if move else "Stays",
+                f"{r['users']:,}" if r["users"] is not None else "–",
+                "yes" if r["retool"] else "no",
+                usd(r["one_time_usd"]) if move else "–",
+                usd(r["monthly_usd"]) if move else "–",
+            )
+        )
+    table = Table(
+        (
+            "Workload",
+            "Runs today on",
+            "Planned on",
+            "Change",
+            "Users",
+            "Users change tools",
+            "Move, once",
+            "Move, a month",
+        ),
+        tuple(rows),
+        (False, False, False, False, True, False, True, True),
+    )
+    moved = transition.filter(pl.col("action") == "move")
+    if moved.height == 0:
+        return table, "Every workload stays on the platform it runs on today"
+    once = float(moved["one_time_usd"].sum())
+    if moved.height == 1:
+        r = moved.row(0, named=True)
+        to = PLATFORM_LABELS.get(r["planned"], display(str(r["planned"])))
+        what = f"One workload moves, {names.workload(r['workload'])} to {to}"
+    else:
+        what = f"{moved.height} workloads move"
+    rest = ", the rest stay where they run" if moved.height < transition.height else ""
+    return table, f"{what}: {usd(once)} once{rest}"
+
+
 def _today(b: Bundle) -> Section | None:
     """Today against the proposal, and the transition, when the plan carries them."""
     plan = b.plan
@@ -983,9 +1048,13 @@ def _today(b: Bundle) -> Section | None:
     upfront = _upfront_usd(plan)
     if upfront:
         bullets.append(f"Up-front outlay: {usd(upfront)}.")
-    table = (
-        table_of(transition) if isinstance(transition, pl.DataFrame) and transition.height else None
-    )
+    table: Table | None = None
+    moves = ""
+    if isinstance(transition, pl.DataFrame) and transition.height:
+        if set(_TRANSITION_COLUMNS) <= set(transition.columns):
+            table, moves = _transition_table(transition, _names(b))
+        else:  # a transition in another shape: shown as it is
+            table = table_of(transition)
     if current is not None:
         diff = plan.total_monthly_usd - current
         title = (
@@ -994,7 +1063,7 @@ def _today(b: Bundle) -> Section | None:
             else f"The proposal costs {usd(diff)} a month more than today"
         )
     else:
-        title = "Today against the proposal, and the way there"
+        title = moves or "Today against the proposal, and the way there"
     return Section(
         "today",
         title,

@@ -91,6 +91,8 @@ def _dollars(b: Bundle) -> set[str]:
     assert scn is not None
     values += [scn.loaded_cost_usd_per_year(s) for s in ("hpc", "kubernetes")]
     values.append(scn.hire_one_time_cost_usd)
+    moves = plan.transition.filter(pl.col("action") == "move")  # what moving workloads costs
+    values += [*moves["one_time_usd"], *moves["monthly_usd"], float(moves["one_time_usd"].sum())]
     out = {money(v) for v in values}
     # GPU prices: the offers the plan's pools are rented on, and those it bursts and runs
     # spot on (the market the model priced them in).
