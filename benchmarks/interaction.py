@@ -13,6 +13,15 @@ Each kernel figure is the median of ``rounds`` one-step (5%) changes of a slider
   the grouped "training demand" slider this failed before with a KeyError), so the next step
   is a cache hit once the room has paused that long (printed below it).
 
+The verdict under the headline (issue 16: the runner-up and flip solves, in the background) is
+timed on its own, over ``--verdict-rounds`` rounds of three steps (each check takes seconds):
+
+- answer, verdict on: a new value while the previous answer's verdict is still being checked,
+  beside the same steps with no verdict at all (the baseline, measured in the same run); the
+  answer must still come within 200 ms;
+- verdict follows: from a control change until its verdict is on screen (no goal but "after
+  the answer": the app shows "checking alternatives…" meanwhile).
+
 All of it runs for the grouped training slider and the Kubernetes-engineers slider, then again
 with every core kept busy by spinning processes. The browser figures time the executive app in
 Voila and Debian's chromium: page load (``goto``) to the first headline, with the project's
@@ -60,7 +69,7 @@ def busy_cpu(on: bool) -> Iterator[None]:
 def kernel(name: str, rounds: int) -> dict[str, list[float]]:
     """Times (s) of the old path, a new value, the next step solved ahead, and the prefetch."""
     step = SLIDERS[name]
-    app = executive_app(debounce_s=0.0, cache=PlanCache(), prefetch=False)
+    app = executive_app(debounce_s=0.0, cache=PlanCache(), prefetch=False, recommend=None)
     start_value = float(app.controls.value(name))
     values = [round(start_value + step * (i + 1), 2) for i in range(rounds)]
     old, last = [], None
@@ -76,7 +85,7 @@ def kernel(name: str, rounds: int) -> dict[str, list[float]]:
         t = time.perf_counter()
         app.controls.set_value(name, v)
         new.append(time.perf_counter() - t)
-    app = executive_app(debounce_s=0.0, cache=PlanCache(), prefetch=True)
+    app = executive_app(debounce_s=0.0, cache=PlanCache(), prefetch=True, recommend=None)
     stepped, ahead = [], []
     for v in values:
         t = time.perf_counter()
@@ -86,6 +95,39 @@ def kernel(name: str, rounds: int) -> dict[str, list[float]]:
         app.wait()  # the room reads the answer while the next steps are solved
         ahead.append(time.perf_counter() - t)
     return {"old": old, "new": new, "stepped": stepped, "ahead": ahead}
+
+
+def verdict(name: str, rounds: int) -> dict[str, list[float]]:
+    """Times (s) of the verdict over ``rounds`` rounds of three steps.
+
+    Each round: a step and its verdict, waited for (``follows``); a second step, and a third half
+    a second later, while the second's verdict is being checked (``on``: the answer beside a
+    running check). ``off`` is the answer to the same steps with no verdict at all.
+    """
+    step = SLIDERS[name]
+    plain = executive_app(debounce_s=0.0, cache=PlanCache(), prefetch=False, recommend=None)
+    app = executive_app(debounce_s=0.0, cache=PlanCache(), prefetch=False, recommend=None)
+    app.recommend = cd.recommend  # from the first change on (the page load's check is not timed)
+    start_value = float(app.controls.value(name))
+    values = [round(start_value + step * (i + 1), 2) for i in range(3 * rounds)]
+    off, on, follows = [], [], []
+    for i, v in enumerate(values):
+        t = time.perf_counter()
+        plain.controls.set_value(name, v)
+        if i % 3 == 2:
+            off.append(time.perf_counter() - t)
+    for i, v in enumerate(values):
+        t = time.perf_counter()
+        app.controls.set_value(name, v)
+        if i % 3 == 0:
+            app.wait(timeout_s=1800)
+            follows.append(time.perf_counter() - t)
+        elif i % 3 == 1:
+            time.sleep(0.5)  # a reader's pause: this answer's verdict is being checked
+        else:
+            on.append(time.perf_counter() - t)
+            app.wait(timeout_s=1800)
+    return {"off": off, "on": on, "follows": follows}
 
 
 def browser(rounds: int, pause_s: float, preheat: bool) -> dict[str, list[float]]:
@@ -134,12 +176,16 @@ def main() -> None:
     parser.add_argument("--no-browser", action="store_true")
     parser.add_argument("--no-busy", action="store_true", help="skip the busy-CPU rerun")
     parser.add_argument("--pause", type=float, default=1.5, help="seconds between key presses")
+    parser.add_argument(
+        "--verdict-rounds", type=int, default=1, help="rounds of the verdict (three steps each)"
+    )
     args = parser.parse_args()
     print(
         f"Interaction speed, default scenario, median of {args.rounds} one-step changes "
         f"(load {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores at the start)"
     )
     print(f"{'path':46} {'old (same run)':>15} {'new':>11}   goal")
+    print("(verdict rows: the old column is the same step with no verdict at all)")
     for busy in (False, True) if not args.no_busy else (False,):
         with busy_cpu(busy):
             for name in SLIDERS:
@@ -152,6 +198,16 @@ def main() -> None:
                     f"{where + ': next step, solved ahead':46} {'':>15} {_ms(k['stepped']):>11}   < 200 ms"
                 )
                 print(f"{'  (the look-ahead itself takes)':46} {'':>15} {_ms(k['ahead']):>11}")
+                if args.verdict_rounds:
+                    v = verdict(name, args.verdict_rounds)
+                    print(
+                        f"{where + ': answer, verdict on':46} {_ms(v['off']):>15} "
+                        f"{_ms(v['on']):>11}   < 200 ms"
+                    )
+                    print(
+                        f"{'  (verdict follows the change in)':46} {'':>15} "
+                        f"{_ms(v['follows']):>11}   after the answer"
+                    )
     if args.no_browser or not os.path.exists(CHROMIUM):
         print("browser: skipped (--no-browser, or no /usr/bin/chromium; see .ci/system-deps.sh)")
         return

@@ -351,7 +351,12 @@ def _export(args: argparse.Namespace) -> int:
         from cluster_decide.analysis import recommend
 
         rec = recommend(
-            scn, plan=plan, seed=args.seed, time_limit_s=args.time_limit, workers=args.workers
+            scn,
+            plan=plan,
+            seed=args.seed,
+            time_limit_s=args.time_limit,
+            workers=args.workers,
+            alternatives=alternatives,  # one runner-up figure in the whole deck
         )
     bundle = export.gather(plan, scn, alternatives, analyses, run_compare=False, recommendation=rec)
     stamp = datetime.now(timezone.utc).replace(tzinfo=None) if args.timestamp else None

@@ -25,6 +25,7 @@ from cluster_decide import analysis as an
 from cluster_decide.analysis.recommend import (
     CLEAR_FLIP,
     CLEAR_MARGIN,
+    FRAGILE_WIN_RATE,
     PILOT_STEP_COLUMNS,
 )
 from cluster_decide.cli import main
@@ -405,3 +406,137 @@ def test_uncertainty_command_samples_the_catalog_ranges(capsys: pytest.CaptureFi
     argv = ["uncertainty", "research-lab", "--samples", "2", "--jobs", "1", "--ranges", "flat"]
     assert main(argv) == 0
     assert "GPU prices: uniform(loc=0.8, scale=0.4)" in capsys.readouterr().out
+
+
+@pytest.fixture(scope="module")
+def fragile_estate() -> cd.Scenario:
+    """Pre-training beside a small service again, but the HPC team is two-thirds of one
+    engineer, exactly what a Slurm cluster for the training needs, with no hiring, no retraining
+    and no managed service to cover a gap. An architect reads it before solving: separate
+    clusters are cheapest on paper, but only while that engineer is never away; any leave or
+    sickness (staff availability is below 100% in almost every sampled year) leaves Slurm
+    unstaffed, and Kubernetes with a batch add-on, run by the ample Kubernetes team, is the safe
+    commitment."""
+    return small_scenario(
+        [training(gpu_hours_per_month=80000.0), service()],
+        team={"hpc": {"fte": 0.68}, "kubernetes": {"fte": 6.0}},
+        hiring={"allowed": False, "retraining": False},
+        policy={"managed": False},
+    )
+
+
+@pytest.fixture(scope="module")
+def fragile_rec(fragile_estate: cd.Scenario) -> an.Recommendation:
+    return cd.recommend(fragile_estate, samples=20, seed=0)
+
+
+def test_fragile_estate_is_fragile_and_a_small_change_really_flips_it(
+    fragile_estate: cd.Scenario, fragile_rec: an.Recommendation
+) -> None:
+    rec = fragile_rec
+    assert rec.archetype == "hybrid_separate" and rec.plan.status.value == "optimal"
+    assert rec.verdict == "fragile"
+    # The nearest flip is a small fall in HPC staff, bracketed by two real solves.
+    nearest = rec.flips.row(0, named=True)
+    assert nearest["input"] == "fte:hpc" and nearest["direction"] == "down"
+    assert -0.05 < nearest["change_pct"] < 0
+    name = nearest["input"]
+    at_changed = an.quick_solve(an.apply_inputs(fragile_estate, {name: nearest["changed_value"]}))
+    at_same = an.quick_solve(an.apply_inputs(fragile_estate, {name: nearest["same_value"]}))
+    assert at_changed.archetype == nearest["flips_to"] == "kubernetes_batch"
+    assert at_same.archetype == "hybrid_separate"
+    # Independently of the search: 3% less HPC time (a week and a half of leave) flips it.
+    three_pct = an.quick_solve(an.apply_inputs(fragile_estate, {name: 0.68 * 0.97}))
+    assert three_pct.archetype == "kubernetes_batch"
+    # The win rate is the share of the sampled futures whose optimum it is, under one half.
+    sweep = rec.sweep
+    assert sweep is not None
+    won = float((sweep.samples["archetype"] == "hybrid_separate").mean())  # type: ignore[arg-type]
+    mine = rec.robust.filter(pl.col("archetype") == "hybrid_separate").row(0, named=True)
+    assert mine["win_rate"] == pytest.approx(won) and won < FRAGILE_WIN_RATE
+    assert mine["p_feasible"] < 1.0  # short of HPC time, the Slurm cluster cannot be run at all
+    assert rec.robust_choice == "kubernetes_batch"
+
+
+def test_fragile_sentence_is_plain_words_a_meeting_can_repeat(
+    fragile_rec: an.Recommendation,
+) -> None:
+    s = fragile_rec.sentence
+    won = fragile_rec.robust.filter(pl.col("archetype") == "hybrid_separate")["win_rate"][0]
+    assert s.startswith(
+        "Fragile: separate Slurm and Kubernetes clusters are cheapest at today's figures, by "
+        f"{fragile_rec.margin_pct:.1%} ({money(fragile_rec.margin_usd)} a month) over Kubernetes "
+        f"with a batch add-on, but win only {won:.0%} of 20 sampled futures"
+    )
+    assert "fall in HPC (Slurm) staff flips it to Kubernetes with a batch add-on" in s
+    assert "Kubernetes with a batch add-on is the safer commitment" in s
+    # No code names or analyst's terms: what a non-specialist can say out loud.
+    for jargon in ("_", "regret", "archetype", "optimum", "forced", "k8s", "sample "):
+        assert jargon not in s, jargon
+    # The step that would settle it leads the pilot: who will really run the Slurm cluster.
+    assert "measure HPC (Slurm) staff" in fragile_rec.settle
+    assert "0.68 FTE today" in fragile_rec.pilot_step["measure"][0]
+
+
+def test_cli_json_and_deck_carry_the_fragile_verdict(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    fragile_estate: cd.Scenario,
+    fragile_rec: an.Recommendation,
+) -> None:
+    from pptx import Presentation
+
+    from cluster_decide import export
+
+    path = cd.save_scenario(fragile_estate, tmp_path / "fragile.toml")
+    argv = ["solve", str(path), "--samples", "20", "--seed", "0", "--jobs", "1"]
+    assert main(argv) == 0
+    lines = capsys.readouterr().out.splitlines()
+    at = next(i for i, ln in enumerate(lines) if ln.startswith("Architecture:"))
+    assert lines[at + 1] == f"Verdict:      {fragile_rec.sentence}"
+    assert main([*argv, "--json"]) == 0
+    verdict = json.loads(capsys.readouterr().out)["verdict"]
+    assert verdict["verdict"] == "fragile" and verdict["sentence"] == fragile_rec.sentence
+    assert verdict["robust_choice"] == "kubernetes_batch"
+    # The deck: the title and summary state it; the "How sure" slide names it and the win rates.
+    bundle = export.gather(
+        fragile_rec.plan, fragile_estate, run_compare=False, recommendation=fragile_rec
+    )
+    deck = export.deck(bundle, tmp_path / "fragile.pptx")
+    slides = [
+        "\n".join(sh.text_frame.text for sh in s.shapes if sh.has_text_frame)
+        + "\n".join(
+            c.text for sh in s.shapes if sh.has_table for r in sh.table.rows for c in r.cells
+        )
+        for s in Presentation(str(deck)).slides
+    ]
+    assert fragile_rec.sentence in slides[0] and fragile_rec.sentence in slides[1]
+    sure = [s for s in slides if s.startswith("How sure: a fragile answer")]
+    won = dict(fragile_rec.robust.select("archetype", "win_rate").iter_rows())
+    assert len(sure) == 1
+    assert (
+        f"Over 20 sampled futures, the cheapest was Kubernetes + batch add-on in "
+        f"{won['kubernetes_batch']:.0%} and separate Slurm and Kubernetes in "
+        f"{won['hybrid_separate']:.0%}." in sure[0]
+    )
+
+
+def test_a_comparison_already_made_is_reused_not_solved_again(
+    close_estate: cd.Scenario, close_rec: an.Recommendation, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An export shows cd.compare's frame beside the verdict: given that frame, the verdict's
+    runner-up and margin are its figures (one runner-up cost in the whole deck) and no
+    archetype is solved again."""
+    import sys
+
+    frame = cd.compare(close_estate)
+    module = sys.modules["cluster_decide.analysis.recommend"]
+
+    def no_compare(*_a: object, **_k: object) -> None:
+        raise AssertionError("compare solved again")
+
+    monkeypatch.setattr(module, "compare", no_compare)
+    rec = cd.recommend(close_estate, plan=close_rec.plan, alternatives=frame)
+    runner = frame.filter(pl.col("archetype") == rec.runner_up)["total_monthly_usd"][0]
+    assert rec.margin_usd == pytest.approx(runner - rec.plan.total_monthly_usd)
+    assert rec.to_dict() == close_rec.to_dict()  # the same answer as solving them here

@@ -274,9 +274,18 @@ def _has_plan(plan: Plan) -> bool:
 
 
 def _runner_ups(
-    scn: Scenario, plan: Plan, time_limit_s: float, workers: int | None, seed: int
+    scn: Scenario,
+    plan: Plan,
+    time_limit_s: float,
+    workers: int | None,
+    seed: int,
+    alternatives: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
-    frame = compare(scn, time_limit_s=time_limit_s, workers=workers, seed=seed)
+    frame = (
+        alternatives
+        if alternatives is not None
+        else compare(scn, time_limit_s=time_limit_s, workers=workers, seed=seed)
+    )
     feasible = (pl.col("status") != "infeasible") & pl.col("total_monthly_usd").is_finite()
     rows = frame.with_columns(
         pl.when(feasible).then(pl.col("total_monthly_usd")).otherwise(float("nan")),
@@ -625,6 +634,7 @@ def recommend(
     inputs: Sequence[str] | None = None,
     levels: Sequence[float] = LEVELS,
     progress: bool = False,
+    alternatives: pl.DataFrame | None = None,
 ) -> Recommendation:
     """The recommendation for ``scn`` with its margin, nearest flips and verdict.
 
@@ -638,6 +648,9 @@ def recommend(
     ``client.get_executor()``) or one local process pool of ``max_workers`` (None: 2 or the CPU
     count if lower; 1, the default: in this process) that the flip search shares. Every
     analysis solve is deterministic, so the numbers do not depend on the executor.
+    ``alternatives``: a ``cd.compare(scn)`` frame already computed for this scenario (an export
+    shows one beside the verdict); it is used instead of solving every archetype again, so the
+    runner-up and margin are the very figures the alternatives slide shows.
     """
     if samples < 0:
         raise ValueError(f"samples must be 0 or more, got {samples}")
@@ -668,7 +681,7 @@ def recommend(
             "",
             empty_step,
         )
-    runner_ups = _runner_ups(scn, plan, time_limit_s, workers, seed)
+    runner_ups = _runner_ups(scn, plan, time_limit_s, workers, seed, alternatives)
     others = runner_ups.filter(
         (pl.col("archetype") != plan.archetype) & pl.col("total_monthly_usd").is_not_nan()
     )

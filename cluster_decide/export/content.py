@@ -829,6 +829,28 @@ def _flips_table(flips: Any, names: Names) -> Table | None:
     )
 
 
+def _win_rate_words(rec: Any) -> str:
+    """How often each architecture was the cheapest over the sampled futures, most often first.
+
+    `` Over 20 sampled futures, the cheapest was X in 65% and Y in 35%.``; "" without samples.
+    """
+    robust = getattr(rec, "robust", None)
+    samples = int(getattr(rec, "samples", 0) or 0)
+    if not samples or not isinstance(robust, pl.DataFrame) or robust.height == 0:
+        return ""
+    rows = robust.filter(pl.col("win_rate") > 0).sort(
+        ["win_rate", "archetype"], descending=[True, False]
+    )
+    parts = [
+        f"{_arch_within(a)} in {pct(w)}"
+        for a, w in rows.select("archetype", "win_rate").iter_rows()
+    ]
+    if not parts:
+        return ""
+    listed = ", ".join(parts[:-1]) + f" and {parts[-1]}" if len(parts) > 1 else parts[0]
+    return f" Over {samples} sampled futures, the cheapest was {listed}."
+
+
 def _how_sure(b: Bundle) -> Section | None:
     rec = b.recommendation
     if rec is None:
@@ -846,13 +868,16 @@ def _how_sure(b: Bundle) -> Section | None:
             + (f" ({pct(margin_pct, 1)})" if margin_pct is not None else "")
             + " a month dearer."
         )
+    lead += _win_rate_words(rec)
+    # What would settle a close call (the pilot's first step), beside the verdict it settles.
+    settle = names.plain(str(getattr(rec, "settle", "") or ""))
     return Section(
         "how-sure",
         f"How sure: {word.lower() if word else 'see the margin'}"
         + (f" — {_arch_within(runner)} is the runner-up" if runner else ""),
         lead,
         table=table,
-        bullets=() if table is not None else (sentence,),
+        bullets=() if table is not None else tuple(x for x in (sentence, settle) if x),
         topic="How sure is this",
         notes=_talk(
             sentence,
@@ -943,6 +968,69 @@ def _staffing(b: Bundle) -> Section:
     return Section("staffing", title, chart="staffing", table=table, notes=notes, topic="Staffing")
 
 
+_TRANSITION_COLUMNS: Final = (
+    "workload",
+    "today",
+    "planned",
+    "action",
+    "users",
+    "retool",
+    "one_time_usd",
+    "monthly_usd",
+)
+"""The columns of ``Plan.transition`` the today slide reads."""
+
+
+def _transition_table(transition: pl.DataFrame, names: Names) -> tuple[Table, str]:
+    """The plan's transition as a table in plain words and money, and its takeaway.
+
+    One row per workload: where it runs today and in the plan, whether it moves, its users,
+    whether they change tools, and the move's one-time and amortized monthly cost. The takeaway
+    says which workloads move and what moving them costs (or that none moves).
+    """
+    rows = []
+    for r in transition.iter_rows(named=True):
+        move = r["action"] == "move"
+        rows.append(
+            (
+                names.workload(r["workload"]),
+                PLATFORM_LABELS.get(r["today"], display(str(r["today"]))) if r["today"] else "–",
+                PLATFORM_LABELS.get(r["planned"], display(str(r["planned"]))),
+                "Moves" if move else "Stays",
+                f"{r['users']:,}" if r["users"] is not None else "–",
+                "yes" if r["retool"] else "no",
+                usd(r["one_time_usd"]) if move else "–",
+                usd(r["monthly_usd"]) if move else "–",
+            )
+        )
+    table = Table(
+        (
+            "Workload",
+            "Runs today on",
+            "Planned on",
+            "Change",
+            "Users",
+            "Users change tools",
+            "Move, once",
+            "Move, a month",
+        ),
+        tuple(rows),
+        (False, False, False, False, True, False, True, True),
+    )
+    moved = transition.filter(pl.col("action") == "move")
+    if moved.height == 0:
+        return table, "Every workload stays on the platform it runs on today"
+    once = float(moved["one_time_usd"].sum())
+    if moved.height == 1:
+        r = moved.row(0, named=True)
+        to = PLATFORM_LABELS.get(r["planned"], display(str(r["planned"])))
+        what = f"One workload moves, {names.workload(r['workload'])} to {to}"
+    else:
+        what = f"{moved.height} workloads move"
+    rest = ", the rest stay where they run" if moved.height < transition.height else ""
+    return table, f"{what}: {usd(once)} once{rest}"
+
+
 def _today(b: Bundle) -> Section | None:
     """Today against the proposal, and the transition, when the plan carries them."""
     plan = b.plan
@@ -960,9 +1048,13 @@ def _today(b: Bundle) -> Section | None:
     upfront = _upfront_usd(plan)
     if upfront:
         bullets.append(f"Up-front outlay: {usd(upfront)}.")
-    table = (
-        table_of(transition) if isinstance(transition, pl.DataFrame) and transition.height else None
-    )
+    table: Table | None = None
+    moves = ""
+    if isinstance(transition, pl.DataFrame) and transition.height:
+        if set(_TRANSITION_COLUMNS) <= set(transition.columns):
+            table, moves = _transition_table(transition, _names(b))
+        else:  # a transition in another shape: shown as it is
+            table = table_of(transition)
     if current is not None:
         diff = plan.total_monthly_usd - current
         title = (
@@ -971,7 +1063,7 @@ def _today(b: Bundle) -> Section | None:
             else f"The proposal costs {usd(diff)} a month more than today"
         )
     else:
-        title = "Today against the proposal, and the way there"
+        title = moves or "Today against the proposal, and the way there"
     return Section(
         "today",
         title,

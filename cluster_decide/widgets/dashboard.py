@@ -115,6 +115,8 @@ class Dashboard:
         self._timer: threading.Timer | None = None
         self._prefetcher: threading.Thread | None = None
         self._verdict_thread: threading.Thread | None = None
+        self._verdict_next: tuple[int, Scenario] | None = None
+        self._verdict_lock = threading.Lock()
         self._refresh_lock = threading.Lock()
         self._live: list[tuple[w.HTML, Callable[[Plan], str]]] = []
         self.history: list[Snapshot] = []
@@ -401,14 +403,37 @@ class Dashboard:
             self._draw_live(view, render, plan)
 
     def _start_verdict(self, generation: int, scn: Scenario) -> None:
+        """Check the alternatives of the answer on screen in the background, one check at a time.
+
+        A check takes seconds (the runner-up and the flip solves) and cannot be stopped half way,
+        so while one runs a newer answer only queues its own (replacing any older queued one):
+        however fast the room moves a slider, at most one check competes with the next answer
+        for the CPU, and the one that shows is the current answer's.
+        """
+        self.answer.show_verdict(None, pending=True)
+        with self._verdict_lock:
+            self._verdict_next = (generation, scn)
+            if self._verdict_thread is not None:
+                return  # the running check takes the queued one when it ends
+            self._verdict_thread = threading.Thread(target=self._verdicts, daemon=False)
+            self._verdict_thread.start()
+
+    def _verdicts(self) -> None:
+        """Run the queued checks until none is left; show each only if it is still current."""
+        from cluster_decide.model.solve import deterministic_work
+        from cluster_decide.widgets.cache import INTERACTIVE_WORK_LIMIT
+
         recommend = self.recommend
         assert recommend is not None
-        self.answer.show_verdict(None, pending=True)
-
-        def run() -> None:
-            from cluster_decide.model.solve import deterministic_work
-            from cluster_decide.widgets.cache import INTERACTIVE_WORK_LIMIT
-
+        while True:
+            with self._verdict_lock:
+                job, self._verdict_next = self._verdict_next, None
+                if job is None:
+                    self._verdict_thread = None
+                    return
+            generation, scn = job
+            if generation != self._generation:
+                continue  # a newer answer is on screen and has queued its own check
             try:
                 with deterministic_work(INTERACTIVE_WORK_LIMIT):
                     verdict = recommend(scn)
@@ -416,9 +441,6 @@ class Dashboard:
                 verdict = None
             if generation == self._generation:
                 self.answer.show_verdict(verdict)
-
-        self._verdict_thread = threading.Thread(target=run, daemon=False)
-        self._verdict_thread.start()
 
     def _prefetch(self, generation: int, name: str) -> None:
         """Solve and draw the next values of control ``name`` while the room reads the answer.
@@ -451,7 +473,15 @@ class Dashboard:
 
 
 def dashboard(debounce_s: float = 0.1, prefetch: bool = True, **kwargs: Any) -> Dashboard:
-    """The review-meeting dashboard with every control."""
+    """The review-meeting dashboard with every control.
+
+    Like the executive app, it states the verdict under the headline (``cluster_decide.
+    recommend``; pass ``recommend=None`` to leave it out).
+    """
+    if "recommend" not in kwargs:
+        import cluster_decide
+
+        kwargs["recommend"] = getattr(cluster_decide, "recommend", None)
     return Dashboard(DASHBOARD_CONTROLS, debounce_s=debounce_s, prefetch=prefetch, **kwargs)
 
 

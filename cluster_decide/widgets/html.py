@@ -285,13 +285,15 @@ def verdict_html(verdict: Any, pending: bool = False) -> str:
         return ""
     label = getattr(verdict, "verdict", "")
     label = getattr(label, "value", label)
-    sentence = getattr(verdict, "sentence", "")
-    return (
-        f'<div class="cd cd-verdict" data-state="done" data-verdict="{_e(label)}">'
-        f"<b>{_e(str(label).replace('_', ' ').capitalize())}</b>"
-        + (f" — {_e(sentence)}" if sentence else "")
-        + "</div>"
-    )
+    sentence = str(getattr(verdict, "sentence", "") or "")
+    word = str(label).replace("_", " ").capitalize()
+    lead, colon, rest = sentence.partition(":")
+    if colon and lead.lower().startswith(word.lower()):
+        # The sentence opens with its verdict ("Close call: …"): bold that, never "Close — Close call".
+        body = f"<b>{_e(lead)}:</b>{_e(rest)}"
+    else:
+        body = f"<b>{_e(word)}</b>" + (f" — {_e(sentence)}" if sentence else "")
+    return f'<div class="cd cd-verdict" data-state="done" data-verdict="{_e(label)}">{body}</div>'
 
 
 def message_html(text: str, level: str = "error") -> str:

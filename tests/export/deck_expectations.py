@@ -56,7 +56,10 @@ def _today(plan: cd.Plan) -> list[str]:
     if current is not None:
         return ["The proposal "]
     if isinstance(transition, pl.DataFrame) and transition.height:
-        return ["Today against the proposal"]
+        moves = int((transition["action"] == "move").sum())
+        if moves == 0:
+            return ["Every workload stays"]
+        return ["One workload moves" if moves == 1 else f"{moves} workloads move"]
     return []
 
 

@@ -35,14 +35,16 @@ def analysed(bundle: Bundle, default_scenario: cd.Scenario) -> Bundle:
     fact easy to round two ways). The default estate's answer flips only inside a few percent of
     today's pre-training, where a bracketing search finds nothing, so the search runs on a small
     estate whose answer does flip (pre-training beside a service); what is checked is how the
-    exports print the frame's values, wherever the frame came from."""
-    flips = small_scenario([training(gpu_hours_per_month=80000.0), service()])
+    exports print the frame's values, wherever the frame came from. Its flip lies above today's
+    demand, between 1.09× and 1.14×: rounded to two significant digits (as a slide sentence
+    once did) both read 1.1×, so a second rounding shows."""
+    flips = small_scenario([training(gpu_hours_per_month=40000.0), service()])
     frame = break_evens(flips, inputs=["demand:distributed_training"])
     return Bundle(bundle.plan, bundle.scenario, bundle.alternatives, {"break-evens": frame})
 
 
-@pytest.fixture(scope="module")
-def outputs(analysed: Bundle) -> dict[str, str]:
+def _outputs(analysed: Bundle) -> dict[str, str]:
+    """The text of the deck (slides, tables and speaker notes), the HTML and the Markdown."""
     prs = Presentation(io.BytesIO(build_deck(analysed)))
     deck_text = []
     for slide in prs.slides:
@@ -61,6 +63,11 @@ def outputs(analysed: Bundle) -> dict[str, str]:
         "html": page,
         "markdown": markdown_report(analysed),
     }
+
+
+@pytest.fixture(scope="module")
+def outputs(analysed: Bundle) -> dict[str, str]:
+    return _outputs(analysed)
 
 
 def _multipliers(b: Bundle) -> set[str]:
@@ -84,6 +91,8 @@ def _dollars(b: Bundle) -> set[str]:
     assert scn is not None
     values += [scn.loaded_cost_usd_per_year(s) for s in ("hpc", "kubernetes")]
     values.append(scn.hire_one_time_cost_usd)
+    moves = plan.transition.filter(pl.col("action") == "move")  # what moving workloads costs
+    values += [*moves["one_time_usd"], *moves["monthly_usd"], float(moves["one_time_usd"].sum())]
     out = {money(v) for v in values}
     # GPU prices: the offers the plan's pools are rented on, and those it bursts and runs
     # spot on (the market the model priced them in).
@@ -178,3 +187,68 @@ def test_the_deck_file_on_disk_matches(tmp_path: Path, analysed: Bundle) -> None
     path = tmp_path / "a.pptx"
     path.write_bytes(build_deck(analysed))
     assert build_deck(analysed) == path.read_bytes()
+
+
+ROUNDINGS = (1, 2, 3)
+"""Decimals a multiplier could be printed with; the exports' one way is two (1.75×)."""
+
+
+def _facts(b: Bundle) -> list[float]:
+    """Each break-even fact as a multiplier of today's value: where the answer last held and
+    where it changed."""
+    frame = b.analyses["break-evens"].filter(pl.col("found") & (pl.col("unit") == "x"))
+    return [
+        r[key] / r["base_value"]
+        for r in frame.iter_rows(named=True)
+        for key in ("same_value", "changed_value")
+    ]
+
+
+def _roundings(fact: float, outputs: dict[str, str]) -> dict[int, set[str]]:
+    """Which outputs print ``fact`` rounded to each number of decimals (as a whole figure)."""
+    found: dict[int, set[str]] = {}
+    for digits in ROUNDINGS:
+        figure = re.escape(f"{fact:.{digits}f}×")
+        for name, text in outputs.items():
+            if re.search(rf"(?<![\d.]){figure}", text):
+                found.setdefault(digits, set()).add(name)
+    return found
+
+
+def test_a_second_rounding_of_a_fact_would_print_a_different_figure(analysed: Bundle) -> None:
+    """The check below is not vacuous: each break-even in the fixture reads differently at one,
+    two and three decimals and at two significant digits (1.09× is 1.1× and 1.094×), so a fact
+    rounded a second way shows."""
+    facts = _facts(analysed)
+    assert facts
+    for fact in facts:
+        figures = {f"{fact:.{d}f}" for d in ROUNDINGS} | {f"{fact:.2g}"}
+        assert len(figures) == len(ROUNDINGS), fact  # two significant digits are one decimal
+        assert f"{fact:.2g}" != f"{fact:.2f}", fact
+
+
+def test_each_fact_is_rounded_one_way_in_every_output(
+    outputs: dict[str, str], analysed: Bundle
+) -> None:
+    """Every break-even is printed in the deck, its notes, the HTML and the Markdown, and only
+    ever with two decimals: no slide says 0.7× where the table says 0.68×."""
+    for fact in _facts(analysed):
+        assert _roundings(fact, outputs) == {2: set(outputs)}, fact
+
+
+def test_a_fact_rounded_two_ways_is_caught(
+    analysed: Bundle, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The exports with every other multiplier rounded to one decimal (as the slide sentences
+    and the tables once did): the one-rounding check fails on them."""
+    from cluster_decide.export import content
+
+    calls = iter(range(10_000))
+
+    def sloppy(value: float) -> str:
+        return f"{value:.1f}×" if next(calls) % 2 else f"{value:.2f}×"
+
+    monkeypatch.setattr(content, "multiple", sloppy)
+    wrong = _outputs(analysed)
+    mixed = [fact for fact in _facts(analysed) if len(_roundings(fact, wrong)) > 1]
+    assert mixed, "a fact printed as 0.68× in one place and 0.7× in another went unnoticed"

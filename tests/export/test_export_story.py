@@ -18,7 +18,7 @@ from pptx.enum.shapes import MSO_SHAPE_TYPE
 
 import cluster_decide as cd
 from cluster_decide.analysis.flips import FLIPS_SCHEMA
-from cluster_decide.charts import SKILL_LABELS
+from cluster_decide.charts import PLATFORM_LABELS, SKILL_LABELS
 from cluster_decide.explain import money
 from cluster_decide.export import Bundle, build_deck, gather, report_html, sections
 from cluster_decide.export.words import NOTE_WORDS, Names
@@ -300,3 +300,28 @@ def test_no_slide_is_empty_or_one_line_in_any_preset(preset: str) -> None:
             if p.text.strip()
         ]
         assert visual or len(statements) >= 2, f"{preset}: '{title}' says too little"
+
+
+def test_the_way_there_reads_in_words_and_money(bundle: Bundle) -> None:
+    """The transition table an executive reads: platforms by name, moves in dollars as every
+    other slide prints them, nothing for a workload that stays, and a title that says which
+    workloads move and what it costs (not raw 127,039 and 0.00 under "One time usd")."""
+    transition = bundle.plan.transition
+    if not transition.height:
+        pytest.skip("the default plan carries no transition")
+    today = next(s for s in sections(bundle) if s.key == "today")
+    assert today.table is not None
+    cells = [c for row in today.table.rows for c in row]
+    assert not any(re.fullmatch(r"[\d,]+\.\d\d", c) for c in cells), cells
+    assert not any("usd" in h.lower() for h in today.table.columns)
+    moved = transition.filter(pl.col("action") == "move")
+    for r in moved.iter_rows(named=True):
+        row = next(
+            t for t in today.table.rows if t[0] == Names.of(bundle.plan).workload(r["workload"])
+        )
+        assert row[3] == "Moves" and money(r["one_time_usd"]) in row
+        assert PLATFORM_LABELS[r["planned"]] in row
+    assert all(t[6] == "–" for t in today.table.rows if t[3] == "Stays")
+    if moved.height == 1 and getattr(bundle.plan, "current_monthly_usd", None) is None:
+        assert today.title.startswith("One workload moves, ")
+        assert f"{money(moved['one_time_usd'][0])} once" in today.title

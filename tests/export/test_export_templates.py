@@ -8,6 +8,7 @@ Skipped, saying why, when LibreOffice or poppler is not installed.
 
 from __future__ import annotations
 
+import io
 import re
 import subprocess
 from pathlib import Path
@@ -188,3 +189,105 @@ def test_the_templates_footer_placeholders_carry_the_footer(bundle: Bundle, tmp_
             if s.has_text_frame and s.text_frame.text == bundle.plan.scenario
         ]
         assert footer and footer[0].top + footer[0].height <= master_line
+
+
+HOUSE_BLUE = (0x00, 0x72, 0xB2)
+"""The house accent (the charts' Okabe-Ito blue): a company template's deck must not show it."""
+
+
+def _near(colour: tuple[int, ...], target: tuple[int, ...], tol: int = 14) -> bool:
+    return all(abs(a - b) <= tol for a, b in zip(colour, target, strict=False))
+
+
+def _count(image: Any, target: tuple[int, ...]) -> int:
+    """Pixels of ``image`` within a small tolerance of ``target`` (anti-aliasing aside)."""
+    colours = image.convert("RGB").getcolors(1 << 24) or []
+    return sum(n for n, c in colours if _near(c, target))
+
+
+def _accent(template: Path) -> tuple[int, int, int]:
+    """The template theme's accent1 colour, read from its theme XML."""
+    prs = Presentation(str(template))
+    xml = next(
+        r.target_part.blob.decode("utf-8")
+        for r in prs.slide_master.part.rels.values()
+        if r.reltype.endswith("/theme")
+    )
+    found = re.search(r'<a:accent1>\s*<a:srgbClr val="([0-9A-Fa-f]{6})"', xml)
+    assert found is not None
+    hex_colour = found.group(1)
+    return tuple(int(hex_colour[i : i + 2], 16) for i in (0, 2, 4))  # type: ignore[return-value]
+
+
+def test_a_templates_deck_takes_its_colours_from_the_theme(
+    rendered: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """In the corporate (teal) and serif (wine) templates no rendered page shows the house blue:
+    title accents, tiles, tables and every chart take the theme's accent, and the charts show
+    it. (Before, tables took the accent while title bars and charts stayed blue.)"""
+    from PIL import Image
+
+    path, pdf = rendered
+    if path.stem == "house":
+        pytest.skip("the house layout is the house colours")
+    subprocess.run(
+        ["pdftoppm", "-png", "-r", "30", str(pdf), str(tmp_path / "page")],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    pages = sorted(tmp_path.glob("page*.png"))
+    assert len(pages) == len(Presentation(str(path)).slides)
+    for n, page in enumerate(pages, start=1):
+        with Image.open(page) as im:
+            assert _count(im, HOUSE_BLUE) == 0, f"{path.stem} page {n} shows the house blue"
+    accent = _accent(TEMPLATES / f"{path.stem}.pptx")
+    charts = [
+        shape.image.blob
+        for slide in Presentation(str(path)).slides
+        for shape in slide.shapes
+        if shape.shape_type == 13  # PICTURE
+    ]
+    assert charts, f"{path.stem}: the deck has charts"
+    with_accent = 0
+    for blob in charts:
+        with Image.open(io.BytesIO(blob)) as im:
+            assert _count(im, HOUSE_BLUE) == 0, f"{path.stem}: a chart is drawn in the house blue"
+            with_accent += _count(im, accent) > 0
+    assert with_accent >= len(charts) // 2, f"{path.stem}: the charts do not use the theme accent"
+
+
+def test_the_deck_prints_nothing_over_the_masters_own_text(rendered: tuple[Path, Path]) -> None:
+    """The master's own lines (the corporate template's company name, bottom right; the serif
+    one's confidentiality line, bottom left) print alone: no footer, page number or other
+    text of the deck lands in their boxes. (Before, the page number printed inside the
+    corporate company name's box, on the same line.)"""
+    path, pdf = rendered
+    prs = Presentation(str(path))
+    master = [
+        s
+        for s in prs.slide_master.shapes
+        if not s.is_placeholder and s.has_text_frame and s.text_frame.text.strip()
+    ]
+    if not master:
+        pytest.skip("the house master prints no text of its own")
+    own = {w for s in master for w in s.text_frame.text.split()}
+    boxes = [
+        (
+            s.left / EMU_PER_PT,
+            s.top / EMU_PER_PT,
+            (s.left + s.width) / EMU_PER_PT,
+            (s.top + s.height) / EMU_PER_PT,
+        )
+        for s in master
+    ]
+    for n, (_w, _h, words) in enumerate(_pages(pdf), start=1):
+        for x0, y0, x1, y1, word in words:
+            if word in own:
+                continue
+            for bx0, by0, bx1, by1 in boxes:
+                dx = min(x1, bx1) - max(x0, bx0)
+                dy = min(y1, by1) - max(y0, by0)
+                assert dx <= 0 or dy <= 0, (
+                    f"{path.stem} page {n}: '{word}' prints in the master's box"
+                )

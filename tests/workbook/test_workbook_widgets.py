@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import re
 from datetime import datetime, timezone
+from typing import Any
 
 import cluster_decide as cd
 from cluster_decide.explain import ARCHETYPE_WORDS, money
@@ -368,3 +369,83 @@ def test_hostile_uploads_show_a_message_and_change_nothing(dash: Dashboard) -> N
     with_bom = b"\xef\xbb\xbf" + preset_path("research-lab").read_bytes()
     assert dash.picker.load_bytes("bom.toml", with_bom), dash.answer.message.value
     assert "uploaded: bom.toml" in dash.picker.scenarios
+
+
+def test_verdict_checks_run_one_at_a_time_and_the_last_answer_gets_its_own(
+    plan_cache: PlanCache,
+) -> None:
+    """A slider moved three times while the first answer's check runs: the answers in between
+    are never checked (at most one check competes with the next answer for the CPU; before,
+    every answer started its own and four ran at once), and the verdict shown is the last
+    answer's."""
+    import threading
+    from dataclasses import dataclass
+
+    @dataclass
+    class StandIn:
+        verdict: str
+        sentence: str
+
+    gate = threading.Event()
+    calls: list[float] = []
+    running: list[int] = [0, 0]  # now, most at once
+
+    def recommend(scn: cd.Scenario) -> StandIn:
+        running[0] += 1
+        running[1] = max(running)
+        calls.append(scn.team.kubernetes.fte)
+        gate.wait(10)
+        running[0] -= 1
+        return StandIn("close", f"checked at {calls[-1]:.1f} Kubernetes FTE")
+
+    app = executive_app(debounce_s=0.0, cache=plan_cache, prefetch=False, recommend=recommend)
+    start = float(app.controls.value("fte:kubernetes"))
+    for step in (0.5, 1.0, 1.5):
+        app.controls.set_value("fte:kubernetes", start + step)
+        assert "Checking alternatives" in app.answer.verdict.value
+    gate.set()
+    app.wait()
+    # The first answer's check, if it started before the slider moved, and the last one's.
+    assert 1 <= len(calls) <= 2 and running[1] == 1, calls
+    assert app.scenario is not None
+    assert calls[-1] == app.scenario.team.kubernetes.fte == start + 1.5
+    assert f"checked at {calls[-1]:.1f} Kubernetes FTE" in app.answer.verdict.value
+
+
+def test_the_dashboard_states_the_verdict_too(plan_cache: PlanCache, monkeypatch: Any) -> None:
+    """Everywhere the answer is shown, so is the verdict: the dashboard, like the executive
+    app, checks the alternatives of each answer with ``cluster_decide.recommend``."""
+    from dataclasses import dataclass
+
+    from cluster_decide.widgets import dashboard
+
+    @dataclass
+    class StandIn:
+        verdict: str
+        sentence: str
+
+    monkeypatch.setattr(cd, "recommend", lambda scn: StandIn("close", "Close call: stand-in."))
+    dash = dashboard(debounce_s=0.0, cache=plan_cache, prefetch=False)
+    dash.wait()
+    assert 'data-verdict="close"' in dash.answer.verdict.value
+    assert "<b>Close call:</b> stand-in." in dash.answer.verdict.value
+    assert dashboard(debounce_s=0.0, cache=plan_cache, recommend=None).recommend is None
+
+
+def test_the_verdict_line_names_its_verdict_once() -> None:
+    """The recommendation's sentence opens with its verdict ("Close call: …"): the line under
+    the headline bolds that opening instead of repeating it ("Close — Close call: …")."""
+    from dataclasses import dataclass
+
+    from cluster_decide.widgets.html import verdict_html
+
+    @dataclass
+    class StandIn:
+        verdict: str
+        sentence: str
+
+    line = verdict_html(StandIn("close", "Close call: separate clusters beat one pool by 0.2%."))
+    assert "<b>Close call:</b> separate clusters beat one pool by 0.2%." in line
+    assert "Close —" not in line and line.count("Close") == 1
+    other = verdict_html(StandIn("adopt", "the cheapest plan wins."))
+    assert "<b>Adopt</b> — the cheapest plan wins." in other
