@@ -66,7 +66,7 @@ def _table(frame: pl.DataFrame) -> str:
         tbl_hide_column_data_types=True,
         tbl_formatting="ASCII_MARKDOWN",
         fmt_str_lengths=120,
-        tbl_width_chars=160,
+        tbl_width_chars=4_000,  # a wide table scrolls; a wrapped cell reads as two words
         float_precision=2,
         thousands_separator=",",
     ):
