@@ -249,3 +249,18 @@ def test_the_simulator_agrees_with_the_predicted_training_wait_and_completion(
         completions.append(float((jobs["end_h"] - jobs["submit_h"]).mean()))  # type: ignore[arg-type]
     assert predicted.wait_hours == pytest.approx(np.mean(waits), rel=0.25)
     assert predicted.completion_hours == pytest.approx(np.mean(completions), rel=0.25)
+
+
+def test_the_apps_show_the_week_of_a_plan_that_shares(shared_plan: cd.Plan) -> None:
+    pytest.importorskip("ipywidgets")
+    from cluster_decide.widgets.answer import CHARTS
+
+    def draw(part: str, plan: cd.Plan) -> str:
+        return CHARTS[part][1](plan, 600)
+
+    # The dashboard's tab draws the week; the executive app shows it only where a pool shares.
+    assert 'data-chart="sharing"' in draw("sharing", shared_plan)
+    assert "Training in the troughs" in draw("sharing_if_any", shared_plan)
+    separate = cd.solve(estate("hybrid_separate"))
+    assert draw("sharing_if_any", separate) == ""
+    assert "No pool in this plan fills its troughs" in draw("sharing", separate)
