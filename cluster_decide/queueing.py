@@ -677,41 +677,47 @@ def periodic_waits(rate: float, mean_duration: float, slots: tuple[int, ...]) ->
     dt = 1.0 / steps
     size = int(c.max()) + math.ceil(rate * hours) + 40
     n = np.arange(size)
+    leave = {int(k): mu * np.minimum(n, int(k)) * dt for k in set(c.tolist())}
+
+    def forward(p: np.ndarray, k: int) -> np.ndarray:
+        """One step of the distribution of the number of jobs, ``k`` slots."""
+        out = leave[k]
+        nxt = p * (1.0 - rate * dt - out)
+        nxt[1:] += p[:-1] * rate * dt
+        nxt[:-1] += p[1:] * out[1:]
+        nxt[-1] += p[-1] * rate * dt  # truncation: the last state keeps its arrivals
+        return nxt
+
+    def backward(e: np.ndarray, k: int) -> np.ndarray:
+        """One step back of the expected time to start with ``n`` jobs ahead, ``k`` slots."""
+        out = leave[k]
+        nxt = e.copy()
+        nxt[1:] = out[1:] * e[:-1] + (1.0 - out[1:]) * e[1:]
+        return np.where(n >= k, dt + nxt, 0.0)
+
+    # Forwards, hour by hour, until the distribution at the week's start repeats.
     p = np.zeros(size)
     p[0] = 1.0
-    queued = np.zeros(hours * steps)
     seen = np.zeros((hours * steps, size))
     for _ in range(MAX_PERIODS):
-        start = p.copy()
+        start = p
         for i in range(hours * steps):
-            servers = int(c[i // steps])
-            out = mu * np.minimum(n, servers) * dt
             seen[i] = p
-            queued[i] = float((np.maximum(n - servers, 0) * p).sum())
-            nxt = p * (1.0 - rate * dt - out)
-            nxt[1:] += p[:-1] * rate * dt
-            nxt[:-1] += p[1:] * out[1:]
-            nxt[-1] += p[-1] * rate * dt  # truncation: the last state keeps its arrivals
-            p = nxt
+            p = forward(p, int(c[i // steps]))
         if np.abs(p - start).sum() < 1e-9:
             break
-    delay = float(queued.sum()) * dt / (rate * hours)
-    # Backwards: expected time to start with k jobs ahead, at each step of the period.
+    waiting = np.maximum(n[None, :] - np.repeat(c, steps)[:, None], 0)
+    delay = float((seen * waiting).sum()) * dt / (rate * hours)
+    # Backwards likewise; arrivals see ``seen`` (PASTA) and wait ``ahead`` for their start.
     ahead = np.zeros(size)
-    total = 0.0
+    first = 0.0
     for _ in range(MAX_PERIODS):
-        before = ahead.copy()
+        before = ahead
         acc = 0.0
         for i in reversed(range(hours * steps)):
-            servers = int(c[i // steps])
-            leave = mu * np.minimum(n, servers) * dt
-            wait = n >= servers
-            nxt = ahead.copy()
-            nxt[1:] = leave[1:] * ahead[:-1] + (1.0 - leave[1:]) * ahead[1:]
-            ahead = np.where(wait, dt + nxt, 0.0)
-            acc += float((seen[i] * ahead).sum())
-        total = acc
+            ahead = backward(ahead, int(c[i // steps]))
+            acc += float(np.dot(seen[i], ahead))
+        first = acc * dt / hours
         if np.abs(ahead - before).max() < 1e-6:
             break
-    first = total * dt / hours
     return PeriodicWait(first, max(delay, first))
