@@ -37,6 +37,7 @@ from scipy import special
 
 __all__ = [
     "BatchClass",
+    "PeriodicWait",
     "WaitEstimate",
     "achievable_utilization",
     "autoscaled_rates",
@@ -51,6 +52,7 @@ __all__ = [
     "min_gpus_for_latency",
     "min_gpus_for_wait",
     "min_servers_for_mean_wait",
+    "periodic_waits",
     "wait_quantile_mmc",
 ]
 
@@ -644,3 +646,92 @@ def achievable_utilization(
 def _check_q(q: float) -> None:
     if not 0.0 < q < 1.0:
         raise ValueError(f"quantile q must be in (0, 1), got {q}")
+
+
+@dataclass(frozen=True)
+class PeriodicWait:
+    """Waits of a job stream on capacity that repeats every week (hours)."""
+
+    first_start: float
+    """Mean wait from submission to the job's first start (what a queue-wait target bounds)."""
+    delay: float
+    """Mean time a job spends not running before it completes: the first wait plus the time it
+    waits again after each preemption (completion = run time + delay)."""
+
+
+MAX_PERIODS = 60
+"""Weeks iterated at most to reach the repeating state (an emptying queue needs a few)."""
+
+
+@lru_cache(maxsize=256)
+def periodic_waits(rate: float, mean_duration: float, slots: tuple[int, ...]) -> PeriodicWait:
+    """Waits of Poisson jobs on ``slots[t]`` servers in hour ``t`` of a repeating period.
+
+    The periodic M/M/c(t) queue with preemptive resume: when the slots fall below the jobs
+    running, the most recent are pushed out and wait, ahead of later arrivals (FIFO by
+    submission), for a slot to free. The number of jobs ``N`` is a birth-death chain with
+    birth rate ``rate`` and death rate ``min(N, c(t)) / mean_duration``; it is stepped with
+    uniformization over the period until its distribution repeats. ``delay`` is Little's law
+    on the jobs not running, ``E[(N − c(t))+]``, over the arrival rate. ``first_start`` follows
+    a tagged job: arriving at ``u`` behind ``n`` jobs (PASTA), it starts once fewer than
+    ``c`` of those are left, and they leave at ``min(n, c(t)) / mean_duration``; its mean
+    time to start is found by the same steps backwards. Durations are taken as exponential
+    (the chain needs it); capacity that swings by the hour dominates the wait, which is what
+    the replay in ``docs/queueing.md`` measures. Infinite when the period's slots cannot carry
+    the load.
+    """
+    c = np.asarray(slots, dtype=np.int64)
+    hours = c.size
+    if rate <= 0:
+        return PeriodicWait(0.0, 0.0)
+    if rate * mean_duration >= c.mean() - 1e-9:
+        return PeriodicWait(math.inf, math.inf)
+    mu = 1.0 / mean_duration
+    steps = max(1, math.ceil((rate + mu * int(c.max())) / 0.5))
+    dt = 1.0 / steps
+    size = int(c.max()) + math.ceil(rate * hours) + 40
+    n = np.arange(size)
+    leave = {int(k): mu * np.minimum(n, int(k)) * dt for k in set(c.tolist())}
+
+    def forward(p: np.ndarray, k: int) -> np.ndarray:
+        """One step of the distribution of the number of jobs, ``k`` slots."""
+        out = leave[k]
+        nxt = p * (1.0 - rate * dt - out)
+        nxt[1:] += p[:-1] * rate * dt
+        nxt[:-1] += p[1:] * out[1:]
+        nxt[-1] += p[-1] * rate * dt  # truncation: the last state keeps its arrivals
+        return nxt
+
+    def backward(e: np.ndarray, k: int) -> np.ndarray:
+        """One step back of the expected time to start with ``n`` jobs ahead, ``k`` slots."""
+        out = leave[k]
+        nxt = e.copy()
+        nxt[1:] = out[1:] * e[:-1] + (1.0 - out[1:]) * e[1:]
+        return np.where(n >= k, dt + nxt, 0.0)
+
+    # Forwards, hour by hour, until the distribution at the week's start repeats.
+    p = np.zeros(size)
+    p[0] = 1.0
+    seen = np.zeros((hours * steps, size))
+    for _ in range(MAX_PERIODS):
+        start = p
+        for i in range(hours * steps):
+            seen[i] = p
+            p = forward(p, int(c[i // steps]))
+        if np.abs(p - start).sum() < 1e-9:
+            break
+    waiting = np.maximum(n[None, :] - np.repeat(c, steps)[:, None], 0)
+    delay = float((seen * waiting).sum()) * dt / (rate * hours)
+    # Backwards likewise; arrivals see ``seen`` (PASTA) and wait ``ahead`` for their start.
+    ahead = np.zeros(size)
+    first = 0.0
+    for _ in range(MAX_PERIODS):
+        before = ahead
+        acc = 0.0
+        for i in reversed(range(hours * steps)):
+            ahead = backward(ahead, int(c[i // steps]))
+            acc += float(np.dot(seen[i], ahead))
+        first = acc * dt / hours
+        if np.abs(ahead - before).max() < 1e-6:
+            break
+    return PeriodicWait(first, max(delay, first))

@@ -7,7 +7,9 @@ left out, so the p99 holds with a node down. Interactive (experimentation) class
 hour's mean wait for a seat, M/M/c over sessions (:func:`cluster_decide.queueing.mean_wait_mmc`).
 Training and batch: the mean queue wait of each class in its pool from the effective-slot M/G/c
 approximation of :func:`cluster_decide.queueing.batch_waits`, over the pool's baseline GPUs plus
-its average burst, less what its non-batch work holds on average. Deadline classes report their
+its average burst, less what its non-batch work holds on average; preemptible training that
+fills a sharing pool's troughs waits on the GPUs the services leave hour by hour instead
+(:func:`cluster_decide.sharing.trough_waits`). Deadline classes report their
 completion time: the window in which fluid earliest-deadline-first scheduling finishes each
 hour's work on the capacity the rest of the pool leaves free, plus one job's run time.
 
@@ -45,6 +47,7 @@ from cluster_decide.scenario import (
     RealtimeWorkload,
     TrainingWorkload,
 )
+from cluster_decide.sharing import trough_waits
 from cluster_decide.vocabulary import DEMAND_UNITS_PER_GPU_PERCENT
 
 if TYPE_CHECKING:
@@ -215,12 +218,16 @@ def batch_waits_by_pool(
         )
         estimates = batch_waits(usable, [c for _, c in classes], gpn, order=order)
         sharing = ev.sharing.get((p, g))
+        # Training in the troughs waits on the GPUs the other work leaves hour by hour.
+        troughs = (
+            trough_waits(sharing, {n: c for n, c in classes if (n, p, g) in data.flexible}, gpn)
+            if sharing is not None
+            else {}
+        )
         for (name, _cls), est in zip(classes, estimates, strict=True):
             key = (name, p, g)
-            # Training in the troughs waits as in a pool of the capacity the services leave on
-            # average, plus the fluid wait through their peaks (the backlog they build).
-            fluid = sharing.wait_centi_hours / 100 if sharing and key in data.flexible else 0.0
-            out[key] = max(est.mean + fluid, out.get(key, 0.0))
+            wait = troughs[name].wait_hours if name in troughs else est.mean
+            out[key] = max(wait, out.get(key, 0.0))
     return out
 
 

@@ -17,15 +17,18 @@ import polars as pl
 
 from cluster_decide.constants import HOURS_PER_WEEK
 from cluster_decide.model.data import STEPS, ModelData
+from cluster_decide.queueing import BatchClass, gang_slots, periodic_waits
 from cluster_decide.vocabulary import DEMAND_UNITS_PER_GPU_PERCENT
 
 __all__ = [
     "HOURLY_SPLIT_SCHEMA",
     "Sharing",
+    "TroughWait",
     "borrowed_gpus",
     "hourly_split",
     "replay_sharing",
     "sharing_sentence",
+    "trough_waits",
 ]
 
 UNITS = DEMAND_UNITS_PER_GPU_PERCENT
@@ -50,6 +53,12 @@ class Sharing:
     """The pool's baseline capacity (capacity units)."""
     steady: bool
     """False when the troughs cannot hold the training's work: the backlog grows every week."""
+    lost_units: int = 0
+    """Work lost to preemption each week (capacity units × hours): restarts and redone work."""
+    busy_units: np.ndarray | None = None
+    """What the other work keeps busy in each hour (capacity units): services' replicas
+    without the utilization factor, which stands for packing whole nodes (the waits count
+    whole nodes themselves); the rest as held."""
 
     @property
     def wait_centi_hours(self) -> float:
@@ -74,6 +83,7 @@ def replay_sharing(
     )
     for p, g in keys:
         held = np.zeros(HOURS_PER_WEEK, dtype=np.int64)
+        busy = np.zeros(HOURS_PER_WEEK, dtype=np.int64)
         pushed = np.zeros(HOURS_PER_WEEK, dtype=np.int64)
         arrive = np.zeros(HOURS_PER_WEEK, dtype=np.int64)
         for k, s in shares.items():
@@ -84,6 +94,7 @@ def replay_sharing(
                 arrive += combo.load(s)
             else:
                 held += combo.load(s)
+                busy += _busy(data, k, combo.load(s))
                 pushed += combo.pushed(s)
         supply = UNITS * data.gpus_per_node[g] * nodes.get((p, g), 0)
         net = STEPS * arrive + data.preempt_loss_steps * pushed - STEPS * (supply - held)
@@ -107,8 +118,19 @@ def replay_sharing(
             arriving_units=int(arrive.sum()),
             supply_units=int(supply),
             steady=steady,
+            lost_units=int(data.preempt_loss_steps * pushed.sum()) // STEPS,
+            busy_units=busy,
         )
     return out
+
+
+def _busy(data: ModelData, key: tuple[str, str, str], load: np.ndarray) -> np.ndarray:
+    """Whole replicas a service's load keeps busy (as the simulator runs them); other work's load."""
+    w = next(x for x in data.workloads if x.name == key[0])
+    if w.kind != "realtime_inference":
+        return load
+    util = data.platform(key[1]).utilization[w.kind]
+    return np.floor(load * util / UNITS + 1e-6).astype(np.int64) * UNITS
 
 
 HOURLY_SPLIT_SCHEMA = {
@@ -185,3 +207,40 @@ def sharing_sentence(
         f"{money(nodes * usd_per_node_month)} a month ({nodes} nodes) that the separate design "
         "would spend on a second pool."
     )
+
+
+@dataclass(frozen=True)
+class TroughWait:
+    """What a trough-filling class can expect, in hours (``docs/queueing.md`` checks both)."""
+
+    wait_hours: float
+    """Mean wait from submission to first start (what its queue-wait target bounds)."""
+    completion_hours: float
+    """Mean time from submission to completion: the run, the work lost to preemption, the
+    first wait and the waits to resume after each preemption."""
+
+
+def trough_waits(
+    sh: Sharing, classes: Mapping[str, BatchClass], gpus_per_node: int
+) -> dict[str, TroughWait]:
+    """Waits of each trough-filling class on the GPUs the other work leaves, hour by hour.
+
+    Class ``k`` sees the pool as the slots of its own gang size in the GPUs left each hour
+    (:func:`~cluster_decide.queueing.gang_slots`; the services' replicas as they run, whole
+    nodes counted by the slots), and the pooled work of every class in those slots (as
+    :func:`~cluster_decide.queueing.batch_waits` pools classes). The work lost to preemption
+    (``preempt_loss_steps`` per GPU pushed out, in the replay) lengthens every job alike. See
+    :func:`~cluster_decide.queueing.periodic_waits`.
+    """
+    held = sh.busy_units if sh.busy_units is not None else sh.services_units
+    left = np.maximum(sh.supply_units - held, 0) // UNITS
+    work = sum(c.arrival_rate * c.gpus * c.mean_duration for c in classes.values())
+    stretch = 1.0 + (sh.lost_units / sh.arriving_units if sh.arriving_units else 0.0)
+    rate = sum(c.arrival_rate for c in classes.values())
+    out = {}
+    for name, cls in classes.items():
+        slots = tuple(gang_slots(int(g), cls.gpus, gpus_per_node) for g in left)
+        mean = work / cls.gpus / rate * stretch if rate > 0 else 0.0
+        w = periodic_waits(round(rate, 9), round(mean, 9), slots)
+        out[name] = TroughWait(w.first_start, cls.mean_duration * stretch + w.delay)
+    return out

@@ -22,6 +22,7 @@ import polars as pl
 from cluster_decide.evaluate import evaluate_decisions
 from cluster_decide.model.data import (
     DEMAND_UNITS_PER_GPU,
+    STEPS,
     ModelData,
     batch_class,
     job_stretch,
@@ -240,7 +241,13 @@ def simulate(
         table = _assign_pools(jobs, plan, seed)
         if "job_id" not in table.columns:
             table = table.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias("job_id"))
-    result = run(pools, table, SimOptions(warmup_h=WARMUP_H, horizon_h=days * 24.0))
+    # A preempted job loses what the scenario says: half a checkpoint interval and a restart.
+    options = SimOptions(
+        checkpoint_restart_h=data.preempt_loss_steps / STEPS,
+        warmup_h=WARMUP_H,
+        horizon_h=days * 24.0,
+    )
+    result = run(pools, table, options)
     waits = wait_stats(
         result.jobs.filter((pl.col("submit_h") >= WARMUP_H) & ~pl.col("service")),
         ["workload", "pool"],

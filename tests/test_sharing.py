@@ -210,3 +210,57 @@ def test_the_train_and_serve_preset_chooses_the_shared_pool() -> None:
     assert plan.archetype == "hybrid_shared"
     assert plan.total_monthly_usd < 0.9 * separate.total_monthly_usd
     assert plan.service_levels["met"].all() and cd.evaluate(scn, plan).feasible
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("depth", [1.0, 0.5])
+def test_the_simulator_agrees_with_the_predicted_training_wait_and_completion(
+    depth: float,
+) -> None:
+    """Predicted first-start wait and completion of the training within 25% of the replay.
+
+    The replay runs the service's replicas hour by hour at top priority and preempts the
+    training for them (requeued, losing half a checkpoint interval and a restart); simulated
+    figures are means over 3 seeds of 90 days, jobs submitted after the first day and at least
+    a week before the end (so they complete).
+    """
+    from cluster_decide.model.data import batch_class, job_stretch
+    from cluster_decide.sharing import trough_waits
+
+    scn = estate("hybrid_shared", profile=shallower(depth))
+    plan = cd.solve(scn)
+    (sharing,) = cd.evaluate(scn, plan).sharing.values()
+    w = scn.workload("model-training")
+    cat = scn.catalog
+    stretch = job_stretch(w, cat.platforms["shared"], cat.gpus["H100"], cat)
+    cls = batch_class(w, stretch)  # type: ignore[arg-type]
+    predicted = trough_waits(sharing, {"model-training": cls}, 8)["model-training"]
+    row = plan.service_levels.filter(pl.col("workload") == "model-training").row(0, named=True)
+    assert row["predicted"] == pytest.approx(predicted.wait_hours)
+    days = 90
+    waits, completions = [], []
+    for seed in range(3):
+        jobs = cd.simulate(plan, days=days, seed=seed).jobs.filter(
+            (pl.col("workload") == "model-training")
+            & pl.col("submit_h").is_between(24.0, days * 24.0 - 168.0)
+        )
+        assert jobs["end_h"].null_count() == 0
+        waits.append(float(jobs["wait_h"].mean()))  # type: ignore[arg-type]
+        completions.append(float((jobs["end_h"] - jobs["submit_h"]).mean()))  # type: ignore[arg-type]
+    assert predicted.wait_hours == pytest.approx(np.mean(waits), rel=0.25)
+    assert predicted.completion_hours == pytest.approx(np.mean(completions), rel=0.25)
+
+
+def test_the_apps_show_the_week_of_a_plan_that_shares(shared_plan: cd.Plan) -> None:
+    pytest.importorskip("ipywidgets")
+    from cluster_decide.widgets.answer import CHARTS
+
+    def draw(part: str, plan: cd.Plan) -> str:
+        return CHARTS[part][1](plan, 600)
+
+    # The dashboard's tab draws the week; the executive app shows it only where a pool shares.
+    assert 'data-chart="sharing"' in draw("sharing", shared_plan)
+    assert "Training in the troughs" in draw("sharing_if_any", shared_plan)
+    separate = cd.solve(estate("hybrid_separate"))
+    assert draw("sharing_if_any", separate) == ""
+    assert "No pool in this plan fills its troughs" in draw("sharing", separate)

@@ -68,6 +68,19 @@ def _staffing(plan: Plan, width: int) -> str:
     return chart_html("staffing", charts.to_svg(charts.staffing(plan, width)))
 
 
+def _sharing(plan: Plan, width: int) -> str:
+    """A week of each pool where training fills the services' troughs (or says there is none)."""
+    return chart_html("sharing", charts.to_svg(charts.sharing_week(plan, width)))
+
+
+def _sharing_if_any(plan: Plan, width: int) -> str:
+    """The week of :func:`_sharing` for a plan that shares by the hour; nothing for other plans."""
+    sharing_platforms = ("shared", "kubernetes_batch")
+    if not plan.feasible or not plan.pools["platform"].is_in(sharing_platforms).any():
+        return ""
+    return _sharing(plan, width) if plan.hourly_split().height else ""
+
+
 def _pools(plan: Plan, width: int) -> str:
     return table_html(plan.pools, _POOL_COLUMNS)
 
@@ -82,6 +95,8 @@ CHARTS: dict[str, tuple[str, Callable[[Plan, int], str]]] = {
     "placements": ("Placements", _placements),
     "service_levels": ("Service levels", _service),
     "staffing": ("Staffing", _staffing),
+    "sharing": ("Sharing by the hour", _sharing),
+    "sharing_if_any": ("Sharing by the hour", _sharing_if_any),
     "pools": ("Pools", _pools),
     "reasons": ("Reasons", _reasons),
 }

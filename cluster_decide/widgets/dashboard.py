@@ -141,12 +141,16 @@ class Dashboard:
         self.ab: ABCompare | None = None
         if executive:
             self.answer = AnswerPanel(
-                visible=("architecture", "costs"), tabs=(), reasons=3, width=width
+                visible=("architecture", "costs", "sharing_if_any"),
+                tabs=(),
+                reasons=3,
+                width=width,
             )
         else:
             self.ab = ABCompare()
             self.insight = InsightPanel(width)
             self.answer = AnswerPanel(
+                tabs=("costs", "placements", "service_levels", "staffing", "sharing", "reasons"),
                 width=width,
                 reasons=3,
                 extra_tabs={"A/B": self.ab.box, "What would change it": self.insight.box},

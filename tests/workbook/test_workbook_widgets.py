@@ -142,7 +142,7 @@ def test_tabs_render_when_opened(dash: Dashboard) -> None:
         tabs.selected_index = index
         value = dash.answer.parts[name].value
         assert value, name
-        if name in ("costs", "placements", "service_levels", "staffing"):
+        if name in ("costs", "placements", "service_levels", "staffing", "sharing"):
             assert _svg_in(value), name
 
 
