@@ -19,8 +19,8 @@ import cluster_decide as cd
 from cluster_decide.constants import WORKLOAD_KINDS
 from cluster_decide.model.build import build_model, tie_break_scale
 from cluster_decide.model.data import prepare
-from cluster_decide.model.solve import solve_data
-from cluster_decide.model.warmstart import lp_relaxation
+from cluster_decide.solving.solve import solve_data
+from cluster_decide.solving.warmstart import lp_relaxation
 
 KINDS = WORKLOAD_KINDS
 TYPES = ["A100", "H100", "H200", "B200", "L40S", "L4", "MI300X", "A10G"]

@@ -42,9 +42,9 @@ from cluster_decide.export.words import (
     usd,
     usd_year,
 )
-from cluster_decide.model.solve import solve
 from cluster_decide.plan import Plan
 from cluster_decide.scenario import Scenario
+from cluster_decide.solving.solve import solve
 from cluster_decide.vocabulary import (
     ARCHETYPE_LABELS,
     COMPONENT_LABELS,

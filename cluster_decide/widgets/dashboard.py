@@ -406,7 +406,7 @@ class Dashboard:
         self.answer.show_verdict(None, pending=True)
 
         def run() -> None:
-            from cluster_decide.model.solve import deterministic_work
+            from cluster_decide.solving.solve import deterministic_work
             from cluster_decide.widgets.cache import INTERACTIVE_WORK_LIMIT
 
             try:

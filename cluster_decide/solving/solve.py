@@ -16,17 +16,17 @@ import polars as pl
 from cluster_decide.evaluate import Decisions, evaluate_decisions
 from cluster_decide.explain import explain
 from cluster_decide.model.data import ModelData, prepare
-from cluster_decide.model.loop import (
+from cluster_decide.plan import RELAXATION_SCHEMA, Plan, Status, build_frames, investment
+from cluster_decide.scenario import Scenario
+from cluster_decide.service import SERVICE_LEVEL_SCHEMA
+from cluster_decide.solving.loop import (
     SolveResult,
     deterministic_work,
     read_decisions,
     restricted,
     solve_data,
 )
-from cluster_decide.model.relax import diagnose
-from cluster_decide.plan import RELAXATION_SCHEMA, Plan, Status, build_frames, investment
-from cluster_decide.scenario import Scenario
-from cluster_decide.service import SERVICE_LEVEL_SCHEMA
+from cluster_decide.solving.relax import diagnose
 
 __all__ = [
     "SolveResult",
