@@ -8,20 +8,15 @@ offline with ``charts.to_svg`` / ``charts.to_png`` beside the plan's own charts.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 import altair as alt
 import polars as pl
 
-from cluster_decide.charts import (
-    ARCHETYPE_LABELS,
-    COMPONENT_LABELS,
-    INK,
-    PALETTE,
-    WIDTH,
-    finish,
-)
+from cluster_decide.charts import finish
 from cluster_decide.constants import ARCHETYPES
+from cluster_decide.style import ARCHETYPE_COLORS, INK, PALETTE, WIDTH
+from cluster_decide.vocabulary import ARCHETYPE_LABELS, COMPONENT_LABELS
 
 if TYPE_CHECKING:
     from cluster_decide.analysis.uncertainty import UncertaintyResult
@@ -37,14 +32,6 @@ __all__ = [
     "uncertainty_chart",
 ]
 
-ARCHETYPE_COLORS: Final = {
-    "slurm_only": PALETTE["blue"],
-    "kubernetes_only": PALETTE["orange"],
-    "kubernetes_batch": PALETTE["green"],
-    "hybrid_separate": PALETTE["sky"],
-    "hybrid_shared": PALETTE["purple"],
-}
-"""Archetype colours, each near the colour of the platform that defines it."""
 _LABEL, _SMALL = 15, 14
 
 

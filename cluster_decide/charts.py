@@ -13,18 +13,21 @@ import html
 import json
 import math
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any
 
 import altair as alt
 import polars as pl
 import vl_convert as vlc
 
 from cluster_decide.constants import PLATFORMS
-from cluster_decide.explain import ARCHETYPE_WORDS, money
+from cluster_decide.explain import money
 from cluster_decide.plan import Plan
+from cluster_decide.style import FONT, INK, PALETTE, PLATFORM_COLORS, WIDTH, short_number
 from cluster_decide.vocabulary import (  # re-exported: views long read the labels here
     ARCHETYPE_LABELS,
+    ARCHETYPE_WORDS,
     COMPONENT_LABELS,
+    METRIC_WORDS,
     PLATFORM_LABELS,
     SKILL_LABELS,
 )
@@ -54,29 +57,6 @@ __all__ = [
     "to_svg",
 ]
 
-PALETTE: Final = {
-    "blue": "#0072B2",
-    "orange": "#E69F00",
-    "green": "#009E73",
-    "purple": "#CC79A7",
-    "sky": "#56B4E9",
-    "vermilion": "#D55E00",
-    "yellow": "#F0E442",
-    "grey": "#8C8C8C",
-    "light": "#E6E6E6",
-}
-"""Okabe-Ito colours (colour-blind safe) plus two greys; the only colours the charts use."""
-INK: Final = "#1A1A1A"
-"""Text colour: near-black, for contrast on white and on the light platform tints."""
-FONT: Final = "Liberation Sans, DejaVu Sans, Arial, Helvetica, sans-serif"
-PLATFORM_COLORS: Final = {
-    "slurm": PALETTE["blue"],
-    "kubernetes": PALETTE["orange"],
-    "kubernetes_batch": PALETTE["green"],
-    "shared": PALETTE["purple"],
-}
-WIDTH: Final = 760
-"""Default chart width in pixels: fits beside the controls on a 1280×800 screen."""
 _TITLE = 20
 _LABEL = 15
 _SMALL = 14
@@ -527,23 +507,6 @@ def placements(plan: Plan, width: int = WIDTH) -> Any:
     return finish(chart, title)
 
 
-_METRIC_WORDS = {
-    "p99_latency_ms": ("p99 latency", "ms"),
-    "max_queue_wait_hours": ("queue wait", "h"),
-    "max_completion_hours": ("completion", "h"),
-    "queue_wait_hours": ("queue wait", "h"),
-    "completion_hours": ("completion", "h"),
-}
-
-
-def short_number(value: float) -> str:
-    """A measured level as charts and exports print it: 631, 18, 4.9, 0.33.
-
-    Two significant digits under ten, so a figure reads the same on a chart and in a table.
-    """
-    return f"{value:,.0f}" if abs(value) >= 10 else f"{value:.2g}"
-
-
 def service_levels(plan: Plan, width: int = WIDTH) -> Any:
     """Predicted service level as a share of its target (under 100% is met), one bar each.
 
@@ -567,7 +530,7 @@ def service_levels(plan: Plan, width: int = WIDTH) -> Any:
             worst[key] = {**r, "ratio": ratio}
     rows: list[dict[str, Any]] = []
     for key, r in worst.items():
-        words, unit = _METRIC_WORDS.get(r["metric"], (r["metric"], ""))
+        words, unit = METRIC_WORDS.get(r["metric"], (r["metric"], ""))
         label = f"{short_number(r['predicted'])} of {short_number(r['target'])} {unit}".strip()
         if pieces[key] > 1:
             label += f" (worst of {pieces[key]} parts)"

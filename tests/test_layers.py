@@ -21,7 +21,16 @@ LAYERS = {
     "model": ("model",),
     "plan": ("evaluate", "plan", "service", "explain", "explain_people", "solving"),
     "analyses": ("analysis", "simulate", "simengine"),
-    "views": ("charts", "analysis_charts", "inventory.charts", "widgets", "export", "cli", "guard"),
+    "views": (
+        "style",
+        "charts",
+        "analysis_charts",
+        "inventory.charts",
+        "widgets",
+        "export",
+        "cli",
+        "guard",
+    ),
 }
 KNOWN_UPWARD: set[tuple[str, str]] = set()
 

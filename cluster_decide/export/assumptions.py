@@ -13,12 +13,12 @@ from typing import Any, Final
 
 import polars as pl
 
-from cluster_decide.charts import PLATFORM_LABELS
 from cluster_decide.datasources import load_facts
 from cluster_decide.export.words import effort, skill, usd
 from cluster_decide.market import TERM_WORDS, Market, Offer, resolve_markets
 from cluster_decide.plan import Plan
 from cluster_decide.scenario import Scenario
+from cluster_decide.vocabulary import PLATFORM_LABELS
 
 __all__ = ["key_assumptions"]
 

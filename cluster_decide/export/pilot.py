@@ -12,10 +12,10 @@ from typing import Any, Final
 
 import polars as pl
 
-from cluster_decide.charts import PLATFORM_LABELS
 from cluster_decide.export.words import Names, display, effort, gpu_hours, level, usd
 from cluster_decide.plan import Plan
 from cluster_decide.scenario import Scenario
+from cluster_decide.vocabulary import PLATFORM_LABELS
 
 __all__ = ["PILOT_COLUMNS", "pilot_plan"]
 

@@ -14,10 +14,11 @@ import re
 from dataclasses import dataclass
 from typing import Any, Final
 
-from cluster_decide.charts import ARCHETYPE_LABELS, PLATFORM_LABELS, SKILL_LABELS, short_number
 from cluster_decide.explain import money
 from cluster_decide.plan import Plan
 from cluster_decide.scenario import Scenario
+from cluster_decide.style import short_number
+from cluster_decide.vocabulary import ARCHETYPE_LABELS, PLATFORM_LABELS, SKILL_LABELS
 
 __all__ = [
     "GLOSSARY",

@@ -17,8 +17,9 @@ import numpy as np
 import polars as pl
 
 from cluster_decide import vocabulary
-from cluster_decide.charts import PALETTE, WIDTH, finish, to_png, to_svg
+from cluster_decide.charts import finish, to_png, to_svg
 from cluster_decide.inventory.rules import EXCLUDED
+from cluster_decide.style import KIND_COLORS, PALETTE, WIDTH
 
 __all__ = [
     "KIND_COLORS",
@@ -34,16 +35,6 @@ __all__ = [
 
 KIND_LABELS = vocabulary.KIND_LABELS
 """Workload kinds as the charts name them, in the order they are drawn."""
-KIND_COLORS = {
-    "distributed_training": PALETTE["blue"],
-    "fine_tuning": PALETTE["sky"],
-    "experimentation": PALETTE["green"],
-    "batch_inference": PALETTE["orange"],
-    "pipeline": PALETTE["purple"],
-    "realtime_inference": PALETTE["vermilion"],
-}
-"""One Okabe-Ito colour per kind, so a kind looks the same in every chart (no yellow: thin
-lines of it vanish on white)."""
 _TEAM_COLORS = [
     PALETTE[c] for c in ("blue", "orange", "green", "purple", "sky", "vermilion", "yellow")
 ]
