@@ -27,6 +27,7 @@ __all__ = [
     "HOURS_PER_MONTH",
     "HOURS_PER_WEEK",
     "INTERFACES",
+    "INTERFACE_WORDS",
     "KIND_LABELS",
     "KIND_WORDS",
     "MANAGED_WORDS",
@@ -151,6 +152,8 @@ KIND_WORDS: Final = {
     "realtime_inference": "real-time inference",
 }
 """Workload kinds in plain words, for sentences."""
+INTERFACE_WORDS: Final = {"slurm": "Slurm job scripts", "containers": "containers"}
+"""How a team submits work, in words."""
 ARCHETYPE_WORDS: Final = {
     "slurm_only": "Slurm only",
     "kubernetes_only": "Kubernetes only",
