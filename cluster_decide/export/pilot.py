@@ -17,12 +17,21 @@ from typing import Any, Final
 
 import polars as pl
 
-from cluster_decide.export.words import Names, display, effort, gpu_hours, level, usd
+from cluster_decide.export.words import (
+    Names,
+    display,
+    effort,
+    gpu_hours,
+    level,
+    platform,
+    text_table,
+    usd,
+)
 from cluster_decide.plan import Plan
 from cluster_decide.resources import data_dir
 from cluster_decide.scenario import Scenario
 from cluster_decide.tomlread import tomllib
-from cluster_decide.vocabulary import INTERFACE_WORDS, PLATFORM_LABELS, SKILLS
+from cluster_decide.vocabulary import INTERFACE_WORDS, SKILLS
 
 __all__ = ["PILOT_COLUMNS", "pilot_plan"]
 
@@ -71,10 +80,6 @@ def render(text: Text, facts: Mapping[str, Any]) -> str:
         )
         out.append(part["text"].format_map(facts) if shown else part.get("else", ""))
     return "".join(out)
-
-
-def _platform(platform: str) -> str:
-    return PLATFORM_LABELS.get(platform, platform)
 
 
 def _pick(plan: Plan, kinds: tuple[str, ...]) -> pl.DataFrame:
@@ -223,7 +228,7 @@ def _operational_facts(
         # Quote the catalog's own figures, as the assumptions table prints them.
         catalog = scenario.catalog.platforms
         per_node = " and ".join(
-            f"{effort(sum(catalog[k].fte(s, 'per_100_nodes') for s in SKILLS))} on {_platform(k)}"
+            f"{effort(sum(catalog[k].fte(s, 'per_100_nodes') for s in SKILLS))} on {platform(k)}"
             for k in platforms
         )
     tools = words["platforms"]
@@ -296,4 +301,4 @@ def pilot_plan(plan: Plan, scenario: Scenario | None = None) -> pl.DataFrame:
                 },
             }
         )
-    return pl.DataFrame(rows, schema=dict.fromkeys(PILOT_COLUMNS, pl.String))
+    return text_table(rows, PILOT_COLUMNS)

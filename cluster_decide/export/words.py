@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
+
+import polars as pl
 
 from cluster_decide.explain import money
 from cluster_decide.plan import Plan
@@ -34,7 +37,9 @@ __all__ = [
     "multiple",
     "number",
     "pct",
+    "platform",
     "skill",
+    "text_table",
     "usd",
     "usd_year",
 ]
@@ -204,6 +209,16 @@ class Names:
 def skill(name: str) -> str:
     """A skill's display name (HPC (Slurm), Kubernetes)."""
     return SKILL_LABELS.get(name, name)
+
+
+def platform(name: str) -> str:
+    """A platform kind's display name (Slurm, Kubernetes + batch add-on)."""
+    return PLATFORM_LABELS.get(name, name)
+
+
+def text_table(rows: Sequence[Mapping[str, str]], columns: Sequence[str]) -> pl.DataFrame:
+    """Rows of words as a frame of strings with exactly ``columns`` (typed even when empty)."""
+    return pl.DataFrame(list(rows), schema=dict.fromkeys(columns, pl.String))
 
 
 def finite(value: Any) -> bool:

@@ -29,15 +29,9 @@ def test_a_conditional_part_shows_only_with_its_facts() -> None:
 
 def test_every_test_has_its_words_and_every_figure_its_reason() -> None:
     words = pilot.templates()
-    assert [t["test"] for t in words["tests"]] == [
-        "Multi-node training",
-        "Fine-tuning",
-        "Batch pipeline",
-        "Inference endpoint",
-        "Failure injection",
-        "GPU node replacement",
-        "Quota enforcement",
-        "Cost reporting",
+    assert [t["workload"] for t in words["tests"]] == [
+        *("multi_node", "fine_tuning", "batch", "serving"),
+        *("none",) * 4,
     ]
     for t in words["tests"]:
         texts = [str(t[k]) for k in t if k.startswith(("run", "measure", "why"))]
