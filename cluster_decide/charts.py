@@ -378,7 +378,7 @@ def architecture_svg(plan: Plan, width: int = WIDTH) -> str:
         f'<text x="12" y="{legend_y - 22:.0f}" font-size="{_LABEL}" font-weight="bold" fill="{INK}">Platform</text>'
     )
     parts.append(
-        _svg_legend([(PLATFORM_LABELS[p], PLATFORM_COLORS[p]) for p in PLATFORMS], legend_y)
+        _svg_legend([(PLATFORM_LABELS[p], PLATFORM_COLORS[p]) for p in _present(plan)], legend_y)
     )
     return _svg(width + 2 * left, legend_y + 24, "".join(parts))
 
