@@ -13,7 +13,7 @@ import html
 import json
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 import altair as alt
 import polars as pl
@@ -57,6 +57,10 @@ __all__ = [
     "to_svg",
 ]
 
+C = TypeVar(
+    "C", bound=alt.Chart | alt.LayerChart | alt.VConcatChart | alt.HConcatChart | alt.FacetChart
+)
+"""Any Altair chart: :func:`finish` returns the chart it was given, titled and styled."""
 _TITLE = 20
 _LABEL = 15
 _SMALL = 14
@@ -115,7 +119,7 @@ def _config() -> alt.Config:
     )
 
 
-def finish(chart: Any, title: str, subtitle: str = "") -> Any:
+def finish(chart: C, title: str, subtitle: str = "") -> C:
     """Give ``chart`` its title and the house style (every module's charts use this).
 
     Set in place: Altair's chained ``configure_*`` calls deep-copy the whole chart each time,
@@ -142,7 +146,7 @@ def _rows(frame: pl.DataFrame) -> list[dict[str, Any]]:
     ]
 
 
-def _empty(title: str, message: str, width: int = WIDTH) -> Any:
+def _empty(title: str, message: str, width: int = WIDTH) -> alt.Chart:
     """A chart that says why there is nothing to draw (keeps the layout steady)."""
     note = alt.Chart(alt.Data(values=[{"text": message}])).mark_text(
         fontSize=_LABEL, color=INK, align="left", baseline="middle"
@@ -255,7 +259,7 @@ def _architecture_layout(
     return blocks, heads, texts, height
 
 
-def architecture(plan: Plan, width: int = WIDTH) -> Any:
+def architecture(plan: Plan, width: int = WIDTH) -> alt.TopLevelMixin:
     """Pools as blocks, coloured by platform: GPU type and count, and the workloads placed in each.
 
     Blocks sit side by side (two to a row) so the whole estate reads at a glance; the
@@ -429,7 +433,7 @@ def cost_svg(plan: Plan, width: int = WIDTH) -> str:
 # -- costs, placements, service levels, staffing ----------------------------------------------
 
 
-def cost_breakdown(plan: Plan, width: int = WIDTH) -> Any:
+def cost_breakdown(plan: Plan, width: int = WIDTH) -> alt.TopLevelMixin:
     """Monthly cost by component, largest first; estimated (non-cash) items in grey."""
     title = "Monthly cost"
     rows = _cost_rows(plan)
@@ -460,7 +464,7 @@ def cost_breakdown(plan: Plan, width: int = WIDTH) -> Any:
     )
 
 
-def placements(plan: Plan, width: int = WIDTH) -> Any:
+def placements(plan: Plan, width: int = WIDTH) -> alt.TopLevelMixin:
     """Peak GPUs each workload takes, split by the pool and GPU type it runs on."""
     title = "Placements"
     if plan.placements.height == 0:
@@ -507,7 +511,7 @@ def placements(plan: Plan, width: int = WIDTH) -> Any:
     return finish(chart, title)
 
 
-def service_levels(plan: Plan, width: int = WIDTH) -> Any:
+def service_levels(plan: Plan, width: int = WIDTH) -> alt.TopLevelMixin:
     """Predicted service level as a share of its target (under 100% is met), one bar each.
 
     A workload split over pools or GPU types has one row per piece in ``service_levels``; the
@@ -582,7 +586,7 @@ def service_levels(plan: Plan, width: int = WIDTH) -> Any:
     )
 
 
-def simulated_waits(comparison: pl.DataFrame, width: int = WIDTH) -> Any:
+def simulated_waits(comparison: pl.DataFrame, width: int = WIDTH) -> alt.TopLevelMixin:
     """Mean queue wait of each batch class, as the planner predicts it and as the replay measured.
 
     Takes ``Simulation.comparison`` (workload, pool, metric, predicted_h, simulated_h).
@@ -632,7 +636,7 @@ def simulated_waits(comparison: pl.DataFrame, width: int = WIDTH) -> Any:
     )
 
 
-def staffing(plan: Plan, width: int = WIDTH) -> Any:
+def staffing(plan: Plan, width: int = WIDTH) -> alt.TopLevelMixin:
     """FTE the plan needs per skill against the staff available (tick) and hires (label)."""
     title = "Staffing"
     rows = []
@@ -673,7 +677,7 @@ def staffing(plan: Plan, width: int = WIDTH) -> Any:
     return finish(chart, title, "Bar: FTE the plan needs; black tick: staff available")
 
 
-def compare_archetypes(frame: pl.DataFrame, width: int = WIDTH) -> Any:
+def compare_archetypes(frame: pl.DataFrame, width: int = WIDTH) -> alt.TopLevelMixin:
     """Monthly cost of each archetype (``cd.compare``), the cheapest highlighted, infeasible marked."""
     title = "Cost by architecture"
     best = frame.filter(pl.col("status") != "infeasible")["total_monthly_usd"].min()

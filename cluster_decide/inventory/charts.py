@@ -61,7 +61,7 @@ def _values(frame: pl.DataFrame) -> alt.Data:
     return alt.Data(values=frame.to_dicts())
 
 
-def gpu_hours_by_class(classified: pl.DataFrame, width: int = WIDTH) -> Any:
+def gpu_hours_by_class(classified: pl.DataFrame, width: int = WIDTH) -> alt.TopLevelMixin:
     """GPU-hours of each workload kind, stacked by team: where the estate's GPUs go."""
     jobs = _gpu_jobs(classified)
     by = (
@@ -101,7 +101,7 @@ def gpu_hours_by_class(classified: pl.DataFrame, width: int = WIDTH) -> Any:
     )
 
 
-def hour_of_week(busy: pl.DataFrame, width: int = WIDTH) -> Any:
+def hour_of_week(busy: pl.DataFrame, width: int = WIDTH) -> alt.TopLevelMixin:
     """Mean busy GPUs for each hour of the week (local time): the estate's weekly rhythm."""
     how = (
         busy.group_by(
@@ -144,7 +144,7 @@ def _gang_bucket(gpus: pl.Expr) -> pl.Expr:
     return pl.lit(2, dtype=pl.Int64).pow(exponent)
 
 
-def gang_sizes(classified: pl.DataFrame, width: int = WIDTH) -> Any:
+def gang_sizes(classified: pl.DataFrame, width: int = WIDTH) -> alt.TopLevelMixin:
     """Share of jobs and share of GPU-hours by gang size: many small jobs, few large gangs."""
     jobs = _gpu_jobs(classified).with_columns(_gang_bucket(pl.col("gpus")).alias("gang"))
     by = jobs.group_by("gang").agg(
@@ -211,7 +211,7 @@ _WAIT_LABEL = (
 )
 
 
-def queue_wait_cdf(classified: pl.DataFrame, width: int = WIDTH) -> Any:
+def queue_wait_cdf(classified: pl.DataFrame, width: int = WIDTH) -> alt.TopLevelMixin:
     """Cumulative share of jobs started within a given wait, one line per workload kind.
 
     Waits are start − submit of jobs that started; under a minute is drawn at one minute
@@ -271,7 +271,9 @@ def queue_wait_cdf(classified: pl.DataFrame, width: int = WIDTH) -> Any:
     return finish(lines, "Observed queue waits", "Evidence for the SLOs, not targets")
 
 
-def utilization(busy: pl.DataFrame, capacity_gpus: float | None = None, width: int = WIDTH) -> Any:
+def utilization(
+    busy: pl.DataFrame, capacity_gpus: float | None = None, width: int = WIDTH
+) -> alt.TopLevelMixin:
     """Busy GPUs per hour (thin) and per day (mean, bold) over the log; utilization with a capacity.
 
     With `capacity_gpus` the y axis is the share of that capacity, and the capacity is a rule
