@@ -24,8 +24,6 @@ LAYERS = {
     "views": (
         "style",
         "charts",
-        "analysis_charts",
-        "inventory.charts",
         "widgets",
         "export",
         "cli",

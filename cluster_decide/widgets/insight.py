@@ -141,7 +141,7 @@ class InsightPanel:
     def _render(self, results: list[Any]) -> str:
         import polars as pl
 
-        from cluster_decide import analysis_charts
+        from cluster_decide.charts import analysis as analysis_charts
 
         evens = pl.concat(results[:-1], how="vertical_relaxed")
         levers = results[-1]

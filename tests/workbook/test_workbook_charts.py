@@ -6,6 +6,7 @@ import polars as pl
 
 import cluster_decide as cd
 from cluster_decide import charts
+from cluster_decide.vocabulary import PLATFORM_LABELS
 from cluster_decide.widgets import PlanCache
 
 
@@ -27,7 +28,7 @@ def test_architecture_names_every_pool_gpu_type_and_workload(plan_cache: PlanCac
     svg = charts.to_svg(charts.architecture(plan))
     for platform in plan.pools["platform"].unique():
         # Each block by its platform's name; a pool id only where two pools share a platform.
-        assert f">{charts.PLATFORM_LABELS[platform]}<" in svg
+        assert f">{PLATFORM_LABELS[platform]}<" in svg
     assert "k8s-batch" not in svg and "GPU-h burst" not in svg
     for gpu in plan.pools.filter(pl.col("gpus") > 0)["gpu_type"].unique():
         assert f"× {gpu}" in svg
@@ -39,7 +40,7 @@ def test_platform_colours_are_the_palette_and_distinct() -> None:
     colours = list(charts.PLATFORM_COLORS.values())
     assert len(set(colours)) == len(colours) == 4
     assert set(colours) <= set(charts.PALETTE.values())
-    assert set(charts.PLATFORM_LABELS) == set(charts.PLATFORM_COLORS)
+    assert set(PLATFORM_LABELS) == set(charts.PLATFORM_COLORS)
 
 
 def test_png_is_scaled(plan_cache: PlanCache) -> None:

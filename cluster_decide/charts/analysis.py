@@ -1,7 +1,7 @@
 """Charts of the analyses (alternatives, levers, break-evens, tornado, uncertainty, Pareto, showback).
 
 Each function takes the frame (or result) an analysis returns and gives an Altair chart in the
-house style of :mod:`cluster_decide.charts` (its palette, ink, font and width), so it renders
+house style (:mod:`cluster_decide.style`: its palette, ink, font and width), so it renders
 offline with ``charts.to_svg`` / ``charts.to_png`` beside the plan's own charts.
 """
 
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import altair as alt
 import polars as pl
 
-from cluster_decide.charts import finish
+from cluster_decide.charts.plan import finish
 from cluster_decide.constants import ARCHETYPES
 from cluster_decide.style import ARCHETYPE_COLORS, INK, PALETTE, WIDTH
 from cluster_decide.vocabulary import ARCHETYPE_LABELS, COMPONENT_LABELS

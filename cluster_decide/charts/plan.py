@@ -23,7 +23,7 @@ from cluster_decide.constants import PLATFORMS
 from cluster_decide.explain import money
 from cluster_decide.plan import Plan
 from cluster_decide.style import FONT, INK, PALETTE, PLATFORM_COLORS, WIDTH, short_number
-from cluster_decide.vocabulary import (  # re-exported: views long read the labels here
+from cluster_decide.vocabulary import (
     ARCHETYPE_LABELS,
     ARCHETYPE_WORDS,
     COMPONENT_LABELS,
@@ -33,15 +33,6 @@ from cluster_decide.vocabulary import (  # re-exported: views long read the labe
 )
 
 __all__ = [
-    "ARCHETYPE_LABELS",
-    "COMPONENT_LABELS",
-    "FONT",
-    "INK",
-    "PALETTE",
-    "PLATFORM_COLORS",
-    "PLATFORM_LABELS",
-    "SKILL_LABELS",
-    "WIDTH",
     "architecture",
     "architecture_svg",
     "compare_archetypes",
@@ -50,7 +41,6 @@ __all__ = [
     "finish",
     "placements",
     "service_levels",
-    "short_number",
     "simulated_waits",
     "staffing",
     "to_png",

@@ -2,9 +2,10 @@
 
 Each function takes the classified job table (`classify(...).jobs`) or the busy-GPU frame
 (`Demand.busy`), aggregates it in polars first (a chart embeds a few hundred points, never
-millions of jobs) and returns an Altair chart in the house palette and fonts of
-`cluster_decide.charts`, whose `to_svg` / `to_png` render it without a network. Altair is a
-`workbook` extra, so `cluster_decide.inventory` does not import this module itself.
+millions of jobs) and returns an Altair chart in the house palette and fonts
+(`cluster_decide.style`); `cluster_decide.charts.to_svg` / `to_png` render it without a
+network. Altair is a `workbook` extra, so `cluster_decide.inventory` does not import the
+charts.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import numpy as np
 import polars as pl
 
 from cluster_decide import vocabulary
-from cluster_decide.charts import finish, to_png, to_svg
+from cluster_decide.charts.plan import finish, to_png, to_svg
 from cluster_decide.inventory.rules import EXCLUDED
 from cluster_decide.style import KIND_COLORS, PALETTE, WIDTH
 
