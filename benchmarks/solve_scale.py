@@ -1,28 +1,79 @@
-"""Solve speed: the default scenario (median of 20) and a generated large one against its LP floor.
+"""Solve speed: the default scenario per phase, and a generated large one against its LP floor.
 
-Run: ``.venv/bin/python benchmarks/solve_scale.py``. Goals (issue 2): the default scenario
-solves in under 0.3 s; the large scenario (200 workload classes, 8 GPU types, 6 candidate
-pools, 168 hourly buckets) reaches a proven optimum or a gap under 1% in 10 s. The LP
-relaxation of the very same CP-SAT model (every integer made continuous, solved by GLOP) is
-printed beside it as a floor no plan can beat.
+Run: ``.venv/bin/python benchmarks/solve_scale.py [--baseline DIR]``. Goals: the default
+scenario solves in at most 0.3 s (issues 11, 13, 14) and 50 ms (issue 21); the large scenario
+(200 workload classes, 8 GPU types, 6 candidate pools, 168 hourly buckets) reaches a proven
+optimum or a small gap in 10 s (1% for issue 14, 0.1% for issue 21). The LP relaxation of the
+very same CP-SAT model (every integer made continuous, solved by GLOP) is printed beside it as
+a floor no plan can beat.
+
+With ``--baseline DIR`` (a checkout of the previous code, e.g. ``git worktree add /tmp/base
+main``) every figure is measured for both trees in the same run, in child processes that
+alternate block by block so both see the same machine load, and printed side by side with the
+load average. Figures are medians of ``--runs`` solves.
+
+Phases of ``cd.solve`` are timed by wrapping the functions each phase runs (the same names in
+both trees); a call's time goes to its own phase less the time of wrapped calls inside it:
+
+- prepare: scenario to model tables (demand profiles, queueing sizing of every class);
+- build: the CP-SAT model's variables and constraint families;
+- warm start: LP relaxation, rounding it to a plan, hints;
+- CP-SAT: ``CpSolver.solve`` (presolve and search; their split is printed from one logged solve);
+- service levels: checking the answer's pooled waits and the lazy cuts of each round;
+- read back: decisions, the independent evaluation and the plan's frames;
+- explain: the plan's sentences.
+
+The workbook's live solve of a slider value never seen (``PlanCache.solve``: one worker, a
+deterministic work limit) is timed the same way for the sliders ``interaction.py`` moves.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import random
 import statistics
+import subprocess
+import sys
 import time
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-import cluster_decide as cd
-from cluster_decide.constants import WORKLOAD_KINDS
-from cluster_decide.model.build import build_model, tie_break_scale
-from cluster_decide.model.data import prepare
-from cluster_decide.solving.solve import solve_data
-from cluster_decide.solving.warmstart import lp_relaxation
+PHASES: dict[str, list[tuple[str, str]]] = {
+    "prepare": [("cluster_decide.solving.solve", "prepare")],
+    "build": [("cluster_decide.solving.loop", "build_model")],
+    "warm start": [
+        ("cluster_decide.solving.loop", "lp_relaxation"),
+        ("cluster_decide.solving.loop", "rounded_plan"),
+        ("cluster_decide.solving.loop", "add_hints"),
+    ],
+    "CP-SAT": [("ortools.sat.python.cp_model", "CpSolver.solve")],
+    "service levels": [
+        ("cluster_decide.solving.loop", "repair"),
+        ("cluster_decide.solving.loop", "add_service_levels"),
+    ],
+    "read back": [
+        ("cluster_decide.solving.loop", "read_decisions"),
+        ("cluster_decide.solving.solve", "plan_from"),
+    ],
+    "explain": [("cluster_decide.solving.solve", "explain")],
+}
+"""Phase name → the functions (module, attribute) whose calls it counts."""
 
-KINDS = WORKLOAD_KINDS
+REDRAW_SLIDERS = {"demand:training": 0.05, "fte:kubernetes": 0.5}
+"""The sliders ``interaction.py`` moves, and their steps: each new value is solved live."""
+
+KINDS = (  # the order of cluster_decide.vocabulary.WORKLOAD_KINDS (the estate depends on it)
+    "distributed_training",
+    "fine_tuning",
+    "experimentation",
+    "batch_inference",
+    "pipeline",
+    "realtime_inference",
+)
 TYPES = ["A100", "H100", "H200", "B200", "L40S", "L4", "MI300X", "A10G"]
 # Two GPU types beyond the catalog, for scale only (figures illustrative, not catalog data).
 EXTRA_GPUS = {
@@ -63,8 +114,10 @@ POOLS = [
 ]
 
 
-def large_scenario(n: int = 200, seed: int = 7) -> cd.Scenario:
+def large_scenario(n: int = 200, seed: int = 7) -> Any:
     """A generated estate of ``n`` workload classes over 8 GPU types and 6 candidate pools."""
+    import cluster_decide as cd
+
     rng = random.Random(seed)
     workloads: list[dict[str, Any]] = []
     for i in range(n):
@@ -124,62 +177,279 @@ def large_scenario(n: int = 200, seed: int = 7) -> cd.Scenario:
     return cd.parse_scenario(data, source="generated")
 
 
-def lp_floor(scn: cd.Scenario) -> float:
-    """The LP relaxation of the CP-SAT model (monthly USD): every integer variable made continuous."""
-    m = build_model(prepare(scn))
-    m.cp.minimize(m.cost_cents)
-    relaxed = lp_relaxation(m.cp)
-    assert relaxed is not None, "the LP relaxation has no solution"
-    return relaxed[0] / 100.0
+class PhaseClock:
+    """Wraps the functions of :data:`PHASES`; each call's time, less wrapped calls inside it."""
+
+    def __init__(self) -> None:
+        self.totals: dict[str, float] = defaultdict(float)
+        self._stack: list[float] = []  # time spent in wrapped callees, per open call
+        for phase, targets in PHASES.items():
+            for module, attr in targets:
+                self._wrap(phase, module, attr)
+
+    def _wrap(self, phase: str, module: str, attr: str) -> None:
+        import importlib
+
+        owner: Any = importlib.import_module(module)
+        *path, name = attr.split(".")
+        for part in path:
+            owner = getattr(owner, part)
+        original = getattr(owner, name, None)
+        if original is None:
+            return
+        clock = self
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            clock._stack.append(0.0)
+            start = time.perf_counter()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                spent = time.perf_counter() - start
+                inner = clock._stack.pop()
+                clock.totals[phase] += spent - inner
+                if clock._stack:
+                    clock._stack[-1] += spent
+
+        setattr(owner, name, timed)
+
+    def take(self) -> dict[str, float]:
+        """Seconds per phase since the last call, and start again."""
+        out = dict(self.totals)
+        self.totals.clear()
+        return out
+
+
+def presolve_share(scn: Any) -> tuple[float, float]:
+    """Seconds of presolve and of search in one logged CP-SAT solve of ``scn``'s first round."""
+    from ortools.sat.python import cp_model
+
+    from cluster_decide.solving import loop
+
+    marks: dict[str, float] = {}
+    start: list[float] = []
+
+    def on_log(line: str) -> None:
+        if line.startswith("Starting presolve"):
+            marks["presolve"] = time.perf_counter()
+        elif line.startswith("Starting search"):
+            marks["search"] = time.perf_counter()
+
+    original = loop._solver
+
+    def logged(*args: Any, **kwargs: Any) -> cp_model.CpSolver:
+        solver = original(*args, **kwargs)
+        solver.parameters.log_search_progress = True
+        solver.parameters.log_to_stdout = False
+        solver.log_callback = on_log
+        start.append(time.perf_counter())
+        return solver
+
+    loop._solver = logged
+    try:
+        from cluster_decide.model.data import prepare
+
+        data = prepare(scn)
+        solve = cp_model.CpSolver.solve
+        ends: list[float] = []
+
+        def first(self: Any, *a: Any, **k: Any) -> Any:
+            r = solve(self, *a, **k)
+            ends.append(time.perf_counter())
+            return r
+
+        cp_model.CpSolver.solve = first  # type: ignore[method-assign]
+        try:
+            loop.solve_data(data)
+        finally:
+            cp_model.CpSolver.solve = solve  # type: ignore[method-assign]
+    finally:
+        loop._solver = original
+    if "search" not in marks or not ends:
+        return float("nan"), float("nan")
+    return marks["search"] - start[0], ends[0] - marks["search"]
+
+
+def child(args: argparse.Namespace) -> None:
+    """Measure this tree (whatever ``PYTHONPATH`` imports) and print the figures as JSON."""
+    import cluster_decide as cd
+
+    out: dict[str, Any] = {"tree": str(Path(cd.__file__).parent.parent)}
+    if args.part == "default":
+        scn = cd.load_scenario()
+        cd.solve(scn)  # imports and first-call caches out of the way
+        clock = PhaseClock()
+        samples, phases = [], []
+        plan = None
+        for _ in range(args.runs):
+            start = time.perf_counter()
+            plan = cd.solve(scn)
+            samples.append(time.perf_counter() - start)
+            phases.append(clock.take())
+        assert plan is not None
+        from cluster_decide.model.data import prepare
+        from cluster_decide.solving.loop import solve_data
+
+        data = prepare(scn)
+        warm, cold = [], []
+        for _ in range(args.runs):
+            for flag, into in ((True, warm), (False, cold)):
+                start = time.perf_counter()
+                solve_data(data, warm_start=flag)
+                into.append(time.perf_counter() - start)
+        clock.take()
+        out |= {
+            "loop_warm": warm,
+            "loop_cold": cold,
+            "samples": samples,
+            "phases": phases,
+            "status": str(plan.status),
+            "usd": plan.total_monthly_usd,
+            "json": plan.to_json(),
+            "presolve_search": presolve_share(scn),
+        }
+    elif args.part == "redraw":
+        from cluster_decide.widgets import PlanCache, executive_app
+
+        app = executive_app(debounce_s=0.0, cache=PlanCache(), prefetch=False)
+        times = []
+        for name, step in REDRAW_SLIDERS.items():
+            first = float(app.controls.value(name))
+            for i in range(args.runs):
+                scn = app.controls.scenario_with(name, round(first + step * (i + 1), 2))
+                cache = PlanCache()  # a value never seen: the live solve, as the app runs it
+                start = time.perf_counter()
+                cache.solve(scn)
+                times.append(time.perf_counter() - start)
+        out |= {"samples": times}
+    else:
+        from cluster_decide.model.build import build_model
+        from cluster_decide.model.data import prepare
+        from cluster_decide.solving.warmstart import lp_relaxation
+
+        big = large_scenario(args.classes)
+        data = prepare(big)
+        m = build_model(data)
+        start = time.perf_counter()
+        plan = cd.solve(big, time_limit_s=args.time_limit)
+        wall = time.perf_counter() - start
+        m.cp.minimize(m.cost_cents)
+        relaxed = lp_relaxation(m.cp)
+        out |= {
+            "wall": wall,
+            "status": str(plan.status),
+            "gap": plan.gap,
+            "usd": plan.total_monthly_usd,
+            "floor": relaxed[0] / 100.0 if relaxed else float("nan"),
+            "size": f"{len(big.workloads)} classes, {len(data.gpu_types)} GPU types, "
+            f"{len(data.pools)} pools; {len(m.place)} placement and {len(m.burst)} burst variables",
+        }
+    print(json.dumps(out))
+
+
+def _run_child(tree: Path, part: str, args: argparse.Namespace, runs: int) -> dict[str, Any]:
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    cmd = [sys.executable, __file__, "--child", "--part", part, "--runs", str(runs)]
+    cmd += ["--classes", str(args.classes), "--time-limit", str(args.time_limit)]
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def _load() -> str:
+    one, five, _ = os.getloadavg()
+    return f"load average {one:.1f} (1 min), {five:.1f} (5 min) on {os.cpu_count()} cores"
+
+
+def _ms(x: float) -> str:
+    return f"{1000 * x:7.0f} ms"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--runs", type=int, default=12, help="default-scenario solves per tree")
+    parser.add_argument("--blocks", type=int, default=3, help="alternations between the trees")
     parser.add_argument("--classes", type=int, default=200)
     parser.add_argument("--time-limit", type=float, default=10.0)
+    parser.add_argument("--baseline", type=Path, help="a checkout of the previous code")
+    parser.add_argument("--no-large", action="store_true", help="skip the large scenario")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--part", default="default", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.child:
+        child(args)
+        return
 
-    scn = cd.load_scenario()
-    times = []
-    for _ in range(args.runs):
-        start = time.perf_counter()
-        plan = cd.solve(scn)
-        times.append(time.perf_counter() - start)
+    here = Path(__file__).resolve().parent.parent
+    trees = {"new": here} | ({"baseline": args.baseline.resolve()} if args.baseline else {})
+    print(f"start: {_load()}")
+    results: dict[str, list[dict[str, Any]]] = {name: [] for name in trees}
+    per_block = max(1, args.runs // args.blocks)
+    for _block in range(args.blocks):
+        for name, tree in trees.items():
+            results[name].append(_run_child(tree, "default", args, per_block))
+    print(f"after the default scenario: {_load()}")
+
+    def median(name: str, pick: Callable[[dict[str, Any]], list[float]]) -> float:
+        return statistics.median(x for r in results[name] for x in pick(r))
+
+    names = list(trees)
+    print(f"\ndefault scenario, median of {per_block * args.blocks} solves per tree (cd.solve):")
+    print(f"  {'phase':16s}" + "".join(f"{n:>12s}" for n in names))
+    for phase in [*PHASES, "other"]:
+
+        def pick(r: dict[str, Any], phase: str = phase) -> list[float]:
+            if phase == "other":
+                return [s - sum(p.values()) for s, p in zip(r["samples"], r["phases"], strict=True)]
+            return [p.get(phase, 0.0) for p in r["phases"]]
+
+        print(f"  {phase:16s}" + "".join(f"{_ms(median(n, pick)):>12s}" for n in names))
     print(
-        f"default scenario ({len(scn.workloads)} classes): median {statistics.median(times):.3f} s over {args.runs} runs "
-        f"(min {min(times):.3f}, max {max(times):.3f}); goal < 0.3 s; status {plan.status}, {cd.explain.money(plan.total_monthly_usd)}/month"
+        f"  {'total':16s}"
+        + "".join(f"{_ms(median(n, lambda r: r['samples'])):>12s}" for n in names)
     )
-    data = prepare(scn)
-    cold = []
-    for _ in range(args.runs):
-        start = time.perf_counter()
-        solve_data(data, warm_start=False)
-        cold.append(time.perf_counter() - start)
-    print(f"  baseline without the LP warm start: median {statistics.median(cold):.3f} s")
-    floor = lp_floor(scn)
+    for n in names:
+        pre, search = (
+            statistics.median(r["presolve_search"][0] for r in results[n]),
+            (statistics.median(r["presolve_search"][1] for r in results[n])),
+        )
+        last = results[n][-1]
+        print(
+            f"  {n}: first CP-SAT round {_ms(pre)} presolve + {_ms(search)} search; "
+            f"{last['status']}, ${last['usd']:,.0f}/month"
+        )
+    for n in names:
+        warm = median(n, lambda r: r["loop_warm"])
+        cold = median(n, lambda r: r["loop_cold"])
+        print(f"  {n}: solve loop with the LP warm start {_ms(warm)}, without it {_ms(cold)}")
+    if len(names) == 2:
+        same = results["new"][-1]["json"] == results["baseline"][-1]["json"]
+        print(f"  plan JSON identical to the baseline's: {same}")
+    print("  goals: ≤ 0.3 s (issues 11, 13, 14); ≤ 50 ms (issue 21)")
+
+    redraw: dict[str, list[float]] = {name: [] for name in trees}
+    for _block in range(args.blocks):
+        for name, tree in trees.items():
+            redraw[name] += _run_child(tree, "redraw", args, max(1, per_block // 2))["samples"]
     print(
-        f"  LP floor {cd.explain.money(floor)}/month; integer optimum is {100 * (plan.total_monthly_usd / floor - 1):.2f}% above it"
+        f"\nworkbook live solve of a value never seen (PlanCache, one worker, deterministic work "
+        f"limit), median of {len(redraw['new'])}: "
+        + ", ".join(f"{n} {_ms(statistics.median(v)).strip()}" for n, v in redraw.items())
+        + f"; goal < 200 ms for the whole redraw (issue 18), ≤ 100 ms (issue 21); {_load()}"
     )
 
-    big = large_scenario(args.classes)
-    data = prepare(big)
-    m = build_model(data)
-    rows = sum(m.families.values())
-    start = time.perf_counter()
-    plan = cd.solve(big, time_limit_s=args.time_limit)
-    wall = time.perf_counter() - start
-    floor = lp_floor(big)
-    print(
-        f"large scenario ({len(big.workloads)} classes, {len(data.gpu_types)} GPU types, {len(data.pools)} pools, "
-        f"168 buckets; {len(m.place)} placement and {len(m.burst)} burst variables, {rows} constraint rows, tie-break scale {tie_break_scale(m)}):"
-    )
-    print(
-        f"  {plan.status} in {wall:.2f} s (limit {args.time_limit:.0f} s), gap {100 * plan.gap:.3f}%, {cd.explain.money(plan.total_monthly_usd)}/month"
-    )
-    print(
-        f"  LP floor {cd.explain.money(floor)}/month; plan is {100 * (plan.total_monthly_usd / floor - 1):.2f}% above the floor; goal: optimal or gap < 1%"
-    )
+    if args.no_large:
+        return
+    print(f"\nlarge scenario, one solve per tree with a {args.time_limit:g} s limit ({_load()}):")
+    for name, tree in trees.items():
+        r = _run_child(tree, "large", args, 1)
+        print(
+            f"  {name}: {r['size']}\n"
+            f"    {r['status']} in {r['wall']:.2f} s, gap {100 * r['gap']:.3f}%, "
+            f"${r['usd']:,.0f}/month; LP floor ${r['floor']:,.0f}/month "
+            f"({100 * (r['usd'] / r['floor'] - 1):.2f}% above it)"
+        )
+    print(f"  goals: optimal or gap ≤ 1% (issue 14), ≤ 0.1% (issue 21); {_load()}")
 
 
 if __name__ == "__main__":

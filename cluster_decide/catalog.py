@@ -88,10 +88,34 @@ class PlatformKind:
     support: Mapping[str, str]
     utilization: Mapping[str, float]
     staffing: Mapping[tuple[str, str], float] = field(default_factory=dict)
+    side_support: Mapping[tuple[str, str], str] = field(default_factory=dict)
+    """(interface, capability) -> support where work submitted through one side of a pool that
+    serves both (Slurm on Kubernetes) differs from the pool as a whole (``sides.csv``)."""
 
-    def supports(self, capability: str) -> str:
-        """``native``, ``partial`` or ``none``."""
+    def supports(self, capability: str, side: str | None = None) -> str:
+        """``native``, ``partial`` or ``none``; ``side`` is the interface work is submitted through.
+
+        In a pool that serves both interfaces, a Kubernetes Deployment keeps Kubernetes'
+        autoscaling while an sbatch job keeps Slurm's gangs: the side's row wins over the pool's.
+        """
+        if side is not None and (side, capability) in self.side_support:
+            return self.side_support[(side, capability)]
         return self.support.get(capability, "none")
+
+    @property
+    def shares_by_hour(self) -> bool:
+        """Whether services and preemptible batch work share this pool's GPUs hour by hour.
+
+        Services submitted as containers scale with their load, and a gang-aware scheduler
+        preempts checkpointed batch work for them and gives it back the capacity they free
+        (Slurm on Kubernetes; Kubernetes with a batch add-on).
+        """
+        return (
+            self.interface in ("containers", "both")
+            and self.supports("autoscaling", "containers") == "native"
+            and self.supports("preemption") == "native"
+            and self.supports("gang_scheduling") == "native"
+        )
 
     @property
     def autoscales(self) -> bool:
@@ -124,6 +148,7 @@ class CostParameters:
     checkpoint_interval_hours: float
     spot_restart_hours: float
     max_spot_share: float
+    preempt_restart_hours: float
 
 
 @dataclass(frozen=True)
@@ -270,6 +295,14 @@ def _read_platforms(folder: Path) -> dict[str, PlatformKind]:
     util: dict[str, dict[str, float]] = {}
     for row in _rows(folder / "utilization.csv"):
         util.setdefault(row["platform"], {})[row["kind"]] = float(row["value"])
+    sides: dict[str, dict[tuple[str, str], str]] = {}
+    for row in _rows(folder / "sides.csv"):
+        if row["side"] not in ("slurm", "containers") or row["capability"] not in CAPABILITIES:
+            raise ValueError(
+                f"data/catalog/sides.csv: expected side slurm or containers and a known "
+                f"capability, got {row['side']!r}, {row['capability']!r}"
+            )
+        sides.setdefault(row["platform"], {})[(row["side"], row["capability"])] = row["support"]
     staffing: dict[str, dict[tuple[str, str], float]] = {}
     for row in _rows(folder / "staffing.csv"):
         key = (row["skill"], row["component"])
@@ -295,6 +328,7 @@ def _read_platforms(folder: Path) -> dict[str, PlatformKind]:
             staffing=MappingProxyType(
                 {k: v for k, v in staffing.get(name, {}).items() if k[0] in SKILLS}
             ),
+            side_support=MappingProxyType(sides.get(name, {})),
         )
     return platforms
 

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     import polars as pl
 
     from cluster_decide.plan import Plan
+    from cluster_decide.scenario import Scenario
 
 # Each command imports what it uses inside its function, so `cluster-decide ingest` and every
 # `--help` start without OR-Tools, SciPy or pydantic (see benchmarks/startup.py).
@@ -72,11 +73,12 @@ def _table(frame: pl.DataFrame) -> str:
         return str(frame)
 
 
-def summary(plan: Plan, verdict: str = "") -> str:
+def summary(plan: Plan, verdict: str = "", today: pl.DataFrame | None = None) -> str:
     """The plan as a readable report: headline, verdict, pools, placements, staffing, costs, reasons.
 
     ``verdict`` is the recommendation's sentence (:func:`cluster_decide.recommend`), printed
-    under the architecture when given.
+    under the architecture when given; ``today`` the today-against-plan table
+    (:func:`cluster_decide.analysis.today.today_vs_plan`), printed under the headline.
     """
     import polars as pl
 
@@ -94,6 +96,7 @@ def summary(plan: Plan, verdict: str = "") -> str:
         f"Architecture: {ARCHETYPE_WORDS[plan.archetype or '']} ({plan.archetype})",
         *([f"Verdict:      {verdict}"] if verdict else []),
         f"Monthly cost: {money(plan.total_monthly_usd)} ({money(plan.cash_monthly_usd)} cash)",
+        *(["", "Today -> plan", _table(today)] if today is not None else []),
         "",
         "Pools",
         _table(plan.pools),
@@ -191,10 +194,21 @@ def _solve(args: argparse.Namespace) -> int:
             data["verdict"] = rec.to_dict()
         sys.stdout.write(json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False) + "\n")
     else:
-        sys.stdout.write(summary(plan, rec.sentence if rec is not None else ""))
+        today = _today_table(scn, plan, args)
+        sys.stdout.write(summary(plan, rec.sentence if rec is not None else "", today))
     if args.out and not args.json:
         sys.stdout.write(f"\nWrote plan.json and CSV files to {args.out}\n")
     return exit_code(plan)
+
+
+def _today_table(scn: Scenario, plan: Plan, args: argparse.Namespace) -> pl.DataFrame | None:
+    """Today against the plan when the scenario describes today's estate (``[current]``)."""
+    if scn.current is None or not plan.feasible:
+        return None
+    from cluster_decide.analysis.today import today_plan, today_vs_plan
+
+    today = today_plan(scn, time_limit_s=args.time_limit, workers=args.workers, seed=args.seed)
+    return today_vs_plan(scn, plan, today)
 
 
 def exit_code(plan: Plan) -> int:
@@ -374,7 +388,7 @@ def _ingest(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from cluster_decide.inventory import InventoryError
-    from cluster_decide.inventory.demand import scenario_document, write_scenario
+    from cluster_decide.inventory.demand import write_scenario
     from cluster_decide.inventory.ingest import RowProgress, ingest, load_column_map
 
     try:
@@ -425,14 +439,18 @@ def _ingest(args: argparse.Namespace) -> int:
             "have a start time)\n"
         )
         return 2
-    # The derived scenario is checked like any other before it is written: a log whose counts
-    # derive an implausible demand is refused here, not saved to fail later. (The only step
-    # of `ingest` that loads the scenario model, pydantic.)
-    from cluster_decide.scenario import parse_scenario
+    # The derived workloads are checked against the scenario's ranges before anything is
+    # written: a log whose counts derive an implausible demand is refused here, not saved to
+    # fail later. (Checked without the scenario model, so `ingest` never loads pydantic.)
+    from cluster_decide.inventory.plausible import check_workloads
 
-    parse_scenario(
-        scenario_document(done.demand.workloads, name=args.name), source=Path(args.out).name
-    )
+    try:
+        check_workloads(
+            done.demand.workloads, target=Path(args.out).name, logs=done.read.report.source
+        )
+    except InventoryError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return 2
     path = write_scenario(args.out, done.demand.workloads, name=args.name)
     sys.stdout.write(
         f"Wrote {n} workload{'s' if n > 1 else ''} to {path}; team, procurement and "
@@ -516,7 +534,10 @@ def _add_common(p: argparse.ArgumentParser) -> None:
         help="solver time limit in seconds, for each solve (default 10)",
     )
     p.add_argument(
-        "--workers", type=flag(ranges.WORKERS), default=2, help="CP-SAT worker threads (default 2)"
+        "--workers",
+        type=flag(ranges.WORKERS),
+        default=None,
+        help="CP-SAT worker threads (default: 1, or 2 for a large estate)",
     )
     p.add_argument(
         "--seed", type=flag(ranges.SEED), default=0, help="CP-SAT random seed (default 0)"

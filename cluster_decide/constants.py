@@ -43,6 +43,6 @@ __all__ = [
     "WORKLOAD_KINDS",
 ]
 
-PRESETS: Final = ("enterprise-mixed", "research-lab", "inference-platform")
+PRESETS: Final = ("enterprise-mixed", "research-lab", "inference-platform", "train-and-serve")
 """Shipped scenarios in ``data/scenarios/``; the first is the default. Here rather than in
 `scenario` so the command line names them without loading the scenario model (pydantic)."""

@@ -64,6 +64,7 @@ FACT_FILES: Final = (
     FactFile("gpus", ("gpu", "attribute"), "value", unit_column="unit"),
     FactFile("platforms", ("platform", "attribute"), "value", unit_column="unit"),
     FactFile("capabilities", ("platform", "capability"), "support", fixed_unit="support level"),
+    FactFile("sides", ("platform", "side", "capability"), "support", fixed_unit="support level"),
     FactFile("utilization", ("platform", "kind"), "value", fixed_unit="fraction"),
     FactFile("staffing", ("platform", "skill", "component"), "fte", fixed_unit="FTE"),
     FactFile("costs", ("parameter",), "value", unit_column="unit"),

@@ -18,10 +18,11 @@ import numpy as np
 import polars as pl
 
 from cluster_decide.constants import HOURS_PER_WEEK, SKILLS
-from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, ModelData, prepare
+from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, STEPS, ModelData, prepare
 from cluster_decide.model.decisions import Decisions
 from cluster_decide.model.people import FAMILY, cheapest_staffing
 from cluster_decide.service import SERVICE_LEVEL_SCHEMA, service_levels
+from cluster_decide.sharing import Sharing, replay_sharing
 from cluster_decide.vocabulary import DEMAND_UNITS_PER_GPU_PERCENT
 
 if TYPE_CHECKING:
@@ -44,6 +45,11 @@ COST_COMPONENTS = (
         "gpu_capacity",
         True,
         "Baseline GPU nodes (reserved cloud, or on-prem capex, power and space)",
+    ),
+    (
+        "leases",
+        True,
+        "Leases of today's clusters, paid until they end whether the plan uses them or not",
     ),
     ("burst", True, "On-demand GPUs rented by the hour above the baseline"),
     ("spot", True, "Spot GPUs for interruptible work, interruption overhead included"),
@@ -106,6 +112,8 @@ class Evaluation:
         default_factory=lambda: pl.DataFrame(schema=SERVICE_LEVEL_SCHEMA)
     )
     """Predicted service level of every placed share beside its target (``service.py``)."""
+    sharing: Mapping[tuple[str, str], Sharing] = field(default_factory=dict)
+    """The replayed week of each pool and GPU type where training fills the troughs."""
 
     @property
     def total_cents(self) -> int:
@@ -216,7 +224,7 @@ def evaluate_decisions(
     for (w, p, g), s in dec.shares.items():
         combo = data.combos.get((w, p, g))
         s_base = s - dec.spot.get((w, p, g), 0)
-        if s_base > 0 and combo is not None:
+        if s_base > 0 and combo is not None and (w, p, g) not in data.flexible:
             placed.setdefault((p, g), np.zeros(HOURS_PER_WEEK, dtype=np.int64))
             placed[(p, g)] = placed[(p, g)] + combo.load(s_base)
             n = dec.nodes.get((p, g), 0)
@@ -236,6 +244,21 @@ def evaluate_decisions(
             v.append(
                 f"capacity[{p},{g},t={t}]: {need[t] / DEMAND_UNITS_PER_GPU:.1f} GPUs short in hour {t} "
                 "and the pool cannot burst"
+            )
+
+    own = {k: s - dec.spot.get(k, 0) for k, s in dec.shares.items() if k in data.combos}
+    sharing = replay_sharing(data, own, dict(dec.nodes))
+    v.extend(_sharing_violations(data, own, sharing))
+    for (p, g), sh in sharing.items():
+        placed[(p, g)] = sh.services_units + np.ceil(sh.training_units).astype(np.int64)
+    for (w, p, g), s in dec.shares.items():
+        combo = data.combos.get((w, p, g))
+        gpus = data.gpus_per_node.get(g, 0) * dec.nodes.get((p, g), 0)
+        flex = (w, p, g) in data.flexible and s > 0
+        if flex and combo is not None and combo.gang_gpus > max(1, gpus):
+            v.append(
+                f"gang_fit[{w},{p},{g}]: its {combo.gang_gpus}-GPU jobs need more than the pool's "
+                f"{gpus} baseline GPUs"
             )
 
     for g, cap in data.burst_cap_units.items():
@@ -305,6 +328,7 @@ def evaluate_decisions(
         "gpu_capacity": sum(
             data.node_cost(p, g) * n for (p, g), n in dec.nodes.items() if p in pools
         ),
+        "leases": data.lease_cents,
         "burst": sum(int(data.burst_cents[g] * b.sum()) for (_p, g), b in burst.items()),
         "spot": sum(
             data.spot_cents.get(k, 0) * pct for k, pct in dec.spot.items() if k in data.combos
@@ -371,6 +395,7 @@ def evaluate_decisions(
         moved=tuple(moved),
         retooled=tuple(retooled),
         horizon_months=people.horizon_months,
+        sharing=sharing,
     )
     levels = service_levels(data, dec, ev, service_pools)
     v += check_service_levels(levels)
@@ -379,11 +404,39 @@ def evaluate_decisions(
 
 def check_service_levels(levels: pl.DataFrame) -> list[str]:
     """One violation per predicted service level that misses its target."""
+    if levels.is_empty() or levels["met"].all():
+        return []  # the common case, without building a filtered frame
     return [
         f"service_levels[{r['workload']},{r['pool']},{r['gpu_type']}]: predicted {r['metric']} "
         f"{r['predicted']:.4g} exceeds the target {r['target']:g}"
         for r in levels.filter(~pl.col("met")).iter_rows(named=True)
     ]
+
+
+def _sharing_violations(
+    data: ModelData,
+    own: Mapping[tuple[str, str, str], int],
+    sharing: Mapping[tuple[str, str], Sharing],
+) -> list[str]:
+    """Trough-filling training gets its GPU-hours and keeps its wait target, hour by hour."""
+    v = []
+    for (p, g), sh in sharing.items():
+        if not sh.steady:
+            v.append(
+                f"sharing[{p},{g}]: the hours other work leaves hold less than the training's "
+                f"{sh.arriving_units / UNITS:,.0f} GPU-hours a week (restarts included), so its queue grows"
+            )
+            continue
+        for k, s in sorted(own.items()):
+            if s > 0 and k[1] == p and k[2] == g and k in data.flexible:
+                slack = data.flexible[k]
+                if 100 * int(sh.backlog_steps.sum()) > STEPS * slack * sh.arriving_units:
+                    v.append(
+                        f"sharing[{','.join(k)},wait]: waiting for the service's troughs adds "
+                        f"{sh.wait_centi_hours / 100:.1f} h to {k[0]}'s queue, more than the "
+                        f"{slack / 100:.1f} h its target leaves"
+                    )
+    return v
 
 
 def _spot_violations(data: ModelData, dec: Decisions) -> list[str]:

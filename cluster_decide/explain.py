@@ -17,6 +17,7 @@ from cluster_decide.explain_people import people_sentences
 from cluster_decide.market import PROVIDER_WORDS, TERM_WORDS
 from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, Combo, ModelData
 from cluster_decide.service import busy_gpus_by_pool
+from cluster_decide.sharing import sharing_sentence
 from cluster_decide.vocabulary import ARCHETYPE_SHORT, ARCHETYPE_WORDS, SKILL_LABELS
 
 __all__ = [
@@ -154,8 +155,10 @@ def _binding(data: ModelData, dec: Decisions, ev: Evaluation) -> list[str]:
             f"The budget binds: cash spend is {money(ev.cash_cents / 100)} of the {money(data.budget_cents / 100)} a month allowed."
         )
     per_pool: dict[str, np.ndarray] = defaultdict(lambda: np.zeros(168))
-    for (p, _g), load in ev.placed_units.items():
-        per_pool[p] = per_pool[p] + load
+    for (p, g), load in ev.placed_units.items():
+        # Where training fills the troughs, the hours that size the pool are the services'.
+        sized = ev.sharing[(p, g)].services_units if (p, g) in ev.sharing else load
+        per_pool[p] = per_pool[p] + sized
     for p in sorted(per_pool):
         load = per_pool[p]
         if load.max() > load.min() * 1.05:
@@ -208,6 +211,10 @@ def explain(data: ModelData, dec: Decisions, ev: Evaluation, archetype: str | No
         + (f", including {hires} new hire{'s' if hires > 1 else ''}." if hires else "."),
     ]
     lines += procurement_sentences(data, dec, ev)
+    lines += [
+        sharing_sentence(p, sh, data.gpus_per_node[g], data.node_cents[g] / 100, money)
+        for (p, g), sh in sorted(ev.sharing.items())
+    ]
     lines += [_why_workload(data, dec, w.name) for w in data.workloads]
     lines += people_sentences(data, dec, ev)
     lines += _binding(data, dec, ev)
@@ -225,8 +232,10 @@ def procurement_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> li
     )
     upfront = 0.0
     nodes_by_gpu: dict[str, int] = defaultdict(int)
+    leased = {lease.pool for lease in data.leases}
     for (p, g), n in dec.nodes.items():
-        if not data.pool(p).owned:  # today's owned clusters are paid for (people_sentences)
+        # Today's owned clusters are paid for, leased ones under lease (people_sentences).
+        if not data.pool(p).owned and p not in leased:
             nodes_by_gpu[g] += n
     for g, n in sorted(nodes_by_gpu.items()):
         market = data.markets.get(g)

@@ -103,7 +103,38 @@ def people_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[st
         )
     elif reused:
         out.append(f"{_exist(reused)[0].upper()}{_exist(reused)[1:]} reused: no build cost.")
+    out += _lease_sentences(data, dec)
     out += _move_sentences(data, dec, ev)
+    return out
+
+
+def _lease_sentences(data: ModelData, dec: Decisions) -> list[str]:
+    """One sentence per lease of today that runs into the horizon: what is paid, what is used."""
+    out = []
+    for lease in data.leases:
+        used = dec.nodes.get((lease.pool, lease.gpu_type), 0)
+        month = _money(lease.nodes * lease.node_cents / 100.0)
+        total = _money(lease.nodes * lease.node_cents * lease.months / 100.0)
+        gpu = f"{lease.nodes} {lease.gpu_type} node{'s' if lease.nodes != 1 else ''}"
+        if lease.months >= lease.horizon_months:
+            when = f"for all {lease.horizon_months} months of the plan"
+        else:
+            when = f"for the first {lease.months} of the plan's {lease.horizon_months} months"
+        if used == 0:
+            use = "the plan leaves the cluster unused, so that money buys nothing"
+        elif used < lease.nodes:
+            use = f"the plan uses {used} of its nodes"
+        else:
+            use = "the plan uses all of its nodes"
+        after = (
+            f"; nodes kept after the lease ends cost the market price, {_money(lease.node_cents / 100.0)} a node a month"
+            if used and lease.months < lease.horizon_months
+            else ""
+        )
+        out.append(
+            f"The {lease.pool} lease ({gpu}) is paid {when} whatever the plan does: {month} a "
+            f"month, {total} in all; {use}{after}."
+        )
     return out
 
 

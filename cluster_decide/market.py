@@ -427,19 +427,21 @@ def cash_flow(
     horizon_months: int,
     life_months: int,
     resale_at: Callable[[int], float],
+    adjust: Callable[[int], float] | None = None,
 ) -> pl.DataFrame:
     """Cumulative cash over the horizon, one row per month (month 0 is the purchase).
 
     The outlay is paid in month 0 and again at the start of each new useful life; the monthly
-    cash spend (rent, people, support, power: no capital charge) each month; the hardware is sold
-    at the end of each life and at the horizon, ``resale_at(age)`` times the outlay.
+    cash spend (rent, people, support, power: no capital charge) each month, plus
+    ``adjust(month)`` where a cost is not level (a lease paid until it ends); the hardware is
+    sold at the end of each life and at the horizon, ``resale_at(age)`` times the outlay.
     """
     rows = []
     total = 0.0
     life = max(1, life_months)
     for month in range(horizon_months + 1):
         up = upfront_usd if month < horizon_months and month % life == 0 else 0.0
-        run = monthly_usd if month > 0 else 0.0
+        run = monthly_usd + (adjust(month) if adjust is not None else 0.0) if month > 0 else 0.0
         age = life if month % life == 0 else month % life
         sold = month > 0 and (month % life == 0 or month == horizon_months)
         back = upfront_usd * resale_at(age) if sold else 0.0

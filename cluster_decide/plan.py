@@ -35,6 +35,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -169,6 +170,21 @@ class Plan:
         if "one_time_usd" not in self.costs.columns or not self.feasible:
             return 0.0
         return float(self.costs["one_time_usd"].fill_null(0.0).sum())
+
+    def hourly_split(self) -> pl.DataFrame:
+        """Hour by hour, each sharing pool's GPUs: services, trough-filling training, idle.
+
+        Columns (:data:`cluster_decide.sharing.HOURLY_SPLIT_SCHEMA`): ``hour`` (0 = Monday
+        00:00), ``pool``, ``gpu_type``, ``services_gpus``, ``training_gpus``, ``idle_gpus``; one
+        row per hour of the week and pool where preemptible training fills the troughs, none
+        when no pool does (or the plan has no scenario). Drawn as a week of stacked areas.
+        """
+        from cluster_decide.evaluate import evaluate
+        from cluster_decide.sharing import HOURLY_SPLIT_SCHEMA, hourly_split
+
+        if self.inputs is None or not self.feasible:
+            return pl.DataFrame(schema=HOURLY_SPLIT_SCHEMA)
+        return hourly_split(evaluate(self.inputs, self).sharing)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for JSON: rounded numbers, no timing, so equal plans give equal bytes."""
@@ -375,7 +391,9 @@ def investment(data: ModelData, dec: Decisions, ev: Evaluation) -> tuple[float, 
 
     Outlay: Σ over owned pools of nodes × (server + fabric share + storage share). Monthly cash
     is the evaluator's cash spend less the capital charge of owned nodes (that charge stands for
-    the outlay and resale, which the frame shows as they happen).
+    the outlay and resale, which the frame shows as they happen). A lease of today's cluster is
+    paid in full until it ends and the nodes the plan keeps at market price after it; the
+    evaluator's figure averages the two over the horizon.
     """
     upfront = capital = 0.0
     life = data.scenario.procurement.horizon_months
@@ -399,5 +417,19 @@ def investment(data: ModelData, dec: Decisions, ev: Evaluation) -> tuple[float, 
         data.scenario.procurement.horizon_months,
         life,
         resale_at,
+        partial(_lease_adjustment, data, dec) if data.leases else None,
     )
     return upfront, frame
+
+
+def _lease_adjustment(data: ModelData, dec: Decisions, month: int) -> float:
+    """USD to add to the level monthly cash in ``month`` so that leases fall when they are paid."""
+    cents = 0
+    for lease in data.leases:
+        used = dec.nodes.get((lease.pool, lease.gpu_type), 0)
+        level = lease.committed_cents + used * lease.node_after_cents
+        actual = (
+            lease.nodes * lease.node_cents if month <= lease.months else used * lease.node_cents
+        )
+        cents += actual - level
+    return cents / 100.0

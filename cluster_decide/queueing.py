@@ -552,6 +552,20 @@ def deadline_window(
     load = np.asarray(work, dtype=float)
     if free.shape != load.shape or free.ndim != 1 or free.size == 0:
         raise ValueError("free_gpus and work must be 1-D of equal, non-zero length")
+    return _deadline_window(free.tobytes(), load.tobytes())
+
+
+@lru_cache(maxsize=4096)
+def _deadline_window(free_bytes: bytes, work_bytes: bytes) -> float:
+    """:func:`deadline_window` of the arrays these bytes hold, remembered.
+
+    A solve asks for the same pool's window many times (every candidate of the warm start,
+    every round of service-level cuts, every redraw of a slider back to a value seen before),
+    and each answer is a binary search over O(n^2) array checks; the answer depends only on
+    the two arrays, so it is kept (about 2.7 kB a week-long entry, 11 MB at most).
+    """
+    free = np.frombuffer(free_bytes, dtype=float)
+    load = np.frombuffer(work_bytes, dtype=float)
     if load.sum() > np.maximum(free, 0).sum() + 1e-9:
         return math.inf
     lo, hi = 1, free.size

@@ -40,6 +40,7 @@ from cluster_decide.constants import (
     WORKLOAD_KINDS,
 )
 from cluster_decide.errors import Problem, ScenarioError, did_you_mean
+from cluster_decide.estate_size import size_problem
 from cluster_decide.ranges import Range
 from cluster_decide.tomlread import tomllib
 from cluster_decide.vocabulary import (
@@ -493,6 +494,7 @@ class CostOverride(_Section):
     spot_interruptions_per_node_month: SpotInterruptions | None = None
     checkpoint_interval_hours: IntervalHours | None = None
     spot_restart_hours: IntervalHours | None = None
+    preempt_restart_hours: IntervalHours | None = None
 
 
 class CurrentWorkload(_Section):
@@ -515,8 +517,13 @@ class CurrentCluster(_Section):
 
 
 class Current(_Section):
-    """The estate as it is today: where each workload runs, and the clusters that exist."""
+    """The estate as it is today: where each workload runs, and the clusters that exist.
 
+    ``as_of`` is the month the plan starts (today), needed to count how many months of a
+    lease (``leased_until``) fall inside the planning horizon.
+    """
+
+    as_of: Annotated[str, Field(pattern=r"^\d{4}-\d{2}$")] | None = None
     workloads: dict[Name, CurrentWorkload] = {}
     clusters: tuple[CurrentCluster, ...] = ()
 
@@ -997,67 +1004,18 @@ def _check_against_catalog(scn: Scenario, catalog: Catalog) -> list[Problem]:
     return problems
 
 
-MAX_ESTATE_GPUS = 5_000_000
-"""The most GPUs an estate may need at peak: fifty times the largest estates of 100,000 GPUs."""
-MAX_ESTATE_USD_PER_MONTH = 1e12
-"""The most an estate may cost a month ($1 trillion): the model counts cents in 64-bit integers
-and weighs them against tie-breaks, so this keeps its objective far from overflowing."""
-
-
 def _check_size(scn: Scenario) -> list[Problem]:
     """Values each in range can still combine into an estate no one runs; refuse those.
 
-    The model counts money in cents and GPUs in integers; a billion GPUs at a hundred times list
-    price would overflow its arithmetic and be reported as "infeasible". The estimate here is an
-    upper bound from the file's figures alone: each workload's peak GPUs on its slowest allowed
-    type, each priced at the dearest of its types (rented on demand or bought over the horizon).
+    The bound is :func:`cluster_decide.estate_size.size_problem`'s, which `ingest` shares.
     """
-    import numpy as np
-
-    cat, hours = scn.catalog, 730.0
-    scale, horizon = scn.procurement.gpu_price_scale, scn.procurement.horizon_months
-
-    def month_usd(g: Any) -> float:
-        rent = max(g.usd_per_gpu_hour_on_demand, g.usd_per_gpu_hour_reserved) * hours
-        return max(rent, g.node_capex_usd / horizon / g.gpus_per_node) * scale
-
-    total_gpus = total_usd = 0.0
-    for w in scn.workloads:
-        types = [cat.gpus[g] for g in w.gpu_types]
-        shape = np.asarray(
-            cat.profile(w.profile) if isinstance(w.profile, str) else w.profile, dtype=float
-        )
-        peak = float(shape.max() / shape.mean())
-        if isinstance(w, TrainingWorkload | DeadlineWorkload):
-            slowest = min(g.training_speed for g in types)
-            gpus = max(w.gpu_hours_per_month / hours * peak / slowest, w.gpus_per_job)
-        elif isinstance(w, ExperimentationWorkload):
-            gpus = float(w.concurrent_users * w.gpus_per_user)
-        else:
-            slowest = min(g.inference_speed for g in types)
-            gpus = w.peak_requests_per_second * w.gpu_seconds_per_request / slowest
-        total_gpus += gpus
-        total_usd += gpus * max(month_usd(g) for g in types)
-    if total_gpus > MAX_ESTATE_GPUS:
-        return [
-            Problem(
-                "workloads",
-                f"together they need up to about {total_gpus:,.0f} GPUs at peak, more than the "
-                f"{MAX_ESTATE_GPUS:,} an estate may plan",
-                "check the demand figures and their units: GPU-hours a month, users, requests "
-                "a second",
-            )
-        ]
-    if total_usd > MAX_ESTATE_USD_PER_MONTH:
-        return [
-            Problem(
-                "",
-                f"the estate could cost up to about ${total_usd:,.0f} a month, more than the "
-                f"${MAX_ESTATE_USD_PER_MONTH:,.0f} the model can count exactly",
-                "check the GPU prices, procurement.gpu_price_scale and horizon_months",
-            )
-        ]
-    return []
+    problem = size_problem(
+        [w.model_dump() for w in scn.workloads],
+        scn.catalog,
+        price_scale=scn.procurement.gpu_price_scale,
+        horizon_months=scn.procurement.horizon_months,
+    )
+    return [Problem(*problem)] if problem else []
 
 
 def _check_current(scn: Scenario, known_gpus: set[str]) -> list[Problem]:
@@ -1094,7 +1052,32 @@ def _check_current(scn: Scenario, known_gpus: set[str]) -> list[Problem]:
                     did_you_mean(c.gpu_type, sorted(known_gpus)),
                 )
             )
+        problems += _check_lease(scn.current, i, c)
     return problems
+
+
+def _check_lease(current: Current, i: int, c: CurrentCluster) -> list[Problem]:
+    """A ``leased_until`` belongs to a leased cluster and needs ``current.as_of`` to count from."""
+    if c.leased_until is None:
+        return []
+    if c.ownership != "leased":
+        return [
+            Problem(
+                f"current.clusters[{i}].leased_until",
+                f"'{c.name}' is owned, so it has no lease to end",
+                'set ownership = "leased" or drop leased_until',
+            )
+        ]
+    if current.as_of is None:
+        return [
+            Problem(
+                f"current.clusters[{i}].leased_until",
+                f"the lease of '{c.name}' ends {c.leased_until}, but the month the plan starts "
+                "is not given",
+                'add as_of = "YYYY-MM" to [current] (the month the plan starts)',
+            )
+        ]
+    return []
 
 
 def _resolved_catalog(scn: Scenario, base: Catalog) -> Catalog:

@@ -214,8 +214,13 @@ def batch_waits_by_pool(
             "backfill" if data.pool(p).platform in ("slurm", "shared") else "fifo"
         )
         estimates = batch_waits(usable, [c for _, c in classes], gpn, order=order)
+        sharing = ev.sharing.get((p, g))
         for (name, _cls), est in zip(classes, estimates, strict=True):
-            out[(name, p, g)] = max(est.mean, out.get((name, p, g), 0.0))
+            key = (name, p, g)
+            # Training in the troughs waits as in a pool of the capacity the services leave on
+            # average, plus the fluid wait through their peaks (the backlog they build).
+            fluid = sharing.wait_centi_hours / 100 if sharing and key in data.flexible else 0.0
+            out[key] = max(est.mean + fluid, out.get(key, 0.0))
     return out
 
 

@@ -214,6 +214,7 @@ KIND_LABELS: Final = {
 """Workload kinds as charts and tables show them."""
 COMPONENT_LABELS: Final = {
     "gpu_capacity": "GPU capacity",
+    "leases": "Committed leases",
     "burst": "On-demand burst",
     "spot": "Spot capacity",
     "managed_fees": "Managed service fees",

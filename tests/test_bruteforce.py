@@ -94,8 +94,12 @@ def _node_options(data: ModelData, pool: str, gpu: str, combos: list[Any]) -> ra
     lb = math.ceil(gang / gpn)
     peak = sum(c.demand for c in combos).max() / DEMAND_UNITS_PER_GPU
     need = math.ceil(peak / gpn - 1e-9)
-    if not data.pool(pool).bursts:
+    flexible = any((c.workload, pool, gpu) in data.flexible for c in combos)
+    if not data.pool(pool).bursts and not flexible:
         return range(max(lb, need), max(lb, need) + 1)
+    # Bursting pools rent peaks; where training fills troughs, fewer nodes than the summed
+    # peak may hold it: every count from the gang's floor up could be the cheapest.
+    lb = max(lb, 1) if flexible else lb
     return range(lb, max(lb, need) + 1)
 
 

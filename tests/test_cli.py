@@ -110,3 +110,124 @@ def test_compare_lists_archetypes(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["compare", "research-lab"]) == 0
     out = capsys.readouterr().out
     assert "slurm_only" in out and "hybrid_shared" in out
+
+
+_BANK = """
+schema_version = 1
+
+[scenario]
+name = "bank"
+
+[team]
+hpc = { fte = 2.0 }
+kubernetes = { fte = 3.0 }
+
+[procurement]
+mode = "cloud"
+
+[[workloads]]
+name = "finetune"
+kind = "fine_tuning"
+interface = "slurm"
+gpu_types = ["H100"]
+gpus_per_job = 8
+gpu_hours_per_month = 20000.0
+mean_job_hours = 8.0
+max_queue_wait_hours = 6.0
+
+[[workloads]]
+name = "notebooks"
+kind = "experimentation"
+interface = "slurm"
+gpu_types = ["H100"]
+concurrent_users = 2
+gpus_per_user = 1
+max_queue_wait_hours = 0.25
+
+[[workloads]]
+name = "chat"
+kind = "realtime_inference"
+interface = "containers"
+gpu_types = ["H100"]
+peak_requests_per_second = 30.0
+gpu_seconds_per_request = 0.2
+p99_latency_ms = 2000.0
+profile = "business_hours"
+requires = ["autoscaling", "self_healing", "rolling_updates"]
+
+[current]
+as_of = "2026-12"
+
+[current.workloads.finetune]
+platform = "slurm"
+users = 2
+
+[current.workloads.notebooks]
+platform = "slurm"
+users = 2
+
+[current.workloads.chat]
+platform = "kubernetes"
+users = 4
+
+[[current.clusters]]
+name = "hpc-a"
+platform = "slurm"
+gpu_type = "H100"
+nodes = 8
+ownership = "leased"
+leased_until = "2027-06"
+"""
+
+
+def test_solve_prints_today_against_the_plan(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With a [current] estate the summary prints today beside the plan, from the plans' frames."""
+    import polars as pl
+
+    import cluster_decide as cd
+    from cluster_decide.analysis.today import status_quo
+    from cluster_decide.explain import money
+
+    path = tmp_path / "bank.toml"
+    path.write_text(_BANK)
+    assert main(["solve", str(path), "--no-verdict"]) == 0
+    out = capsys.readouterr().out
+    assert "Today -> plan" in out
+    block = out.split("Today -> plan", 1)[1].split("\nPools", 1)[0]
+    rows = {
+        cells[0]: cells[1:]
+        for line in block.splitlines()
+        if line.startswith("| ") and not line.startswith("| item")
+        for cells in [[c.strip() for c in line.strip("|").split("|")]]
+    }
+    assert set(rows) == {
+        "platforms",
+        "baseline GPUs",
+        "engineers",
+        "monthly cost",
+        "one-time cost",
+        "moves",
+        "hires",
+        "retraining",
+    }
+    scn = cd.load_scenario(path)
+    plan = cd.solve(scn)
+    today = cd.solve(status_quo(scn))
+    assert rows["monthly cost"] == [money(today.total_monthly_usd), money(plan.total_monthly_usd)]
+    assert rows["one-time cost"][1] == money(plan.one_time_usd)
+    moved = plan.transition.filter(pl.col("action") == "move")
+    assert rows["moves"][1].startswith(str(moved.height) if moved.height else "none")
+    assert today.transition.filter(pl.col("action") == "move").height == 0
+    gpus = int(plan.pools["gpus"].sum())
+    assert rows["baseline GPUs"][1].startswith(str(gpus))
+    assert rows["hires"][1] == (
+        str(int(plan.staffing["hires"].sum())) if plan.staffing["hires"].sum() else "none"
+    )
+    assert rows["platforms"][0] == "kubernetes, slurm"
+    # Without [current] there is no today to print.
+    bare = tmp_path / "bare.toml"
+    bare.write_text(_BANK.split("[current]", 1)[0])
+    assert main(["solve", str(bare), "--no-verdict"]) == 0
+    assert "Today -> plan" not in capsys.readouterr().out

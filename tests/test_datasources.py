@@ -61,6 +61,7 @@ COST_PARAMETERS = (
     "spot_interruptions_per_node_month",
     "checkpoint_interval_hours",
     "spot_restart_hours",
+    "preempt_restart_hours",
     "max_spot_share",
 )
 STAFFING_COMPONENTS = ("base", "per_100_nodes", "addon", "integration")
@@ -387,3 +388,15 @@ def test_render_is_deterministic_and_counts_assumptions(facts: pl.DataFrame) -> 
     assert f"{n_assumed} are assumptions" in text
     for spec in FACT_FILES:
         assert f"## {spec.name}\n" in text
+
+
+def test_sides_name_a_side_a_capability_and_a_support_level() -> None:
+    """Each side row overrides one capability for work submitted through Slurm or containers."""
+    sides = read_catalog_file("sides")
+    keys = list(_rows(sides, "platform", "side", "capability"))
+    assert len(keys) == len(set(keys)) > 0
+    assert {p for p, _s, _c in keys} <= set(constants.PLATFORMS)
+    assert {s for _p, s, _c in keys} <= {"slurm", "containers"}
+    assert {c for _p, _s, c in keys} <= set(constants.CAPABILITIES)
+    assert set(sides["support"]) <= set(constants.SUPPORT_LEVELS)
+    assert all(sides["url"]) and all(sides["date"])

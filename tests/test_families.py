@@ -29,8 +29,13 @@ def test_every_family_has_a_test() -> None:
 
 def test_every_family_adds_rows_on_the_default_scenario(default_scenario: cd.Scenario) -> None:
     m = build_model(prepare(default_scenario))
-    # Policy rows exist only when a policy is set; service-level cuts only where a pool misses one.
-    assert {f for f in FAMILIES if f not in ("policy", "service_levels")} <= set(m.families)
+    # Policy rows exist only when a policy is set; service-level cuts only where a pool misses
+    # one. No default class fills troughs (fine-tuning's 2-hour wait target leaves less room
+    # than one of its jobs): the sharing rows are counted on the preset built to share.
+    skipped = ("policy", "service_levels", "sharing")
+    assert {f for f in FAMILIES if f not in skipped} <= set(m.families)
+    shared = build_model(prepare(cd.load_scenario("train-and-serve")))
+    assert "sharing" in shared.families
 
 
 def test_family_coverage() -> None:
@@ -252,3 +257,30 @@ def test_family_service_levels() -> None:
     violations = evaluate_decisions(data, short).violations
     assert any(v.startswith("service_levels[finetune,k8s-batch,H100]") for v in violations)
     assert not any(v.startswith("capacity[") for v in violations), violations
+
+
+def test_family_sharing() -> None:
+    checkpointed = training(
+        gpus_per_job=8, gpu_hours_per_month=7300.0, interruptible=True, max_queue_wait_hours=24.0
+    )
+    api = service(gpu_types=["H100"], peak_requests_per_second=200.0, profile="diurnal")
+    scn = small_scenario(
+        [checkpointed, api],
+        procurement={"mode": "on_prem", "on_demand_burst": False},
+        policy={"platforms": ["shared"]},
+    )
+    data = prepare(scn)
+    assert ("train", "shared", "H100") in data.flexible
+    plan = cd.solve(scn)
+    ev = cd.evaluate(scn, plan)
+    assert ev.feasible and ev.sharing
+    # The training's 10 busy GPUs live in the service's troughs: the pool is not service + 12.
+    (sh,) = ev.sharing.values()
+    assert plan.pools["gpus"][0] < sh.services_units.max() / 1000 + 12
+    # Give the service the training's troughs and the evaluator names the sharing row.
+    dec = plan.decisions()
+    short = Decisions(dec.shares, {k: v - 2 for k, v in dec.nodes.items()})
+    assert any(
+        v.startswith("sharing[") or v.startswith("capacity[")
+        for v in evaluate_decisions(data, short).violations
+    )

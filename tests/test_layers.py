@@ -16,10 +16,10 @@ PACKAGE = Path(__file__).resolve().parents[1] / "cluster_decide"
 ORDER = ("base", "inputs", "demand", "model", "plan", "analyses", "views")
 LAYERS = {
     "base": ("vocabulary", "constants", "resources", "tomlread", "errors", "ranges", "atomic"),
-    "inputs": ("catalog", "datasources", "scenario", "inventory", "market"),
+    "inputs": ("catalog", "datasources", "estate_size", "scenario", "inventory", "market"),
     "demand": ("queueing",),
     "model": ("model",),
-    "plan": ("evaluate", "plan", "service", "explain", "explain_people", "solving"),
+    "plan": ("evaluate", "plan", "service", "explain", "explain_people", "sharing", "solving"),
     "analyses": ("analysis", "simulate", "simengine"),
     "views": (
         "style",

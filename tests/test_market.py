@@ -61,7 +61,7 @@ def test_commitments_are_cheaper_than_on_demand_per_seller() -> None:
         same = {
             x.term: x.usd_per_gpu_hour
             for x in offers
-            if (x.gpu, x.provider_class) == (o.gpu, o.provider_class)
+            if (x.gpu, x.provider_class, x.provider) == (o.gpu, o.provider_class, o.provider)
         }
         if "on_demand" in same:
             assert same.get("commit_1y", 0) <= same["on_demand"]

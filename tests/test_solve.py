@@ -23,12 +23,14 @@ def test_presets_give_the_seeds_answers(preset_plans: dict[str, cd.Plan]) -> Non
     assert "slurm" not in set(preset_plans["inference-platform"].pools["platform"])
     # Staff are paid whatever the plan does, so one Kubernetes platform no longer saves the
     # Slurm team's cost, and pre-training stays on today's Slurm cluster: separate clusters win
-    # at GPU-cloud prices too, Kubernetes with a batch add-on about 3.5% dearer (README,
-    # "Presets"); with hyperscaler prices only they win by more.
+    # at GPU-cloud prices too. Kubernetes with a batch add-on is about 24% dearer (README,
+    # "Presets"): it leaves the 32 H100 nodes whose lease is paid until December 2027 (13 of 36
+    # months, $118k a month averaged) and rents their capacity again; with hyperscaler prices
+    # only separate clusters win by more.
     assert preset_plans["enterprise-mixed"].archetype == "hybrid_separate"
     forced = cd.load_scenario().update({"policy": {"archetype": "kubernetes_batch"}})
     margin = cd.solve(forced).total_monthly_usd / preset_plans["enterprise-mixed"].total_monthly_usd
-    assert 1.01 < margin < 1.1
+    assert 1.15 < margin < 1.35
     hyperscaler = cd.load_scenario().update({"procurement": {"provider_classes": ["hyperscaler"]}})
     assert cd.solve(hyperscaler).archetype == "hybrid_separate"
     for plan in preset_plans.values():

@@ -96,7 +96,7 @@ def _row(scn: Scenario, arch: str, plan: Plan) -> dict[str, object]:
 
 
 def compare(
-    scn: Scenario, time_limit_s: float = 10.0, workers: int = 2, seed: int = 0
+    scn: Scenario, time_limit_s: float = 10.0, workers: int | None = None, seed: int = 0
 ) -> pl.DataFrame:
     """One row per archetype, each solved with that archetype forced, cheapest first.
 

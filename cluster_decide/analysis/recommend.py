@@ -274,7 +274,7 @@ def _has_plan(plan: Plan) -> bool:
 
 
 def _runner_ups(
-    scn: Scenario, plan: Plan, time_limit_s: float, workers: int, seed: int
+    scn: Scenario, plan: Plan, time_limit_s: float, workers: int | None, seed: int
 ) -> pl.DataFrame:
     frame = compare(scn, time_limit_s=time_limit_s, workers=workers, seed=seed)
     feasible = (pl.col("status") != "infeasible") & pl.col("total_monthly_usd").is_finite()
@@ -619,7 +619,7 @@ def recommend(
     samples: int = 0,
     seed: int = 0,
     time_limit_s: float = 10.0,
-    workers: int = 2,
+    workers: int | None = None,
     executor: Executor | None = None,
     max_workers: int | None = 1,
     inputs: Sequence[str] | None = None,

@@ -11,6 +11,8 @@ spent. The keys, stated so a review can argue with them:
   its own. Within a pool, ``staff_key`` splits them: ``gpu_hours`` (default) like the capacity a
   workload takes in the pool, ``equal`` evenly between the pool's workloads. A pool's
   **managed-service fee** and **build** follow the same key.
+- **Committed leases** of today's clusters follow the GPU-hours each workload takes in the leased
+  cluster; a lease the plan leaves unused is idle capacity.
 - **Moves** (migration and users' retraining) go straight to the workload that moves.
 - **Capability gaps, interface friction and split overhead** belong to the placement that
   causes them, so go straight to its workload.
@@ -121,6 +123,20 @@ def showback(scn: Scenario, plan: Plan, staff_key: str = "gpu_hours") -> pl.Data
         for w, units in sorted(used[(p, g)].items()):
             add(w, p, "gpu_capacity", "gpu_hours", (node_cents - idle_cents) * units / taken)
             add(w, p, "burst", "gpu_hours", burst_cents * units / taken)
+
+    # A committed lease follows the work its cluster hosts; a lease the plan leaves unused is idle.
+    for lease in data.leases:
+        hosted = {
+            w: units
+            for (p, _g), by_w in used.items()
+            if p == lease.pool
+            for w, units in by_w.items()
+        }
+        total_units = sum(hosted.values())
+        if not total_units:
+            add(IDLE, lease.pool, "leases", "idle", float(lease.committed_cents))
+        for w, units in sorted(hosted.items()):
+            add(w, lease.pool, "leases", "gpu_hours", lease.committed_cents * units / total_units)
 
     # People follow each pool's effort per skill; what no pool takes is capacity to redeploy.
     people = data.people

@@ -122,6 +122,12 @@ def _solve_samples(
             a: free if free.archetype == a else quick_solve(s.force_archetype(a), seed)
             for a in archetypes
         }
+        # A free search stopped at its work limit may miss a plan a forced one found: the
+        # sample's optimum is the cheapest plan found, so no regret is negative.
+        found = [o for o in forced.values() if o.feasible]
+        best = min(found, key=lambda o: o.total_monthly_usd, default=free)
+        if best.feasible and (not free.feasible or best.total_monthly_usd < free.total_monthly_usd):
+            free = best
         out.append((free, forced))
     return out
 

@@ -41,6 +41,7 @@ __all__ = [
     "finish",
     "placements",
     "service_levels",
+    "sharing_week",
     "simulated_waits",
     "staffing",
     "to_png",
@@ -499,6 +500,60 @@ def placements(plan: Plan, width: int = WIDTH) -> alt.TopLevelMixin:
     )
     chart = alt.layer(bars, labels).properties(width=width - 260, height=34 * len(order))
     return finish(chart, title)
+
+
+_SHARE_PARTS = (
+    ("services_gpus", "Services", "blue"),
+    ("training_gpus", "Training in the troughs", "orange"),
+    ("idle_gpus", "Idle", "grey"),
+)
+
+
+def sharing_week(plan: Plan, width: int = WIDTH) -> alt.TopLevelMixin:
+    """A week of each sharing pool: GPUs the services hold, training fills, and stay idle."""
+    title = "Who uses the shared pool, hour by hour"
+    split = plan.hourly_split()
+    if split.height == 0:
+        return _empty(title, "No pool in this plan fills its troughs with training.", width)
+    labels = {col: label for col, label, _c in _SHARE_PARTS}
+    rows = [
+        {
+            "hour": r["hour"],
+            "day": r["hour"] / 24,
+            "where": f"{r['pool']} · {r['gpu_type']}",
+            "part": labels[col],
+            "order": i,
+            "gpus": r[col],
+        }
+        for r in _rows(split)
+        for i, (col, _label, _c) in enumerate(_SHARE_PARTS)
+    ]
+    chart = (
+        alt.Chart(alt.Data(values=rows))
+        .mark_area()
+        .encode(
+            x=alt.X(
+                "day:Q", title="Day of the week (0 = Monday 00:00)", scale=alt.Scale(domain=[0, 7])
+            ),
+            y=alt.Y("gpus:Q", title="GPUs", stack="zero"),
+            color=alt.Color(
+                "part:N",
+                sort=[label for _c, label, _k in _SHARE_PARTS],
+                scale=alt.Scale(
+                    domain=[label for _c, label, _k in _SHARE_PARTS],
+                    range=[PALETTE[k] for _c, _l, k in _SHARE_PARTS],
+                ),
+                legend=alt.Legend(title=None, orient="top"),
+            ),
+            order=alt.Order("order:Q"),
+            row=alt.Row("where:N", title=None),
+            tooltip=["where:N", "hour:Q", "part:N", alt.Tooltip("gpus:Q", format=".1f")],
+        )
+        .properties(width=width - 160, height=220)
+    )
+    return finish(
+        chart, title, "Services scale by the hour; preemptible training takes what they leave."
+    )
 
 
 def service_levels(plan: Plan, width: int = WIDTH) -> alt.TopLevelMixin:

@@ -10,6 +10,7 @@ the SLOs knowingly rather than inherit whatever the old cluster delivered.
 from __future__ import annotations
 
 import math
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
@@ -256,10 +257,22 @@ def _catalog_types(
     return out or list(default)
 
 
-def _slug(text: str) -> str:
-    slug = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in text.lower())
-    slug = slug.strip("-_.") or "class"
-    return slug[:80]
+def _slug(text: str, taken: set[str]) -> str:
+    """A workload name for `text` the scenario accepts, unlike any name in `taken`.
+
+    Names are ASCII (``équipe`` becomes ``equipe``; letters with no ASCII form, such as
+    ``研究``, are dropped), so a site's account names never make the derived scenario invalid;
+    the team keeps its own spelling. Two classes whose names would meet get ``-2``, ``-3``.
+    """
+    ascii_text = unicodedata.normalize("NFKD", text.lower()).encode("ascii", "ignore").decode()
+    slug = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in ascii_text)
+    slug = slug.strip("-_.")[:80].strip("-_.") or "class"
+    name, n = slug, 1
+    while name in taken:
+        n += 1
+        name = f"{slug[: 80 - len(str(n)) - 1]}-{n}"
+    taken.add(name)
+    return name
 
 
 def derive_workloads(
@@ -330,10 +343,11 @@ def derive_workloads(
     workloads: list[dict[str, Any]] = []
     evidence: list[dict[str, Any]] = []
     classes = jobs.select("kind", "team").unique().sort("kind", "team").rows()
+    names: set[str] = set()
     for kind, team in classes:
         cls = jobs.filter((pl.col("kind") == kind) & (pl.col("team") == team))
         ran = _ran(cls)
-        name = _slug(f"{team}-{kind.replace('_', '-')}")
+        name = _slug(f"{team}-{kind.replace('_', '-')}", names)
         ev, wl = _measure(
             cls,
             ran,

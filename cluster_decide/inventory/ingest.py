@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import polars as pl
+
 from cluster_decide import ranges
 from cluster_decide.inventory.classify import Classification, classify
 from cluster_decide.inventory.demand import Demand, derive_workloads
@@ -86,6 +88,36 @@ class RowProgress:
         self._done = done
 
 
+EXCERPT_FRACTION = 0.5
+"""Jobs covering less than this share of a header's stated span make the file an excerpt."""
+
+
+def _header_window(result: ReadResult) -> float | None:
+    """The window an SWF header's StartTime-EndTime gives, unless the file is an excerpt.
+
+    A log cut to its first thousand jobs keeps the whole log's header: 92 days stated where
+    the jobs cover 7, which would divide their GPU-hours by thirteen times too many months.
+    When the jobs (first submit to last end) cover less than `EXCERPT_FRACTION` of the
+    stated span, the window is theirs (None: derivation's default), and a note says so.
+    """
+    stated = result.report.span_days
+    assert stated is not None
+    jobs = result.jobs
+    ends = pl.coalesce(pl.col("end"), pl.col("submit") + pl.duration(seconds=pl.col("elapsed_s")))
+    first, last = jobs.select(pl.coalesce(pl.col("submit"), pl.col("start")).min(), ends.max()).row(
+        0
+    )
+    covered = (last - first).total_seconds() / 86400.0 if first and last else None
+    if covered is not None and covered < EXCERPT_FRACTION * stated:
+        result.report.notes.append(
+            f"window: the jobs' own {covered:.1f} days, not the {stated:.1f} days the header "
+            "states: the file holds only part of the log (an excerpt); --window-days DAYS sets it"
+        )
+        return None
+    result.report.notes.append(f"window: {stated:.1f} days, the span the log's header states")
+    return stated
+
+
 def ingest(
     files: Sequence[Source],
     *,
@@ -145,10 +177,7 @@ def ingest(
         result = read_many(files, progress=progress, **options)
     classification = classify(result.jobs, load_rules(rules))
     if window_days is None and result.report.span_days is not None:
-        window_days = result.report.span_days
-        result.report.notes.append(
-            f"window: {window_days:.1f} days, the span the log's header states"
-        )
+        window_days = _header_window(result)
     try:
         demand = derive_workloads(
             classification.jobs, interfaces=interfaces, prefers=prefers, window_days=window_days

@@ -8,7 +8,7 @@ constraint is named after the data it stands for (``share[llm-pretraining,slurm,
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,7 +16,15 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from cluster_decide.constants import HOURS_PER_WEEK, SKILLS
-from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, Combo, ModelData
+from cluster_decide.model.data import (
+    DEMAND_UNITS_PER_GPU,
+    MILLI,
+    STEPS,
+    Combo,
+    ModelData,
+    Pool,
+    pushed_out,
+)
 from cluster_decide.model.people import FAMILY
 from cluster_decide.vocabulary import DEMAND_UNITS_PER_GPU_PERCENT
 
@@ -34,6 +42,8 @@ __all__ = [
     "add_linking",
     "add_policy",
     "add_service_levels",
+    "add_sharing",
+    "add_sharing_hours",
     "add_spot",
     "add_staffing",
     "add_transition",
@@ -54,6 +64,7 @@ FAMILIES = (
     "policy",
     "spot",
     "burst_cap",
+    "sharing",
     "dominance",
     "service_levels",
 )
@@ -83,6 +94,13 @@ class Model:
     burst_weight: dict[tuple[str, str, int], int] = field(default_factory=dict)
     burst_ub: dict[tuple[str, str, int], int] = field(default_factory=dict)
     hires: dict[str, cp_model.IntVar] = field(default_factory=dict)
+    exact_sharing: frozenset[tuple[str, str]] = frozenset()
+    """Pools and GPU types whose trough-filling training has the hour-by-hour rows; the others
+    have the weekly row only (a relaxation the solve loop tightens where a plan needs it, see
+    ``add_sharing_hours``)."""
+    backlog: dict[tuple[str, str, int], cp_model.IntVar] = field(default_factory=dict)
+    """Preemptible training queued at the end of each hour in a sharing pool (hundredths of
+    capacity units: percent × tenths of a GPU)."""
     spot: dict[tuple[str, str, str], Any] = field(default_factory=dict)
     """Percent of a workload's share here that runs on spot (0 where spot is not open)."""
     spot_on: dict[tuple[str, str, str], Any] = field(default_factory=dict)
@@ -253,11 +271,16 @@ def add_capacity(m: Model) -> None:
     are in the demand already). ``slope = demand`` and ``fixed = 0`` except for split services
     and notebooks, whose pieces are each sized for their own traffic (``Combo.load``). Burst exists only where the platform autoscales and procurement
     allows on-demand GPUs. Identical or dominated hours are merged (see ``reduced_buckets``).
+    Preemptible training that fills troughs (``data.flexible``) is not in these rows: it takes
+    what is left in each hour (``add_sharing``).
     """
     d = m.data
     for p in d.pools:
         for g in p.gpu_types:
-            combos = [c for c in d.allowed() if c.pool == p.name and c.gpu_type == g]
+            here = [c for c in d.allowed() if c.pool == p.name and c.gpu_type == g]
+            combos = [c for c in here if (c.workload, c.pool, c.gpu_type) not in d.flexible]
+            if here and not combos:
+                continue  # only trough-filling work: add_sharing holds it
             if not combos:
                 m.cp.add(m.nodes[(p.name, g)] == 0).with_name(f"capacity[{p.name},{g},unused]")
                 continue
@@ -534,6 +557,8 @@ def dominated_pairs(d: ModelData) -> list[tuple[str, str]]:
                 continue
             if people is not None and a.name in people.managed and b.name not in people.managed:
                 continue
+            if not _sharing_dominates(d, a, b):
+                continue
             if all(
                 _dominates(d.combos.get((w.name, b.name, g)), d.combos.get((w.name, a.name, g)))
                 and _spot_dominates(d, (w.name, b.name, g), (w.name, a.name, g))
@@ -553,6 +578,30 @@ def _dominates(b: Combo | None, a: Combo | None) -> bool:
     return cost_b <= a.gap_cents_per_pct + a.friction_cents_per_pct and bool(
         np.all(b.demand <= a.demand)
     )
+
+
+def _sharing_dominates(d: ModelData, a: Pool, b: Pool) -> bool:
+    """Moving ``a``'s work into ``b`` leaves every hour-by-hour sharing row no tighter.
+
+    Training that fills ``a``'s troughs must fill ``b``'s too, with no less room in its wait
+    target; and where training fills ``b``'s troughs, ``a``'s other work must hold a flat
+    block (a rising service would push that training out and cost it restarts).
+    """
+    for w in d.workloads:
+        for g in a.gpu_types:
+            ka, kb = (w.name, a.name, g), (w.name, b.name, g)
+            combo = d.combos.get(ka)
+            if combo is None or combo.blocked:
+                continue
+            if ka in d.flexible and d.flexible.get(kb, -1) < d.flexible[ka]:
+                return False
+            if (
+                ka not in d.flexible
+                and any(k[1] == b.name and k[2] == g for k in d.flexible)
+                and bool(combo.pushed(100).any())
+            ):
+                return False
+    return True
 
 
 def _spot_dominates(d: ModelData, b: tuple[str, str, str], a: tuple[str, str, str]) -> bool:
@@ -630,6 +679,142 @@ def add_service_levels(m: Model, cuts: Sequence[ServiceCut]) -> None:
         m._count("service_levels")
 
 
+def _load_terms(
+    m: Model, keys: Sequence[tuple[str, str, str]], slope: np.ndarray, fixed: np.ndarray
+) -> cp_model.LinearExprT:
+    """Σ (share − spot)[k]·slope[k] + place[k]·fixed[k] over one column of coefficients.
+
+    What these placements hold, counted as ``add_capacity`` counts it.
+    """
+    terms = [(m.share[k], int(v)) for k, v in zip(keys, slope, strict=True) if v]
+    terms += [(m.spot[k], -int(v)) for k, v in zip(keys, slope, strict=True) if v and k in m.spot]
+    terms += [(m.place[k], int(v)) for k, v in zip(keys, fixed, strict=True) if v]
+    if not terms:
+        return 0
+    return cp_model.LinearExpr.weighted_sum([t[0] for t in terms], [t[1] for t in terms])
+
+
+@dataclass(frozen=True)
+class _SharingRows:
+    """The coefficients of one sharing pool and GPU type (rows: placements, columns: hours)."""
+
+    flex: list[tuple[str, str, str]]
+    held: list[tuple[str, str, str]]
+    arrive: tuple[np.ndarray, np.ndarray]
+    """Slope and fixed part of the trough-filling training's own need."""
+    others: tuple[np.ndarray, np.ndarray]
+    """Slope and fixed part of what the other work holds."""
+    pushed: tuple[np.ndarray, np.ndarray]
+    """Slope and fixed part of the GPUs the other work takes back at each hour's start."""
+
+
+def _sharing_rows(m: Model, p: Pool, g: str) -> _SharingRows | None:
+    d = m.data
+    here = [c for c in d.allowed() if c.pool == p.name and c.gpu_type == g]
+    flex = [c for c in here if (c.workload, p.name, g) in d.flexible]
+    if not flex:
+        return None
+    held = [c for c in here if (c.workload, p.name, g) not in d.flexible]
+
+    def parts(combos: list[Combo]) -> tuple[np.ndarray, np.ndarray]:
+        if not combos:
+            empty = np.zeros((0, HOURS_PER_WEEK), dtype=np.int64)
+            return empty, empty
+        slope = np.stack([c.slope if c.slope is not None else c.demand for c in combos])
+        fixed = np.stack(
+            [c.fixed if c.fixed is not None else np.zeros_like(c.demand) for c in combos]
+        )
+        return slope, fixed
+
+    others = parts(held)
+    return _SharingRows(
+        flex=[(c.workload, p.name, g) for c in flex],
+        held=[(c.workload, p.name, g) for c in held],
+        arrive=parts(flex),
+        others=others,
+        pushed=(
+            np.stack([pushed_out(r) for r in others[0]]) if held else others[0],
+            np.stack([pushed_out(r) for r in others[1]]) if held else others[1],
+        ),
+    )
+
+
+def add_sharing(m: Model) -> None:
+    """Preemptible training takes, hour by hour, the GPUs other work leaves, and still meets its wait.
+
+    In a pool that shares by the hour, per GPU type, a fluid queue over the repeating week:
+    backlog[t] ≥ backlog[t−1] + STEPS·arriving[t] + loss·pushed[t] − STEPS·(supply − held[t]),
+    backlog[t] ≥ 0, where arriving is the trough-filling classes' own need (Σ share·demand),
+    held is everything else placed there (as in ``add_capacity``), pushed the GPUs it takes
+    back at hour t (:func:`~cluster_decide.model.data.pushed_out` of each placement's parts)
+    and loss the work each one loses in ``1 / STEPS`` of a GPU-hour. Little's law turns the
+    backlog into a mean wait, and each placed class keeps it within what its target leaves
+    over its steady-state wait: 100·Σ_t backlog[t] ≤ STEPS·slack[w]·Σ_t arriving[t] (slack in
+    hundredths of an hour).
+
+    Summed over the week the rows say the troughs hold the training's GPU-hours and restarts;
+    the model is built with only that weekly row per pool, and the solve loop states the hourly
+    rows (``add_sharing_hours``) for the pools where a plan's training waits too long, which
+    keeps estates that do not choose the pool as fast as before.
+    """
+    d, cp = m.data, m.cp
+    for p in d.pools:
+        for g in p.gpu_types:
+            rows = _sharing_rows(m, p, g)
+            if rows is None:
+                continue
+            supply = UNITS_PER_NODE_GPU * d.gpus_per_node[g] * m.nodes[(p.name, g)]
+            need = STEPS * _load_terms(m, rows.flex, *(a.sum(axis=1) for a in rows.arrive))
+            if rows.held:
+                need = need + d.preempt_loss_steps * _load_terms(
+                    m, rows.held, *(a.sum(axis=1) for a in rows.pushed)
+                )
+                need = need + STEPS * _load_terms(
+                    m, rows.held, *(a.sum(axis=1) for a in rows.others)
+                )
+            cp.add(need <= STEPS * HOURS_PER_WEEK * supply).with_name(f"sharing[{p.name},{g},week]")
+            m._count("sharing")
+
+
+def add_sharing_hours(m: Model, pairs: Iterable[tuple[str, str]]) -> None:
+    """The hour-by-hour sharing rows of ``add_sharing`` for these (pool, GPU type) pairs.
+
+    Added by the solve loop where a plan's trough-filling training waits too long; they only
+    remove plans (the weekly row is their sum), so every bound found before still holds.
+    """
+    d, cp = m.data, m.cp
+    for name, g in sorted(set(pairs) - m.exact_sharing):
+        rows = _sharing_rows(m, d.pool(name), g)
+        if rows is None:
+            continue
+        m.exact_sharing = m.exact_sharing | {(name, g)}
+        supply = UNITS_PER_NODE_GPU * d.gpus_per_node[g] * m.nodes[(name, g)]
+        ub = max(
+            1,
+            100
+            * (
+                STEPS * int(sum(a.sum() for a in rows.arrive))
+                + d.preempt_loss_steps * int(sum(a.sum() for a in rows.pushed))
+            ),
+        )
+        b = [cp.new_int_var(0, ub, f"backlog[{name},{g},t={t}]") for t in range(HOURS_PER_WEEK)]
+        for t in range(HOURS_PER_WEEK):
+            m.backlog[(name, g, t)] = b[t]
+            inflow = STEPS * _load_terms(m, rows.flex, *(a[:, t] for a in rows.arrive))
+            loss = d.preempt_loss_steps * _load_terms(m, rows.held, *(a[:, t] for a in rows.pushed))
+            used = STEPS * _load_terms(m, rows.held, *(a[:, t] for a in rows.others))
+            cp.add(b[t] >= b[t - 1] + inflow + loss - STEPS * supply + used).with_name(
+                f"sharing[{name},{g},t={t}]"
+            )
+            m._count("sharing")
+        weekly = _load_terms(m, rows.flex, *(a.sum(axis=1) for a in rows.arrive))
+        for k in rows.flex:
+            cp.add(100 * sum(b) <= STEPS * d.flexible[k] * weekly).only_enforce_if(
+                m.place[k]
+            ).with_name(f"sharing[{','.join(k)},wait]")
+            m._count("sharing")
+
+
 def _objective(m: Model) -> None:
     """Monthly cost in cents, then a tie-break that prefers fewer and earlier placements.
 
@@ -645,7 +830,7 @@ def _objective(m: Model) -> None:
     )
     spot = sum(d.spot_cents[k] * s for k, s in m.spot.items())
     m.people_cents = _people_cents(m)
-    m.cash_cents = capacity + burst + m.people_cents + spot
+    m.cash_cents = capacity + d.lease_cents + burst + m.people_cents + spot
     shares = list(m.share.items())
     penalties = sum(
         (d.combos[k].gap_cents_per_pct + d.combos[k].friction_cents_per_pct) * s
@@ -709,6 +894,7 @@ def build_model(
     add_transition(m)
     add_spot(m)
     add_burst_cap(m)
+    add_sharing(m)
     _objective(m)
     add_budget(m)
     add_policy(m)

@@ -24,13 +24,13 @@ from cluster_decide.constants import (
     PLATFORM_WORDS,
     PLATFORMS,
     SKILLS,
-    TRAINING_KINDS,
 )
 from cluster_decide.market import Market, OnPremNode, onprem_cost, resolve_markets, spot_overhead
 from cluster_decide.model.people import FAMILY, PeopleData, prepare_people
 from cluster_decide.queueing import (
     BatchClass,
     autoscaled_rates,
+    batch_waits,
     deadline_gpus,
     min_gpus_for_latency,
     min_gpus_for_wait,
@@ -48,14 +48,18 @@ from cluster_decide.scenario import (
 __all__ = [
     "DEMAND_UNITS_PER_GPU",
     "MILLI",
+    "STEPS",
     "Combo",
+    "Lease",
     "ModelData",
     "Pool",
     "batch_class",
     "busy_gpus",
     "gpu_demand",
     "job_stretch",
+    "lease_months",
     "prepare",
+    "pushed_out",
     "realtime_rates",
 ]
 
@@ -63,6 +67,9 @@ DEMAND_UNITS_PER_GPU = vocabulary.DEMAND_UNITS_PER_GPU
 """Demand is counted in tenths of a GPU (rounded up, so rounding never under-provisions)."""
 MILLI = 1000
 """Staff effort is counted in thousandths of an FTE."""
+STEPS = 4
+"""Trough-filling backlog is counted in quarters of a capacity unit, so the preemption loss per
+GPU pushed out (half a checkpoint interval plus the restart) is a whole number of quarters."""
 WEEKS_PER_MONTH = HOURS_PER_MONTH / HOURS_PER_WEEK
 DEFAULT_POOL_NAMES = {
     "slurm": "slurm",
@@ -86,6 +93,46 @@ class Pool:
     owned: bool = False
     """An existing cluster whose nodes are owned: its capex is spent, so a node costs its running
     costs (support, power, space)."""
+
+
+@dataclass(frozen=True)
+class Lease:
+    """A cluster of today leased until a date: its nodes are paid for until then, used or not.
+
+    ``months`` of the horizon fall inside the lease (from ``current.as_of`` to ``leased_until``,
+    both months counted). The lease costs ``node_cents`` a node a month (the GPU type's market
+    price for the pool's baseline); averaged over the horizon it is the constant
+    ``committed_cents``, and a node the plan keeps using costs only the months after the lease.
+    """
+
+    pool: str
+    gpu_type: str
+    nodes: int
+    months: int
+    horizon_months: int
+    node_cents: int
+
+    @property
+    def committed_cents(self) -> int:
+        """All the lease's nodes for its months in the horizon, in cents a month averaged."""
+        return round(self.nodes * self.node_cents * self.months / self.horizon_months)
+
+    @property
+    def node_after_cents(self) -> int:
+        """A node the plan uses, beyond the lease: market price for the months after it ends."""
+        return round(self.node_cents * (self.horizon_months - self.months) / self.horizon_months)
+
+
+def lease_months(as_of: str, leased_until: str, horizon_months: int) -> int:
+    """Months of a horizon starting in ``as_of`` (YYYY-MM) that a lease ending ``leased_until`` covers.
+
+    Both months count (a lease until 2027-06 from 2026-12 runs 7 months); a lease that ended
+    before the plan starts covers none, one beyond the horizon covers all of it.
+    """
+    y0, m0 = (int(x) for x in as_of.split("-")[:2])
+    y1, m1 = (int(x) for x in leased_until.split("-")[:2])
+    months = (y1 * 12 + m1) - (y0 * 12 + m0) + 1
+    return max(0, min(horizon_months, months))
 
 
 @dataclass(frozen=True)
@@ -124,6 +171,18 @@ class Combo:
             return share_pct * self.demand
         return share_pct * self.slope + self.fixed
 
+    def pushed(self, share_pct: int) -> np.ndarray:
+        """GPUs ``share_pct`` percent of the workload takes back at the start of each hour.
+
+        Each part of ``load`` rises on its own (:func:`pushed_out`): the sum bounds the rise of
+        the whole from above, and the sharing rows of the model count it the same way.
+        """
+        if share_pct <= 0:
+            return np.zeros_like(self.demand)
+        if self.slope is None or self.fixed is None:
+            return share_pct * pushed_out(self.demand)
+        return share_pct * pushed_out(self.slope) + pushed_out(self.fixed)
+
 
 @dataclass(frozen=True)
 class ModelData:
@@ -160,11 +219,26 @@ class ModelData:
     people: PeopleData | None = None
     """Payroll, hires, retraining, managed variants, builds and moves (``model.people``)."""
     pool_node_cents: Mapping[tuple[str, str], int] = field(default_factory=dict)
-    """Node cost of pools that differ from their GPU type's price (owned clusters of today)."""
+    """Node cost of pools that differ from their GPU type's price (owned clusters of today, and
+    leased ones whose lease covers part of the horizon)."""
+    leases: tuple[Lease, ...] = ()
+    """Leases of today's clusters that run into the horizon: paid whether the plan uses them."""
+
+    @property
+    def lease_cents(self) -> int:
+        """The committed leases, in cents a month averaged over the horizon (a constant)."""
+        return sum(lease.committed_cents for lease in self.leases)
 
     def node_cost(self, pool: str, gpu_type: str) -> int:
         """Cents a month for one node of ``gpu_type`` in ``pool``."""
         return self.pool_node_cents.get((pool, gpu_type), self.node_cents[gpu_type])
+
+    flexible: Mapping[tuple[str, str, str], int] = field(default_factory=dict)
+    """Placements that fill the troughs other work leaves, hour by hour, with the fluid queue
+    wait (hundredths of an hour) their class may add on top of its steady-state wait."""
+    preempt_loss_steps: int = 0
+    """GPU-hours lost per GPU pushed out by a service, in ``1 / STEPS`` of an hour (half a
+    checkpoint interval of work plus the restart)."""
 
     def platform(self, pool: str) -> PlatformKind:
         """The platform kind of a pool."""
@@ -281,10 +355,12 @@ def gpu_demand(
     shaped by the profile) such that the M/M/c mean wait for a seat stays within
     ``max_queue_wait_hours`` (:func:`cluster_decide.queueing.min_servers_for_mean_wait`), times
     ``gpus_per_user``. Real-time inference: the M/G/c replica count for the p99 SLO at each
-    hour's request rate, following the profile (with the scale-up lag) where the platform
-    autoscales and holding the peak where it does not, plus one node's worth of spare replicas
-    with ``headroom = "n+1"``. Multi-node training runs longer where placement is not
-    topology-aware, and training loses checkpoint-restart time where services preempt it.
+    hour's request rate, following the profile (with the scale-up lag) where the side of the
+    platform it is submitted through autoscales (a Deployment in a Slurm-on-Kubernetes pool
+    does) and holding the peak where it does not, plus one node's worth of spare replicas with
+    ``headroom = "n+1"``. Multi-node training runs longer where placement is not
+    topology-aware. (Checkpoint-restart time lost where services preempt training is counted
+    hour by hour in the sharing rows, not here.)
 
     Raises ValueError when the SLO cannot be met on this GPU at any size.
     """
@@ -299,7 +375,9 @@ def gpu_demand(
             w.p99_latency_ms / 1000.0,
             w.concurrency_per_gpu,
             tuple(shape.tolist()),
-            pool_platform.scale_up_lag_minutes / 60.0 if pool_platform.autoscales else None,
+            pool_platform.scale_up_lag_minutes / 60.0
+            if pool_platform.supports("autoscaling", w.interface) == "native"
+            else None,
             w.service_time_cv,
         )
         if w.headroom == "n+1":
@@ -326,11 +404,11 @@ def gpu_demand(
 def realtime_rates(w: RealtimeWorkload, platform: PlatformKind, catalog: Catalog) -> np.ndarray:
     """Requests per second to provision for in each hour: the profile, or its peak without autoscaling.
 
-    Where the platform autoscales, each hour must cover the highest rate within the scale-up
-    lag (:func:`cluster_decide.queueing.autoscaled_rates`).
+    Where the side of the platform it is submitted through autoscales, each hour must cover the
+    highest rate within the scale-up lag (:func:`cluster_decide.queueing.autoscaled_rates`).
     """
     rates = w.peak_requests_per_second * _profile(w, catalog)
-    if not platform.autoscales:
+    if platform.supports("autoscaling", w.interface) != "native":
         return np.full_like(rates, rates.max())
     return autoscaled_rates(rates, platform.scale_up_lag_minutes / 60.0)
 
@@ -378,8 +456,9 @@ def job_stretch(w: Workload, platform: PlatformKind, gpu: GpuType, catalog: Cata
     """How much longer a batch job runs here than on its reference GPU, on a neutral platform.
 
     The GPU's relative speed, times ``1 + topology_slowdown`` for multi-node jobs where
-    placement is not topology-aware, over ``1 - preemption_overhead`` for training where
-    services preempt it.
+    placement is not topology-aware. Work lost when services preempt training is not a flat
+    stretch: only preemptible training is pushed out, and it pays per GPU pushed out
+    (:func:`pushed_out`, ``ModelData.preempt_loss_steps``).
     """
     stretch = _speed_ratio(w, gpu, catalog)
     if (
@@ -387,8 +466,6 @@ def job_stretch(w: Workload, platform: PlatformKind, gpu: GpuType, catalog: Cata
         and platform.supports("topology_aware") != "native"
     ):
         stretch *= 1.0 + platform.topology_slowdown
-    if w.kind in TRAINING_KINDS and platform.preemption_overhead > 0:
-        stretch /= 1.0 - platform.preemption_overhead
     return stretch
 
 
@@ -466,7 +543,9 @@ def _blocked(w: Workload, pool: Pool, platform: PlatformKind, gpu: GpuType) -> t
     """Why a workload may not use this pool and GPU type, and the constraint family that says so."""
     if w.platforms is not None and pool.platform not in w.platforms:
         return f"its policy allows only {', '.join(w.platforms)}", "policy"
-    missing = [CAPABILITY_WORDS[c] for c in w.requires if platform.supports(c) != "native"]
+    missing = [
+        CAPABILITY_WORDS[c] for c in w.requires if platform.supports(c, w.interface) != "native"
+    ]
     if missing:
         needs = " and ".join(
             [", ".join(missing[:-1]), missing[-1]] if len(missing) > 1 else missing
@@ -526,7 +605,7 @@ def prepare(scn: Scenario) -> ModelData:
             plat = cat.platforms[p.platform]
             gap_usd = sum(
                 cat.capability_gaps_usd[c]
-                * {"native": 0.0, "partial": 0.5, "none": 1.0}[plat.supports(c)]
+                * {"native": 0.0, "partial": 0.5, "none": 1.0}[plat.supports(c, w.interface)]
                 for c in w.prefers
             )
             mismatch = plat.interface not in ("both", w.interface)
@@ -577,6 +656,12 @@ def prepare(scn: Scenario) -> ModelData:
     owned_cents = {
         (p.name, g): _running_cents(scn, g) for p in pools if p.owned for g in p.gpu_types
     }
+    leases = _leases(scn, node_cents)
+    owned_cents |= {
+        (lease.pool, lease.gpu_type): lease.node_after_cents
+        for lease in leases
+        if any(p.name == lease.pool for p in pools)
+    }
     return ModelData(
         scenario=scn,
         workloads=tuple(scn.workloads),
@@ -598,6 +683,10 @@ def prepare(scn: Scenario) -> ModelData:
         unplaceable=unplaceable,
         markets=markets,
         spot_cents=_spot_cents(scn, pools, combos, markets),
+        flexible=_flexible(scn, pools, combos),
+        preempt_loss_steps=round(
+            STEPS * (costs.checkpoint_interval_hours / 2.0 + costs.preempt_restart_hours)
+        ),
         spot_cap_pct=round(100 * _max_spot_share(scn)),
         burst_cap_units={
             g: m.burst_cap_gpus * DEMAND_UNITS_PER_GPU
@@ -606,7 +695,33 @@ def prepare(scn: Scenario) -> ModelData:
         },
         people=people,
         pool_node_cents=owned_cents,
+        leases=leases,
     )
+
+
+def _leases(scn: Scenario, node_cents: Mapping[str, int]) -> tuple[Lease, ...]:
+    """Today's leased clusters whose lease runs into the horizon (``leased_until`` given).
+
+    A lease is paid whether or not the plan keeps the cluster (even where policy now rules its
+    platform out); a leased cluster without an end date is a rolling lease the plan may drop.
+    """
+    current = scn.current
+    if current is None or current.as_of is None:
+        return ()
+    horizon = scn.procurement.horizon_months
+    out = []
+    for c in current.clusters:
+        if c.ownership != "leased" or c.leased_until is None:
+            continue
+        months = lease_months(current.as_of, c.leased_until, horizon)
+        if months <= 0:
+            continue
+        price = node_cents.get(c.gpu_type)
+        if price is None:
+            usd = resolve_markets(scn, [c.gpu_type])[c.gpu_type].node_usd_per_month
+            price = round(usd * 100) if math.isfinite(usd) else 0
+        out.append(Lease(c.name, c.gpu_type, c.nodes, months, horizon, price))
+    return tuple(out)
 
 
 def _max_spot_share(scn: Scenario) -> float:
@@ -668,3 +783,53 @@ def _running_cents(scn: Scenario, gpu_type: str) -> int:
         scale,
     )
     return round(cost.running_usd_per_month * 100)
+
+
+def pushed_out(demand: np.ndarray) -> np.ndarray:
+    """GPUs (tenths) a placement takes back at the start of each hour: its rise since the last.
+
+    The week repeats, so hour 0 follows hour 167. Where preemptible work fills the troughs,
+    each of these GPUs was running it and loses ``preempt_loss_steps`` of work.
+    """
+    d = np.asarray(demand, dtype=np.int64)
+    return np.maximum(d - np.roll(d, 1), 0)
+
+
+def _flexible(
+    scn: Scenario, pools: tuple[Pool, ...], combos: Mapping[tuple[str, str, str], Combo]
+) -> dict[tuple[str, str, str], int]:
+    """Placements that share their pool hour by hour, with the fluid wait they may add.
+
+    Preemptible (``interruptible``, checkpointed) training in a pool whose platform shares by
+    the hour (:attr:`PlatformKind.shares_by_hour`) and that does not rent burst capacity (where
+    a pool bursts, services' peaks are rented by the hour and there is no trough to fill). The
+    class is sized as if alone (``demand``, which meets its wait target at steady state); what
+    it may add is the target less the steady-state wait at that size, in hundredths of an hour,
+    and only a class where that room is at least one mean job long fills troughs.
+    """
+    cat = scn.catalog
+    sharing = {p.name for p in pools if cat.platforms[p.platform].shares_by_hour and not p.bursts}
+    out = {}
+    for key, c in combos.items():
+        w = scn.workload(c.workload)
+        if c.blocked or c.pool not in sharing or not isinstance(w, TrainingWorkload):
+            continue
+        if not w.is_interruptible:
+            continue
+        gpu = cat.gpus[c.gpu_type]
+        gpn = gpu.gpus_per_node
+        stretch = job_stretch(w, cat.platforms[_pool(pools, c.pool).platform], gpu, cat)
+        size = max(gpn, int(float(c.demand.max()) / DEMAND_UNITS_PER_GPU // gpn) * gpn)
+        steady = batch_waits(size, [batch_class(w, stretch)], gpn)[0].mean
+        slack = max(0, math.floor(100 * (w.max_queue_wait_hours - steady)))
+        if slack < 100 * w.mean_job_hours:
+            # Pushed out at a service's peak, the work waits hours for the trough; a class
+            # whose target leaves less room than one of its jobs keeps its flat block (the
+            # hourly rows would only prove that, slowly, on a large estate).
+            continue
+        out[key] = slack
+    return out
+
+
+def _pool(pools: tuple[Pool, ...], name: str) -> Pool:
+    return next(p for p in pools if p.name == name)

@@ -1,10 +1,11 @@
 """Explain an infeasible scenario by the smallest changes that make it work, each one solved.
 
-First, workloads that fit no candidate pool are repaired (allow a platform that has what they
-require, relax an SLO that no GPU can meet, or lift a per-class platform policy). Then single
-changes are tried one at a time — more staff of a skill (sized by a slack solve), a larger
-budget (sized by solving without one), hiring, the forced archetype, the platform list, the pool
-limit — and every change that yields a feasible plan is reported with that plan's cost.
+First, workloads that fit no candidate pool are repaired (allow a provider class that sells
+their GPU type, a platform that has what they require, relax an SLO that no GPU can meet, or
+lift a per-class platform policy). Then single changes are tried one at a time — more staff of
+a skill (sized by a slack solve), a larger budget (sized by solving without one), hiring, the
+forced archetype, the platform list, the pool limit — and every change that yields a feasible
+plan is reported with that plan's cost.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import polars as pl
 from cluster_decide.constants import CAPABILITY_WORDS, PLATFORM_WORDS, PLATFORMS, SKILLS
 from cluster_decide.explain import SKILL_WORDS, money
 from cluster_decide.explain_people import plural
+from cluster_decide.market import CLOUD_CLASSES, PROVIDER_WORDS, TERM_WORDS, resolve_markets
 from cluster_decide.model.data import MILLI, ModelData, prepare
 from cluster_decide.plan import RELAXATION_SCHEMA
 from cluster_decide.scenario import RealtimeWorkload, Scenario
@@ -41,7 +43,7 @@ class Relaxation:
     sentence: str
 
 
-def _cost(scn: Scenario, time_limit_s: float, workers: int, seed: int) -> float | None:
+def _cost(scn: Scenario, time_limit_s: float, workers: int | None, seed: int) -> float | None:
     from cluster_decide.evaluate import evaluate_decisions
     from cluster_decide.solving.loop import solve_data
 
@@ -64,7 +66,18 @@ def _repair_placement(
         w = scn.workload(name)
         reasons.append(f"{name} cannot run on any candidate pool: {why}.")
         families = {c.blocked_family for c in data.combos.values() if c.workload == name}
-        if "policy" in families and w.platforms is not None:
+        unsold = [g for g in w.gpu_types if g in data.markets and data.markets[g].baseline is None]
+        if unsold:
+            allow = _provider_class_fix(scn, unsold)
+            if allow is not None:
+                scn, fix = allow
+                fixes.append(fix)
+        by_policy = any(
+            c.blocked.startswith("its policy allows only")
+            for c in data.combos.values()
+            if c.workload == name
+        )
+        if by_policy and w.platforms is not None:
             scn = scn.update(
                 {
                     "workloads": [
@@ -144,12 +157,51 @@ def _repair_placement(
     return scn, reasons, fixes
 
 
+def _provider_class_fix(
+    scn: Scenario, gpus: list[str]
+) -> tuple[Scenario, tuple[str, float, str, str]] | None:
+    """Allow the one provider class that sells ``gpus`` for baseline nodes most cheaply.
+
+    Tried only for classes the scenario leaves out; ``None`` when none of them sells every one
+    of ``gpus`` on a term the scenario accepts.
+    """
+    best: tuple[float, str, Scenario] | None = None
+    allowed = list(scn.procurement.provider_classes)
+    for cls in CLOUD_CLASSES:
+        if cls in allowed:
+            continue
+        trial = scn.update({"procurement": {"provider_classes": [*allowed, cls]}})
+        markets = resolve_markets(trial, gpus)
+        if any(markets[g].baseline is None for g in gpus):
+            continue
+        usd = sum(markets[g].node_usd_per_month for g in gpus)
+        if best is None or usd < best[0]:
+            best = (usd, cls, trial)
+    if best is None:
+        return None
+    _usd, cls, trial = best
+    markets = resolve_markets(trial, gpus)
+    sold = ", ".join(
+        f"{g} from {offer.provider} {TERM_WORDS[offer.term]} at ${offer.usd_per_gpu_hour:.2f} per "
+        "GPU-hour"
+        for g in gpus
+        if (offer := markets[g].baseline) is not None
+    )
+    return trial, (
+        f"provider_class:{cls}",
+        1.0,
+        "provider class",
+        f"allow {PROVIDER_WORDS[cls]} as a provider class ([procurement] provider_classes): "
+        f"none of the allowed classes sells {', '.join(gpus)} for a pool's nodes; it sells {sold}",
+    )
+
+
 def _without_key(d: dict[str, object], key: str) -> dict[str, object]:
     return {k: v for k, v in d.items() if k != key}
 
 
 def _single_changes(
-    scn: Scenario, data: ModelData, time_limit_s: float, workers: int, seed: int
+    scn: Scenario, data: ModelData, time_limit_s: float, workers: int | None, seed: int
 ) -> list[tuple[str, float, str, str, Callable[[Scenario], Scenario]]]:
     from cluster_decide.solving.loop import solve_data
 
@@ -216,7 +268,7 @@ def _budget_slack(res: SolveResult) -> int:
 
 
 def diagnose(
-    scn: Scenario, data: ModelData, time_limit_s: float, workers: int, seed: int
+    scn: Scenario, data: ModelData, time_limit_s: float, workers: int | None, seed: int
 ) -> tuple[pl.DataFrame, list[str]]:
     """Why ``scn`` has no feasible plan, and the changes that fix it (each verified by a solve)."""
     repaired, reasons, fixes = _repair_placement(scn, data)
@@ -269,7 +321,7 @@ def diagnose(
 
 
 def _why_infeasible(
-    scn: Scenario, data: ModelData, time_limit_s: float, workers: int, seed: int
+    scn: Scenario, data: ModelData, time_limit_s: float, workers: int | None, seed: int
 ) -> str:
     from cluster_decide.solving.loop import solve_data
 

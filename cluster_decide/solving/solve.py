@@ -41,7 +41,7 @@ __all__ = [
 def solve(
     scn: Scenario,
     time_limit_s: float = 10.0,
-    workers: int = 2,
+    workers: int | None = None,
     seed: int = 0,
     hint: Plan | None = None,
 ) -> Plan:
@@ -51,7 +51,8 @@ def solve(
     ``feasible`` and its gap. No plan within the limit is status ``time_limit`` (not a verdict:
     no relaxation is searched for, and the sentence says how to give it more time). Every
     service level of an ``optimal`` or ``feasible`` plan holds. ``workers`` and ``seed`` are
-    passed to CP-SAT as they are. ``hint`` (a feasible plan of a similar scenario) starts the
+    passed to CP-SAT as they are (``workers`` None: one for a model of the default scenario's
+    size, two for a large estate; see :func:`~cluster_decide.solving.loop.workers_for`). ``hint`` (a feasible plan of a similar scenario) starts the
     search from that plan.
     """
     start = time.perf_counter()

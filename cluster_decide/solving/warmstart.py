@@ -164,6 +164,11 @@ def _consolidated(d: ModelData, dec: Decisions) -> Decisions:
     for candidate in candidates:
         for spotted in (candidate, _all_spot(d, candidate)):
             option = _cheaper_operation(d, spotted)
+            # Costs first (no service level predicted): only a cheaper option needs the full
+            # check, which is most of the work.
+            quick = evaluate_decisions(d, option, service_pools=set())
+            if not quick.feasible or quick.total_cents >= best_cost:
+                continue
             cost = _cost_or_inf(d, option)
             if cost < best_cost:
                 best, best_cost = option, cost
@@ -249,17 +254,18 @@ def _within_spot_cap(
 def _cheaper_operation(d: ModelData, dec: Decisions) -> Decisions:
     """``dec`` with each open pool managed or self-managed, whichever the evaluator finds cheaper.
 
-    A pool run as a managed service today stays managed (the model requires it).
+    A pool run as a managed service today stays managed (the model requires it). Only costs
+    are compared, so no service level is predicted (they do not depend on who runs the pool).
     """
     if d.people is None or not d.people.managed:
         return dec
     open_pools = set(dec.open_pools())
     forced = {p for p, opt in d.people.managed.items() if opt.forced} & open_pools
     best = Decisions(dec.shares, dec.nodes, dec.spot, dec.managed | forced)
-    best_cost = evaluate_decisions(d, best).total_cents
+    best_cost = evaluate_decisions(d, best, service_pools=set()).total_cents
     for p in sorted((open_pools & set(d.people.managed)) - forced):
         trial = Decisions(best.shares, best.nodes, best.spot, best.managed ^ {p})
-        ev = evaluate_decisions(d, trial)
+        ev = evaluate_decisions(d, trial, service_pools=set())
         if ev.total_cents < best_cost:
             best, best_cost = trial, ev.total_cents
     return best
@@ -301,3 +307,6 @@ def add_hints(m: Model, dec: Decisions) -> None:
     for w, z in m.moved.items():
         cp.add_hint(z, w in ev.moved)
         cp.add_hint(m.retooled[w], w in ev.retooled)
+    for (p, g, t), b in m.backlog.items():
+        sharing = ev.sharing.get((p, g))
+        cp.add_hint(b, int(sharing.backlog_steps[t]) if sharing is not None else 0)

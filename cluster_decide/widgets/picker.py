@@ -12,25 +12,32 @@ from typing import Any
 import ipywidgets as w
 
 from cluster_decide.errors import Problem, ScenarioError
-from cluster_decide.scenario import PRESETS, Scenario, load_scenario, parse_scenario
-from cluster_decide.tomlread import tomllib
+from cluster_decide.scenario import (
+    MAX_SCENARIO_BYTES,
+    PRESETS,
+    Scenario,
+    load_scenario,
+    parse_scenario,
+    read_scenario_toml,
+)
 
 __all__ = ["ScenarioPicker", "read_upload"]
 
 
 def read_upload(name: str, content: bytes) -> Scenario:
-    """A scenario from an uploaded file's bytes; ScenarioError (file, key, fix) when it is bad."""
-    try:
-        text = content.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise _problem(name, f"not UTF-8 text (byte {exc.start})") from None
-    if not text.strip():
-        raise _problem(name, "the file is empty; expected a TOML scenario (see docs/scenario.md)")
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise _problem(name, f"invalid TOML: {exc}") from None
-    return parse_scenario(data, source=name)
+    """A scenario from an uploaded file's bytes; ScenarioError (file, key, fix) when it is bad.
+
+    Read as `cluster-decide solve` reads a file: at most ``MAX_SCENARIO_BYTES``, a UTF-8
+    byte-order mark skipped, nesting too deep to parse refused with a message (never a
+    RecursionError in the app).
+    """
+    if len(content) > MAX_SCENARIO_BYTES:
+        raise _problem(
+            name,
+            f"the file is {len(content) / 1e6:,.0f} MB; a scenario is read whole, so at most "
+            f"{MAX_SCENARIO_BYTES // 1_000_000} MB is accepted",
+        )
+    return parse_scenario(read_scenario_toml(content, name), source=name)
 
 
 def _problem(name: str, what: str) -> ScenarioError:

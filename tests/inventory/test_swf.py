@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cluster_decide.inventory import InventoryError
+from cluster_decide.inventory.ingest import ingest
 from cluster_decide.inventory.jobs import gpu_hours
 from cluster_decide.inventory.swf import SWF_STATUS, parse_swf_header, read_swf
 
@@ -67,6 +68,39 @@ def test_nasa_header_and_unknown_waits(traces: Path) -> None:
     )
     # The header's StartTime and EndTime: October to December 1993.
     assert result.report.span_days == pytest.approx(92.0, abs=0.05)
+
+
+@pytest.mark.parametrize(
+    ("name", "stated", "covered"),
+    [
+        ("NASA-iPSC-1993-3.1-cln.first1000.swf.gz", 92.0, 6.74),
+        ("alea_hpc2n_subset.first500.swf", 1268.5, 25.72),
+    ],
+)
+def test_an_excerpt_is_not_given_the_whole_logs_window(
+    traces: Path, name: str, stated: float, covered: float
+) -> None:
+    """The first thousand jobs of a 92-day log cover 6.7 days: their GPU-hours a month.
+
+    The header (kept by the excerpt) states the whole log's span; dividing the excerpt's
+    GPU-hours by it once made the demand 13 (NASA) and 49 (HPC2N) times too small.
+    """
+    path = traces / "swf" / name
+    assert read_swf(path).report.span_days == pytest.approx(stated, abs=0.05)
+    done = ingest([path], gpus_per_proc=1)
+    assert done.demand.window_days == pytest.approx(covered, abs=0.01)
+    assert any(
+        f"not the {stated:.1f} days the header states" in n and "excerpt" in n
+        for n in done.read.report.notes
+    )
+    # The monthly rate is the jobs' GPU-hours over the days they cover.
+    total = gpu_hours(
+        done.classification.jobs.filter(done.classification.jobs["kind"].is_not_null())
+    )
+    monthly = sum(ev for ev in done.demand.evidence["gpu_hours_per_month"])
+    assert monthly == pytest.approx(total / (covered * 24 / 730.0), rel=0.01)
+    # A whole log's window is still the header's (the 10-day case: test_site_exports).
+    assert ingest([path], gpus_per_proc=1, window_days=stated).demand.window_days == stated
 
 
 def test_hpc2n_waits_and_float_fields(traces: Path) -> None:

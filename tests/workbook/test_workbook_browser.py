@@ -319,3 +319,41 @@ def test_a_plan_that_does_not_fit_exports(dashboard_server: VoilaServer, browser
     assert page.locator("a[download$='.html']").count() >= 1
     _no_traceback(page)
     page.close(run_before_unload=True)
+
+
+@pytest.fixture(scope="module")
+def analyst_server() -> Iterator[VoilaServer]:
+    """Voila serving the analyst dashboard (01-explore), which offers the TOML upload."""
+    with voila_server("workbook/01-explore.ipynb", python=PYTHON) as s:
+        yield s
+
+
+def test_a_hostile_upload_is_refused_in_the_browser(
+    analyst_server: VoilaServer, browser: Any
+) -> None:
+    """A 5,000-deep TOML and a 25 MB file, chosen in the upload box as a user would.
+
+    The page says what is wrong with each, naming the file; the plan on screen stays the same,
+    and no traceback reaches the page.
+    """
+    page, blocked = _open(browser, analyst_server.url, 1280, 900)
+    total = _total(page)
+    # ipywidgets' upload button opens a file chooser (its <input type=file> is not in the page).
+    upload = page.locator(".widget-upload", has_text="Load TOML")
+    hostile = [
+        ("deep.toml", b"schema_version = 1\nx = " + b"[" * 5000 + b"]" * 5000, "nested too deeply"),
+        ("huge.toml", b"# padding\n" * 2_500_000, "at most 20 MB"),
+    ]
+    for name, content, says in hostile:
+        with page.expect_file_chooser() as chooser:
+            upload.click()
+        chooser.value.set_files(
+            files=[{"name": name, "mimeType": "application/toml", "buffer": content}]
+        )
+        message = page.locator(".cd-msg-error")
+        message.filter(has_text=name).wait_for(timeout=60_000)
+        text = message.inner_text()
+        assert says in text and "kept" in text, text
+        _no_traceback(page)
+        assert _total(page) == total
+    assert all(not u.startswith(("http://127.0.0.1", "ws://127.0.0.1")) for u in blocked)

@@ -8,6 +8,7 @@ from datetime import datetime, timezone
 
 import cluster_decide as cd
 from cluster_decide.explain import ARCHETYPE_WORDS, money
+from cluster_decide.scenario import preset_path
 from cluster_decide.widgets import Dashboard, PlanCache, executive_app, read_upload
 
 
@@ -339,3 +340,31 @@ def test_a_verdict_hook_shows_under_the_headline(plan_cache: PlanCache) -> None:
     app.wait()
     assert 'data-verdict="adopt"' in app.answer.verdict.value
     assert "clear margin" in app.answer.verdict.value
+
+
+def test_hostile_uploads_show_a_message_and_change_nothing(dash: Dashboard) -> None:
+    """Deep nesting, an oversized file and a byte-order mark, uploaded as a user would.
+
+    Nesting deeper than the TOML parser can follow once escaped the app as a RecursionError;
+    each bad file now leaves the plan, the headline and the scenario list as they were and
+    says what is wrong, naming the file.
+    """
+    plan, headline = dash.plan, dash.answer.headline.value
+    offered = list(dash.picker.scenarios)
+    hostile = {
+        "deep-lists.toml": (b"schema_version = 1\nx = " + b"[" * 3000 + b"]" * 3000, "nested"),
+        "deep-tables.toml": (b"x = " + b"{a = " * 3000 + b"1" + b"}" * 3000, "nested"),
+        "huge.toml": (b"# padding\n" * 2_100_000, "at most 20 MB"),
+        "tiny-deep.toml": (b"x = " + b"[" * 200_000, "nested"),
+    }
+    for name, (content, says) in hostile.items():
+        assert not dash.picker.load_bytes(name, content)
+        message = dash.answer.message.value
+        assert name in message and "kept" in message and says in message, message
+        assert "Traceback" not in message and "RecursionError" not in message
+        assert dash.plan is plan and dash.answer.headline.value == headline
+        assert list(dash.picker.scenarios) == offered
+    # A byte-order mark (Windows editors write one) is not a reason to refuse a good file.
+    with_bom = b"\xef\xbb\xbf" + preset_path("research-lab").read_bytes()
+    assert dash.picker.load_bytes("bom.toml", with_bom), dash.answer.message.value
+    assert "uploaded: bom.toml" in dash.picker.scenarios

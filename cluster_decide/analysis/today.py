@@ -1,0 +1,101 @@
+"""Today against the plan: the estate as it runs now beside the recommendation, in one table.
+
+"Today" is the status quo re-planned: every workload listed in ``[current]`` kept on the platform
+family it runs on today (new workloads placed freely), sized and priced by the same model, so
+its monthly cost compares like with like (staff, GPUs, leases on both sides). The table reads
+both columns from the two plans' own frames (``pools``, ``staffing``, ``transition``, ``costs``).
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from cluster_decide.explain import money
+from cluster_decide.model.people import FAMILY
+from cluster_decide.plan import Plan
+from cluster_decide.scenario import Scenario
+from cluster_decide.solving.solve import solve
+
+__all__ = ["TODAY_SCHEMA", "status_quo", "today_plan", "today_vs_plan"]
+
+TODAY_SCHEMA = {"item": pl.String, "today": pl.String, "plan": pl.String}
+"""Columns of :func:`today_vs_plan`: what is compared, today's value, the plan's value."""
+
+
+def status_quo(scn: Scenario) -> Scenario:
+    """``scn`` with every workload of ``[current]`` held to the platform family it runs on today."""
+    if scn.current is None:
+        return scn
+    today = {name: cur.platform for name, cur in scn.current.workloads.items()}
+    allowed = list(scn.policy.platforms)
+    allowed += sorted({p for p in today.values() if p not in allowed})
+    data = scn.to_dict()
+    for w in data["workloads"]:
+        if w["name"] in today:
+            family = FAMILY[today[w["name"]]]
+            w["platforms"] = [k for k in allowed if FAMILY[k] == family]
+    return scn.update({"workloads": data["workloads"], "policy": {"platforms": allowed}})
+
+
+def today_plan(scn: Scenario, time_limit_s: float = 10.0, workers: int = 2, seed: int = 0) -> Plan:
+    """The cheapest plan that keeps every workload of ``[current]`` where it runs today."""
+    return solve(status_quo(scn), time_limit_s=time_limit_s, workers=workers, seed=seed)
+
+
+def _platforms(plan: Plan) -> str:
+    return ", ".join(sorted(set(plan.placements["platform"].to_list()))) or "none"
+
+
+def _gpus(plan: Plan) -> str:
+    by_type = (
+        plan.pools.group_by("gpu_type").agg(pl.col("gpus").sum()).filter(pl.col("gpus") > 0)
+    ).sort("gpu_type")
+    if not by_type.height:
+        return "none"
+    total = int(by_type["gpus"].sum())
+    parts = ", ".join(f"{int(n)} {g}" for g, n in by_type.iter_rows())
+    return f"{total} ({parts})"
+
+
+def _staff(plan: Plan) -> str:
+    s = plan.staffing
+    have = float(s["available_fte"].sum()) + int(s["hires"].sum())
+    need = float(s["required_fte"].sum())
+    return f"{have:g} FTE employed, {need:.1f} needed"
+
+
+def today_vs_plan(scn: Scenario, plan: Plan, today: Plan | None) -> pl.DataFrame:
+    """Rows: platforms, baseline GPUs, staff, monthly and one-time cost, moves, hires, retraining.
+
+    ``today`` is :func:`today_plan` of ``scn`` (None or infeasible: today's column says no plan
+    keeps every workload where it runs). Both plans' numbers come from their own frames.
+    """
+    kept = today is not None and today.feasible
+    moves = plan.transition.filter(pl.col("action") == "move")
+    moved = [
+        f"{r['workload']} ({r['today']} to {r['planned']})" for r in moves.iter_rows(named=True)
+    ]
+    hires = int(plan.staffing["hires"].sum())
+    retrained = int(plan.staffing["retrained_in"].sum())
+    na = "no plan keeps every workload where it runs today"
+    rows = [
+        ("platforms", _platforms(today) if kept and today else na, _platforms(plan)),
+        ("baseline GPUs", _gpus(today) if kept and today else "", _gpus(plan)),
+        ("engineers", _staff(today) if kept and today else "", _staff(plan)),
+        (
+            "monthly cost",
+            money(today.total_monthly_usd) if kept and today else "",
+            money(plan.total_monthly_usd),
+        ),
+        (
+            "one-time cost",
+            money(today.one_time_usd) if kept and today else "",
+            money(plan.one_time_usd),
+        ),
+        ("moves", "none", f"{len(moved)}: {'; '.join(moved)}" if moved else "none"),
+        ("hires", "none", str(hires) if hires else "none"),
+        ("retraining", "none", f"{retrained} engineer(s)" if retrained else "none"),
+    ]
+    return pl.DataFrame(
+        [dict(zip(TODAY_SCHEMA, r, strict=True)) for r in rows], schema=TODAY_SCHEMA
+    )

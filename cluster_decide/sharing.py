@@ -1,0 +1,187 @@
+"""Hour-by-hour sharing: preemptible training in the GPUs a pool's services leave idle.
+
+In a pool that shares by the hour (Slurm on Kubernetes, or Kubernetes with a batch add-on),
+services hold what their hourly profile needs and checkpointed, preemptible training queues
+for the rest. This module replays that as a fluid queue over the repeating week, from the
+decisions alone, for :func:`cluster_decide.evaluate` and for the plan's hourly split; the
+CP-SAT model states the same rows as constraints (``add_sharing``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from cluster_decide.constants import HOURS_PER_WEEK
+from cluster_decide.model.data import STEPS, ModelData
+from cluster_decide.vocabulary import DEMAND_UNITS_PER_GPU_PERCENT
+
+__all__ = [
+    "HOURLY_SPLIT_SCHEMA",
+    "Sharing",
+    "borrowed_gpus",
+    "hourly_split",
+    "replay_sharing",
+    "sharing_sentence",
+]
+
+UNITS = DEMAND_UNITS_PER_GPU_PERCENT
+"""Capacity units per GPU: percent × tenths of a GPU."""
+MAX_WEEKS = 52
+"""Weeks replayed to reach the repeating state (the backlog stops changing long before)."""
+
+
+@dataclass(frozen=True)
+class Sharing:
+    """The replayed week of one sharing pool and GPU type (capacity units: percent × tenths of a GPU)."""
+
+    services_units: np.ndarray
+    """What the other work placed here holds in each hour (capacity units)."""
+    training_units: np.ndarray
+    """What the trough-filling training runs in each hour, restarts included (capacity units)."""
+    backlog_steps: np.ndarray
+    """Training queued at the end of each hour (capacity units × ``STEPS``)."""
+    arriving_units: int
+    """The trough-filling training's weekly need (capacity units × hours)."""
+    supply_units: int
+    """The pool's baseline capacity (capacity units)."""
+    steady: bool
+    """False when the troughs cannot hold the training's work: the backlog grows every week."""
+
+    @property
+    def wait_centi_hours(self) -> float:
+        """Mean fluid wait of the training (hundredths of an hour), by Little's law."""
+        if not self.arriving_units:
+            return 0.0
+        return 100.0 * float(self.backlog_steps.sum()) / STEPS / self.arriving_units
+
+
+def replay_sharing(
+    data: ModelData, shares: dict[tuple[str, str, str], int], nodes: dict[tuple[str, str], int]
+) -> dict[tuple[str, str], Sharing]:
+    """Replay every sharing pool and GPU type that hosts trough-filling training.
+
+    ``shares`` are the percent of each placement on the pool's own capacity (spot excluded).
+    The backlog starts empty and the week is replayed until it repeats; the least repeating
+    backlog is what the model's rows allow at best, so the two agree exactly.
+    """
+    out: dict[tuple[str, str], Sharing] = {}
+    keys = sorted(
+        {(p, g) for (_w, p, g), s in shares.items() if s > 0 and (_w, p, g) in data.flexible}
+    )
+    for p, g in keys:
+        held = np.zeros(HOURS_PER_WEEK, dtype=np.int64)
+        pushed = np.zeros(HOURS_PER_WEEK, dtype=np.int64)
+        arrive = np.zeros(HOURS_PER_WEEK, dtype=np.int64)
+        for k, s in shares.items():
+            if s <= 0 or k[1] != p or k[2] != g or k not in data.combos:
+                continue
+            combo = data.combos[k]
+            if k in data.flexible:
+                arrive += combo.load(s)
+            else:
+                held += combo.load(s)
+                pushed += combo.pushed(s)
+        supply = UNITS * data.gpus_per_node[g] * nodes.get((p, g), 0)
+        net = STEPS * arrive + data.preempt_loss_steps * pushed - STEPS * (supply - held)
+        backlog = np.zeros(HOURS_PER_WEEK, dtype=np.int64)
+        last = 0
+        steady = False
+        for _ in range(MAX_WEEKS):
+            start = last
+            for t in range(HOURS_PER_WEEK):
+                last = max(0, last + int(net[t]))
+                backlog[t] = last
+            if last == start:
+                steady = True
+                break
+        prev = np.roll(backlog, 1)
+        served = (prev + STEPS * arrive + data.preempt_loss_steps * pushed - backlog) / STEPS
+        out[(p, g)] = Sharing(
+            services_units=held,
+            training_units=np.asarray(np.maximum(served, 0.0)),
+            backlog_steps=backlog,
+            arriving_units=int(arrive.sum()),
+            supply_units=int(supply),
+            steady=steady,
+        )
+    return out
+
+
+HOURLY_SPLIT_SCHEMA = {
+    "hour": pl.Int64,
+    "pool": pl.String,
+    "gpu_type": pl.String,
+    "services_gpus": pl.Float64,
+    "training_gpus": pl.Float64,
+    "idle_gpus": pl.Float64,
+}
+"""Columns of :func:`hourly_split`: hour of the week (0 = Monday 00:00), the pool and GPU type,
+and its baseline GPUs split into what other work holds, what trough-filling training runs
+(restarts included) and what stays idle; the three add up to the pool's GPUs."""
+
+
+def hourly_split(sharing: Mapping[tuple[str, str], Sharing]) -> pl.DataFrame:
+    """One row per hour of the week and sharing pool: services, training and idle GPUs."""
+    rows = []
+    for (p, g), sh in sorted(sharing.items()):
+        total = sh.supply_units / UNITS
+        for t in range(HOURS_PER_WEEK):
+            services = float(sh.services_units[t]) / UNITS
+            training = min(float(sh.training_units[t]) / UNITS, max(0.0, total - services))
+            rows.append(
+                {
+                    "hour": t,
+                    "pool": p,
+                    "gpu_type": g,
+                    "services_gpus": round(services, 2),
+                    "training_gpus": round(training, 2),
+                    "idle_gpus": round(max(0.0, total - services - training), 2),
+                }
+            )
+    return pl.DataFrame(rows, schema=HOURLY_SPLIT_SCHEMA)
+
+
+def _clock(hour: int) -> str:
+    return f"{hour % 24:02d}:00"
+
+
+def borrowed_gpus(sh: Sharing) -> np.ndarray:
+    """GPUs the training runs each hour that the services hold at their peak (whole GPUs)."""
+    spare = sh.services_units.max() - sh.services_units
+    return np.floor(np.minimum(sh.training_units, spare) / UNITS + 1e-9)
+
+
+def sharing_sentence(
+    p: str,
+    sh: Sharing,
+    gpus_per_node: int,
+    usd_per_node_month: float,
+    money: Callable[[float], str],
+) -> str:
+    """What is shared, when, and what the separate design would spend on a second pool.
+
+    The hours are Monday night's (20:00 to 19:00 next day) where the training borrows at least
+    half its most, and the weekend when it does so in most weekend hours; the figure is
+    the typical (median) borrowed in those hours. The second pool is the training's own flat
+    need (its weekly GPU-hours and restarts over the week), in whole nodes at this pool's price.
+    """
+    borrowed = borrowed_gpus(sh)
+    most = float(borrowed.max())
+    if most <= 0:
+        return f"Training in {p} runs only in GPUs the services never need: nothing is borrowed."
+    high = borrowed >= most / 2
+    night = [t for t in range(20, 44) if high[t]]
+    window = f" from {_clock(night[0])} to {_clock(night[-1] + 1)}" if 0 < len(night) < 24 else ""
+    weekend = " and at weekends" if high[120:168].mean() > 0.5 else ""
+    typical = int(np.median(borrowed[high]))
+    flat = sh.arriving_units / HOURS_PER_WEEK / UNITS
+    nodes = int(np.ceil(flat / gpus_per_node - 1e-9))
+    return (
+        f"Training uses {typical} of the services' GPUs in {p}{window}{weekend}: "
+        f"{money(nodes * usd_per_node_month)} a month ({nodes} nodes) that the separate design "
+        "would spend on a second pool."
+    )

@@ -1,0 +1,91 @@
+"""The fast solve path gives the very same plans, byte for byte, as the slower path it replaced.
+
+The speed levers of ``cd.solve`` (one CP-SAT worker for a model of this size, remembered
+deadline windows, no objective-bound row between service-level cut rounds) must not change an
+answer. Each scenario is solved cold (two workers as before, every cache emptied) and then
+along the fast path, and the plans' JSON must be equal.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from test_people import hpc_centre, slurm_shop, startup
+
+import cluster_decide as cd
+from cluster_decide.constants import PRESETS
+from cluster_decide.evaluate import Decisions, evaluate_decisions
+from cluster_decide.model import loop, warmstart
+from cluster_decide.model.build import build_model
+from cluster_decide.model.data import ModelData, prepare
+from cluster_decide.queueing import _deadline_window, deadline_window
+
+SCENARIOS = {
+    **{name: lambda name=name: cd.load_scenario(name) for name in PRESETS},
+    "startup": startup,
+    "hpc_centre": hpc_centre,
+    "slurm_shop": slurm_shop,
+}
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_fast_path_plan_is_byte_identical_to_the_cold_path(name: str) -> None:
+    scn = SCENARIOS[name]()
+    _deadline_window.cache_clear()
+    cold = cd.solve(scn, workers=2)
+    fast = cd.solve(scn)
+    again = cd.solve(scn)  # every cache warm now
+    assert cold.feasible
+    assert fast.to_json() == cold.to_json()
+    assert again.to_json() == cold.to_json()
+
+
+def test_remembered_deadline_window_equals_a_fresh_computation() -> None:
+    free = [6.0, 2.0, 0.0, 4.0] * 6
+    work = [1.0, 3.0, 2.5, 0.5] * 6
+    _deadline_window.cache_clear()
+    first = deadline_window(free, work)
+    assert _deadline_window.cache_info().misses == 1
+    assert deadline_window(free, work) == first
+    assert _deadline_window.cache_info().hits == 1
+    assert deadline_window([1.0] * 24, [2.0] * 24) == float("inf")
+    with pytest.raises(ValueError, match="1-D"):
+        deadline_window([1.0, 2.0], [1.0])
+
+
+def test_workers_follow_the_model_size_unless_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    m = build_model(prepare(cd.load_scenario()))
+    assert loop.workers_for(m, None) == 1
+    assert loop.workers_for(m, 3) == 3
+    monkeypatch.setattr(loop, "LARGE_MODEL_PLACEMENTS", len(m.place) - 1)
+    assert loop.workers_for(m, None) == loop.LARGE_MODEL_WORKERS == 2
+
+
+def _every_option_checked_fully(d: ModelData, dec: Decisions) -> Decisions:
+    """The warm start's choice made the slow way: every option evaluated with its service levels."""
+    pools = sorted({p for (_w, p, _g) in dec.shares})
+    moved = [warmstart._move_pool(d, dec, src, dst) for src in pools for dst in pools if src != dst]
+    best, best_cost = dec, math.inf
+    for candidate in [dec, *(m for m in moved if m is not None)]:
+        for spotted in (candidate, warmstart._all_spot(d, candidate)):
+            option = warmstart._cheaper_operation(d, spotted)
+            ev = evaluate_decisions(d, option)
+            cost = float(ev.total_cents) if ev.feasible else math.inf
+            if cost < best_cost:
+                best, best_cost = option, cost
+    return best
+
+
+@pytest.mark.parametrize("name", ["enterprise-mixed", "startup"])
+def test_warm_start_checks_only_cheaper_options_and_chooses_the_same(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = prepare(SCENARIOS[name]())
+    m = build_model(data)
+    m.cp.minimize(m.cost_cents)
+    relaxed = warmstart.lp_relaxation(m.cp)
+    assert relaxed is not None
+    fast = warmstart.rounded_plan(m, relaxed[1])
+    monkeypatch.setattr(warmstart, "_consolidated", _every_option_checked_fully)
+    assert warmstart.rounded_plan(m, relaxed[1]) == fast

@@ -1,0 +1,212 @@
+"""Shared pools that share: services scale by the hour and checkpointed training fills the troughs.
+
+Before solving, what an experienced platform architect expects of the test estate (on-prem, no
+burst, a diurnal chat service peaking near 130 H100s and idling near a fifth of that at night,
+beside ~50 GPUs of flat checkpointed training; both teams staffed):
+
+- Separate pools pay for the service's peak all week plus a second block for training.
+- One pool where the service autoscales and training is preempted for it needs little more
+  than the service's peak: the night and weekend troughs hold the training's 30,000 GPU-hours.
+  The ~50 GPUs saved (about $50-60k a month on-prem) outweigh the shared pool's extra people
+  (integration, about 1.5 FTE, $20-30k a month), so shared beats separate.
+- A flat service leaves no trough: sharing saves nothing and the integration effort makes the
+  shared pool dearer.
+- Training that cannot be preempted keeps its own flat block, wherever it runs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pytest
+from builders import small_scenario
+
+import cluster_decide as cd
+from cluster_decide.evaluate import Decisions, evaluate_decisions
+from cluster_decide.model.data import prepare
+
+ON_PREM = {"mode": "on_prem", "on_demand_burst": False}
+TEAM = {"hpc": {"fte": 3.0}, "kubernetes": {"fte": 4.0}}
+
+
+def chat(profile: str | list[float] = "diurnal") -> dict[str, Any]:
+    return {
+        "name": "chat-api",
+        "kind": "realtime_inference",
+        "interface": "containers",
+        "gpu_types": ["H100"],
+        "peak_requests_per_second": 600.0,
+        "gpu_seconds_per_request": 0.2,
+        "p99_latency_ms": 1200.0,
+        "profile": profile,
+        "requires": ["autoscaling", "self_healing", "rolling_updates", "service_networking"],
+    }
+
+
+def checkpointed(interruptible: bool = True) -> dict[str, Any]:
+    return {
+        "name": "model-training",
+        "kind": "distributed_training",
+        "interface": "slurm",
+        "gpu_types": ["H100"],
+        "gpus_per_job": 8,
+        "gpu_hours_per_month": 30000.0,
+        "mean_job_hours": 12.0,
+        "max_queue_wait_hours": 24.0,
+        "interruptible": interruptible,
+        "requires": ["gang_scheduling"],
+    }
+
+
+def estate(
+    archetype: str, profile: str | list[float] = "diurnal", interruptible: bool = True
+) -> cd.Scenario:
+    return small_scenario(
+        [chat(profile), checkpointed(interruptible)],
+        team=TEAM,
+        procurement=ON_PREM,
+        policy={"archetype": archetype},
+    )
+
+
+def shallower(depth: float) -> list[float]:
+    """The diurnal profile with its trough filled: depth 1 is the catalog's, 0 is flat."""
+    shape = np.asarray(cd.load_scenario().catalog.profile("diurnal"), dtype=float)
+    return (1.0 - depth * (1.0 - shape / shape.max())).round(4).tolist()
+
+
+@pytest.fixture(scope="module")
+def shared_plan() -> cd.Plan:
+    return cd.solve(estate("hybrid_shared"))
+
+
+def test_a_deep_trough_makes_the_shared_pool_cheaper_than_separate(shared_plan: cd.Plan) -> None:
+    separate = cd.solve(estate("hybrid_separate"))
+    assert shared_plan.archetype == "hybrid_shared"
+    assert shared_plan.total_monthly_usd < 0.92 * separate.total_monthly_usd
+    # The shared pool is about the service's peak: the training lives in its troughs.
+    peak = float(shared_plan.pools["peak_gpus"][0])
+    assert shared_plan.pools["gpus"].sum() < separate.pools["gpus"].sum() - 32
+    assert peak <= shared_plan.pools["gpus"][0]
+
+
+def test_without_a_trough_sharing_has_no_advantage() -> None:
+    flat_shared = cd.solve(estate("hybrid_shared", profile="flat"))
+    flat_separate = cd.solve(estate("hybrid_separate", profile="flat"))
+    # Staff are paid whatever the plan does, so the shared pool's integration effort costs
+    # nothing while the teams have time; what sharing could save is GPUs, and a flat service
+    # leaves none to save. Only building one cluster rather than two still differs.
+    assert flat_shared.pools["gpus"].sum() >= flat_separate.pools["gpus"].sum()
+    assert _without_build(flat_shared) >= _without_build(flat_separate)
+    # Depth 0 of the diurnal shape is the flat service: same answer, same advantage (none).
+    zero = cd.solve(estate("hybrid_shared", profile=shallower(0.0)))
+    assert zero.total_monthly_usd == pytest.approx(flat_shared.total_monthly_usd, rel=1e-6)
+
+
+def _without_build(plan: cd.Plan) -> float:
+    """Monthly cost less the cluster builds (one cluster is built for less than two)."""
+    build = plan.costs.filter(pl.col("component") == "cluster_build")["monthly_usd"].sum()
+    return plan.total_monthly_usd - build
+
+
+def test_training_that_cannot_be_preempted_never_fills_troughs() -> None:
+    scn = estate("hybrid_shared", interruptible=False)
+    data = prepare(scn)
+    assert not data.flexible
+    plan = cd.solve(scn)
+    ev = cd.evaluate(scn, plan)
+    assert not ev.sharing and ev.feasible
+    # Its own flat block sits beside the service's peak.
+    service_peak = (
+        max(
+            s.services_units.max()
+            for s in cd.evaluate(
+                estate("hybrid_shared"), cd.solve(estate("hybrid_shared"))
+            ).sharing.values()
+        )
+        / 1000
+    )
+    assert plan.pools["gpus"][0] >= service_peak + 40
+
+
+def test_the_shared_plan_meets_every_service_level_and_the_evaluator_agrees(
+    shared_plan: cd.Plan,
+) -> None:
+    scn = shared_plan.inputs
+    assert scn is not None
+    ev = cd.evaluate(scn, shared_plan)
+    assert ev.feasible, ev.violations
+    assert shared_plan.service_levels["met"].all()
+    (sharing,) = ev.sharing.values()
+    assert sharing.steady and sharing.training_units.min() < sharing.training_units.max() / 4
+    # One node fewer and the troughs no longer hold the training (or the service's peak).
+    dec = shared_plan.decisions()
+    fewer = Decisions(dec.shares, {k: n - 1 for k, n in dec.nodes.items()})
+    assert not evaluate_decisions(prepare(scn), fewer).feasible
+
+
+def test_capabilities_follow_the_side_work_is_submitted_through() -> None:
+    scn = estate("any")
+    data = prepare(scn)
+    assert not data.combos[("chat-api", "shared", "H100")].blocked
+    # A service submitted through Slurm keeps Slurm's capabilities: no autoscaling.
+    slurm_side = small_scenario([{**chat(), "interface": "slurm"}], team=TEAM, procurement=ON_PREM)
+    blocked = prepare(slurm_side).combos[("chat-api", "shared", "H100")]
+    assert blocked.blocked_family == "capability" and "autoscaling" in blocked.blocked
+
+
+def test_the_service_follows_its_profile_in_the_shared_pool() -> None:
+    data = prepare(estate("any"))
+    demand = data.combos[("chat-api", "shared", "H100")].demand
+    assert demand.min() < demand.max() / 3
+
+
+def test_the_plan_splits_the_shared_pool_hour_by_hour(shared_plan: cd.Plan) -> None:
+    split = shared_plan.hourly_split()
+    assert split.columns == [
+        "hour",
+        "pool",
+        "gpu_type",
+        "services_gpus",
+        "training_gpus",
+        "idle_gpus",
+    ]
+    assert split.height == 168 and split["hour"].to_list() == list(range(168))
+    gpus = float(shared_plan.pools["gpus"][0])
+    totals = split["services_gpus"] + split["training_gpus"] + split["idle_gpus"]
+    assert (totals - gpus).abs().max() < 0.05
+    # Night: the training holds most of the pool; the service's peak leaves it little.
+    night, noon = (
+        split.filter(pl.col("hour") == 27).row(0, named=True),
+        split.filter(pl.col("hour") == 13).row(0, named=True),
+    )
+    assert night["training_gpus"] > 2 * noon["training_gpus"]
+    # Over the week the training gets its GPU-hours, restarts included.
+    weekly = 30000.0 / 730.0 * 168.0
+    assert split["training_gpus"].sum() >= weekly
+
+
+def test_the_explanation_says_what_is_shared_and_what_it_saves(shared_plan: cd.Plan) -> None:
+    (sentence,) = [s for s in shared_plan.explanations if s.startswith("Training uses")]
+    assert "of the services' GPUs in shared from" in sentence
+    assert "that the separate design would spend on a second pool" in sentence
+
+
+def test_the_week_chart_draws_services_and_training() -> None:
+    pytest.importorskip("altair")
+    from cluster_decide.charts import sharing_week, to_svg
+
+    plan = cd.solve(estate("hybrid_shared"))
+    svg = to_svg(sharing_week(plan))
+    assert "Training in the troughs" in svg and "Services" in svg
+
+
+def test_the_train_and_serve_preset_chooses_the_shared_pool() -> None:
+    scn = cd.load_scenario("train-and-serve")
+    plan = cd.solve(scn)
+    separate = cd.solve(scn.update({"policy": {"archetype": "hybrid_separate"}}))
+    assert plan.archetype == "hybrid_shared"
+    assert plan.total_monthly_usd < 0.9 * separate.total_monthly_usd
+    assert plan.service_levels["met"].all() and cd.evaluate(scn, plan).feasible
