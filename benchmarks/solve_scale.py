@@ -43,23 +43,23 @@ from pathlib import Path
 from typing import Any
 
 PHASES: dict[str, list[tuple[str, str]]] = {
-    "prepare": [("cluster_decide.model.solve", "prepare")],
-    "build": [("cluster_decide.model.loop", "build_model")],
+    "prepare": [("cluster_decide.solving.solve", "prepare")],
+    "build": [("cluster_decide.solving.loop", "build_model")],
     "warm start": [
-        ("cluster_decide.model.loop", "lp_relaxation"),
-        ("cluster_decide.model.loop", "rounded_plan"),
-        ("cluster_decide.model.loop", "add_hints"),
+        ("cluster_decide.solving.loop", "lp_relaxation"),
+        ("cluster_decide.solving.loop", "rounded_plan"),
+        ("cluster_decide.solving.loop", "add_hints"),
     ],
     "CP-SAT": [("ortools.sat.python.cp_model", "CpSolver.solve")],
     "service levels": [
-        ("cluster_decide.model.loop", "repair"),
-        ("cluster_decide.model.loop", "add_service_levels"),
+        ("cluster_decide.solving.loop", "repair"),
+        ("cluster_decide.solving.loop", "add_service_levels"),
     ],
     "read back": [
-        ("cluster_decide.model.loop", "read_decisions"),
-        ("cluster_decide.model.solve", "plan_from"),
+        ("cluster_decide.solving.loop", "read_decisions"),
+        ("cluster_decide.solving.solve", "plan_from"),
     ],
-    "explain": [("cluster_decide.model.solve", "explain")],
+    "explain": [("cluster_decide.solving.solve", "explain")],
 }
 """Phase name → the functions (module, attribute) whose calls it counts."""
 
@@ -224,7 +224,7 @@ def presolve_share(scn: Any) -> tuple[float, float]:
     """Seconds of presolve and of search in one logged CP-SAT solve of ``scn``'s first round."""
     from ortools.sat.python import cp_model
 
-    from cluster_decide.model import loop
+    from cluster_decide.solving import loop
 
     marks: dict[str, float] = {}
     start: list[float] = []
@@ -288,7 +288,7 @@ def child(args: argparse.Namespace) -> None:
             phases.append(clock.take())
         assert plan is not None
         from cluster_decide.model.data import prepare
-        from cluster_decide.model.loop import solve_data
+        from cluster_decide.solving.loop import solve_data
 
         data = prepare(scn)
         warm, cold = [], []
@@ -325,7 +325,7 @@ def child(args: argparse.Namespace) -> None:
     else:
         from cluster_decide.model.build import build_model
         from cluster_decide.model.data import prepare
-        from cluster_decide.model.warmstart import lp_relaxation
+        from cluster_decide.solving.warmstart import lp_relaxation
 
         big = large_scenario(args.classes)
         data = prepare(big)

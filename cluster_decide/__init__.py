@@ -27,7 +27,6 @@ if TYPE_CHECKING:  # the names as mypy and editors see them; at run time they lo
     from cluster_decide.analysis.recommend import Recommendation, recommend
     from cluster_decide.errors import ScenarioError
     from cluster_decide.evaluate import Evaluation, evaluate
-    from cluster_decide.model.solve import solve
     from cluster_decide.plan import Plan, Status
     from cluster_decide.scenario import (
         PRESETS,
@@ -37,6 +36,7 @@ if TYPE_CHECKING:  # the names as mypy and editors see them; at run time they lo
         save_scenario,
     )
     from cluster_decide.simulate import Simulation, simulate
+    from cluster_decide.solving.solve import solve
 
 __all__ = [
     "PRESETS",
@@ -74,7 +74,7 @@ _LAZY = {
     "recommend": "cluster_decide.analysis",
     "save_scenario": "cluster_decide.scenario",
     "simulate": "cluster_decide.simulate",
-    "solve": "cluster_decide.model.solve",
+    "solve": "cluster_decide.solving.solve",
 }
 """Public name -> the module that defines it, imported on first access."""
 

@@ -155,8 +155,8 @@ def _executor(args: argparse.Namespace, pool: bool) -> Iterator[Executor | None]
 
 def _solve(args: argparse.Namespace) -> int:
     from cluster_decide.analysis import recommend
-    from cluster_decide.model.solve import solve
     from cluster_decide.scenario import load_scenario
+    from cluster_decide.solving.solve import solve
 
     scn = load_scenario(args.scenario)
     plan = solve(scn, time_limit_s=args.time_limit, workers=args.workers, seed=args.seed)
@@ -333,8 +333,8 @@ def _export(args: argparse.Namespace) -> int:
 
     from cluster_decide import export
     from cluster_decide.analysis import compare
-    from cluster_decide.model.solve import solve
     from cluster_decide.scenario import load_scenario
+    from cluster_decide.solving.solve import solve
 
     if not (args.pptx or args.html or args.md or args.images or args.data):
         raise ValueError("export: give at least one of --pptx, --html, --md, --images, --data")
@@ -483,9 +483,9 @@ INGEST_SKIPPED_FILES = 5
 
 def _simulate(args: argparse.Namespace) -> int:
     """Replay jobs on the recommended plan and set simulated waits beside predicted ones."""
-    from cluster_decide.model.solve import solve
     from cluster_decide.scenario import load_scenario
     from cluster_decide.simulate import read_jobs, simulate
+    from cluster_decide.solving.solve import solve
 
     plan = solve(
         load_scenario(args.scenario),

@@ -19,6 +19,7 @@ import polars as pl
 
 from cluster_decide.constants import HOURS_PER_WEEK, SKILLS
 from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, STEPS, ModelData, prepare
+from cluster_decide.model.decisions import Decisions
 from cluster_decide.model.people import FAMILY, cheapest_staffing
 from cluster_decide.service import SERVICE_LEVEL_SCHEMA, service_levels
 from cluster_decide.sharing import Sharing, replay_sharing
@@ -84,24 +85,6 @@ ONE_TIME_COMPONENTS = ("hiring", "retraining", "cluster_build", "migration")
 """Components that are one-off costs spread evenly over the horizon (one-time = monthly × months)."""
 
 UNITS = DEMAND_UNITS_PER_GPU_PERCENT
-
-
-@dataclass(frozen=True)
-class Decisions:
-    """What a plan decides: percent of each workload per (pool, GPU type), and nodes per pool type."""
-
-    shares: Mapping[tuple[str, str, str], int]
-    nodes: Mapping[tuple[str, str], int]
-    spot: Mapping[tuple[str, str, str], int] = field(default_factory=dict)
-    """Percent of each workload run on spot, out of its share in that pool and GPU type."""
-    managed: frozenset[str] = frozenset()
-    """Pools run as a managed service (EKS/GKE/AKS, AWS PCS or a vendor's Slurm on Kubernetes)."""
-
-    def open_pools(self) -> list[str]:
-        """Pools that host a workload or buy a node, sorted."""
-        pools = {p for (_w, p, _g), s in self.shares.items() if s > 0}
-        pools |= {p for (p, _g), n in self.nodes.items() if n > 0}
-        return sorted(pools)
 
 
 @dataclass(frozen=True)

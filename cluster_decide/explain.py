@@ -18,7 +18,7 @@ from cluster_decide.market import PROVIDER_WORDS, TERM_WORDS
 from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, Combo, ModelData
 from cluster_decide.service import busy_gpus_by_pool
 from cluster_decide.sharing import sharing_sentence
-from cluster_decide.vocabulary import SKILL_LABELS
+from cluster_decide.vocabulary import ARCHETYPE_SHORT, ARCHETYPE_WORDS, SKILL_LABELS
 
 __all__ = [
     "ARCHETYPE_SHORT",
@@ -31,21 +31,6 @@ __all__ = [
     "standalone_cost_usd",
 ]
 
-ARCHETYPE_WORDS = {
-    "slurm_only": "Slurm only",
-    "kubernetes_only": "Kubernetes only",
-    "kubernetes_batch": "Kubernetes with a batch scheduler add-on (Kueue, Volcano or KAI)",
-    "hybrid_separate": "separate Slurm and Kubernetes clusters",
-    "hybrid_shared": "one shared GPU pool (Slurm on Kubernetes)",
-}
-ARCHETYPE_SHORT = {
-    "slurm_only": "Slurm only",
-    "kubernetes_only": "Kubernetes only",
-    "kubernetes_batch": "Kubernetes with a batch add-on",
-    "hybrid_separate": "separate Slurm and Kubernetes clusters",
-    "hybrid_shared": "one shared Slurm-on-Kubernetes pool",
-}
-"""Archetypes in the fewest words a sentence can carry (a verdict, a chart label)."""
 SKILL_WORDS = SKILL_LABELS
 _DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 

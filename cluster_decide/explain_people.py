@@ -10,18 +10,9 @@ from cluster_decide.constants import PLATFORM_WORDS, SKILLS
 from cluster_decide.evaluate import Decisions, Evaluation
 from cluster_decide.model.data import MILLI, ModelData
 from cluster_decide.model.people import FAMILY
+from cluster_decide.vocabulary import MANAGED_WORDS, SKILL_LABELS
 
 __all__ = ["MANAGED_WORDS", "people_sentences", "plural"]
-
-SKILL_NAMES = {"hpc": "HPC (Slurm)", "kubernetes": "Kubernetes"}
-"""``explain.SKILL_WORDS``, repeated because ``explain`` imports this module."""
-MANAGED_WORDS = {
-    "slurm": "managed Slurm (AWS Parallel Computing Service class)",
-    "kubernetes": "managed Kubernetes (EKS, GKE or AKS class)",
-    "kubernetes_batch": "managed Kubernetes (EKS, GKE or AKS class) with the batch add-on",
-    "shared": "a vendor's managed Slurm on Kubernetes (CoreWeave SUNK or Nebius Soperator class)",
-}
-"""What a managed variant of each platform kind is, in words."""
 
 
 def plural(n: int, word: str) -> str:
@@ -52,7 +43,7 @@ def people_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[st
     }
     if staff > 0:
         payroll = sum(people.payroll_cents.values()) / 100.0
-        free = [f"{idle[s]:.1f} {SKILL_NAMES[s]} FTE" for s in SKILLS if idle[s] >= 0.05]
+        free = [f"{idle[s]:.1f} {SKILL_LABELS[s]} FTE" for s in SKILLS if idle[s] >= 0.05]
         who = "your engineer" if staff == 1 else f"all {staff:g} engineers"
         text = (
             f"You keep {who} on staff ({_money(payroll)} a month of payroll, "
@@ -67,7 +58,7 @@ def people_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[st
             need = ev.required_milli[s] / MILLI
             on_staff = data.available_milli[s] / MILLI
             out.append(
-                f"Hire {plural(h, SKILL_NAMES[s] + ' engineer')}: {need:.1f} FTE needed, "
+                f"Hire {plural(h, SKILL_LABELS[s] + ' engineer')}: {need:.1f} FTE needed, "
                 f"{on_staff:.1f} on staff; {_money(people.salary_cents[s] * h / 100.0)} a month in "
                 f"salary and {_money(people.hire_fee_cents * h * horizon / 100.0)} in hiring "
                 "fees once."
@@ -75,7 +66,7 @@ def people_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[st
     for (s, t), r in sorted(ev.retrained.items()):
         once = people.retrain_cents[(s, t)] * r * horizon / 100.0
         out.append(
-            f"Train {plural(r, SKILL_NAMES[s] + ' engineer')} in {SKILL_NAMES[t]}: "
+            f"Train {plural(r, SKILL_LABELS[s] + ' engineer')} in {SKILL_LABELS[t]}: "
             f"{_money(once)} once (a course and a few months' ramp-up), instead of hiring."
         )
     for p in sorted(dec.managed):
@@ -85,7 +76,7 @@ def people_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[st
         kind = data.pool(p).platform
         saved = [
             f"{(data.base_milli[(p, s)] + data.addon_milli[(p, s)] - opt.base_milli[s]) / MILLI:.2f}"
-            f" {SKILL_NAMES[s]} FTE"
+            f" {SKILL_LABELS[s]} FTE"
             for s in SKILLS
             if data.base_milli[(p, s)] + data.addon_milli[(p, s)] > opt.base_milli[s]
         ]

@@ -35,7 +35,6 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from enum import Enum
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -46,6 +45,7 @@ from cluster_decide.constants import HOURS_PER_MONTH, HOURS_PER_WEEK, SKILLS
 from cluster_decide.evaluate import Decisions, Evaluation
 from cluster_decide.market import CASH_FLOW_SCHEMA, cash_flow, residual_fraction
 from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, ModelData
+from cluster_decide.model.decisions import Status
 from cluster_decide.service import SERVICE_LEVEL_SCHEMA, busy_gpus_by_pool
 from cluster_decide.vocabulary import DEMAND_UNITS_PER_GPU_PERCENT
 
@@ -111,19 +111,6 @@ TRANSITION_SCHEMA = {
     "monthly_usd": pl.Float64,
 }
 """Columns of ``Plan.transition``: what each workload keeps or moves and what a move costs."""
-
-
-class Status(str, Enum):
-    """How the solve ended."""
-
-    OPTIMAL = "optimal"
-    FEASIBLE = "feasible"
-    INFEASIBLE = "infeasible"
-    TIME_LIMIT = "time_limit"
-    """No plan was found within the time limit: not a verdict on the scenario (give it more time)."""
-
-    def __str__(self) -> str:
-        return self.value
 
 
 @dataclass(frozen=True)

@@ -451,7 +451,7 @@ class _PoolSim:
         if hi > lo:
             self.busy += gpus * (hi - lo)
 
-    # Event loops -----------------------------------------------------------------------
+    # Replay ---------------------------------------------------------------------------
 
     def run(
         self,
@@ -462,325 +462,14 @@ class _PoolSim:
         service: list[bool],
     ) -> tuple[list[float | None], list[float | None]]:
         """Replay the pool's jobs (sorted by submit time); return first starts and ends."""
+        replay: _Replay
         if self.pool.policy == "kubernetes":
-            return self._run_pods(submit, gpus, dur, prio)
-        return self._run_queue(submit, gpus, dur, prio, service)
-
-    def _run_queue(
-        self,
-        submit: list[float],
-        gpus: list[int],
-        dur: list[float],
-        prio: list[int],
-        service: list[bool],
-    ) -> tuple[list[float | None], list[float | None]]:
-        """Whole-allocation policies: slurm (EASY backfill), gang (strict FIFO), shared."""
-        policy = self.pool.policy
-        backfill = policy in ("slurm", "shared")
-        preempt = policy == "shared"
-        depth = self.opts.backfill_depth
-        restart = self.opts.checkpoint_restart_h
-        n = len(submit)
-        alloc = [self._alloc_size(g) for g in gpus]
-        key = [(-math.inf if (preempt and service[j]) else -prio[j], j, j) for j in range(n)]
-        remaining = list(dur)
-        start: list[float | None] = [None] * n
-        end: list[float | None] = [None] * n
-        seg_start = [0.0] * n
-        epoch = [0] * n
-        placed: dict[int, list[int]] = {}
-        running: dict[int, float] = {}
-        queue: list[tuple[float, int, int]] = []
-        heap: list[tuple[float, int, int]] = []
-        res_head = -1
-        shadow = math.inf
-        extra = 0
-        ai = 0
-        events = 0
-        place = self._place
-        release = self._release
-        heappush, heappop = heapq.heappush, heapq.heappop
-
-        def begin(j: int, t: float, nodes: list[int]) -> None:
-            placed[j] = nodes
-            if start[j] is None:
-                start[j] = t
-            seg_start[j] = t
-            e = t + remaining[j]
-            running[j] = e
-            heappush(heap, (e, j, epoch[j]))
-
-        while ai < n or heap:
-            t = heap[0][0] if heap else math.inf
-            if ai < n and submit[ai] < t:
-                t = submit[ai]
-            while heap and heap[0][0] <= t:
-                e, j, ep = heappop(heap)
-                events += 1
-                if ep != epoch[j]:
-                    continue
-                release(placed.pop(j), gpus[j])
-                del running[j]
-                end[j] = e
-                self._account_busy(gpus[j], seg_start[j], e)
-            while ai < n and submit[ai] <= t:
-                bisect.insort(queue, key[ai])
-                ai += 1
-                events += 1
-            # Start jobs from the head while they fit.
-            while queue:
-                j = queue[0][2]
-                nodes = place(gpus[j])
-                if nodes is None and preempt and service[j]:
-                    nodes = self._preempt_for(
-                        j,
-                        t,
-                        gpus,
-                        alloc,
-                        service,
-                        placed,
-                        running,
-                        remaining,
-                        seg_start,
-                        epoch,
-                        key,
-                        queue,
-                        restart,
-                    )
-                if nodes is None:
-                    break
-                del queue[0]
-                begin(j, t, nodes)
-            if not (backfill and len(queue) > 1 and self.free_total > 0):
-                continue
-            head = queue[0][2]
-            if head != res_head or t >= shadow:
-                res_head = head
-                shadow, extra = self._shadow(gpus[head], alloc[head], running, placed, gpus)
-            i = 1
-            while i < len(queue) and i <= depth and self.free_total > 0:
-                j = queue[i][2]
-                a = alloc[j]
-                if a <= self.free_total and (t + remaining[j] <= shadow or a <= extra):
-                    nodes = place(gpus[j])
-                    if nodes is not None:
-                        if t + remaining[j] > shadow:
-                            extra -= a
-                        del queue[i]
-                        begin(j, t, nodes)
-                        continue
-                i += 1
-        self.events = events
-        return start, end
-
-    def _shadow(
-        self,
-        g: int,
-        a: int,
-        running: dict[int, float],
-        placed: dict[int, list[int]],
-        gpus: list[int],
-    ) -> tuple[float, int]:
-        """EASY reservation for a head job of ``g`` GPUs: its start time and spare GPUs.
-
-        Running jobs are released in order of end time on a copy of the node state until
-        the head fits; the GPUs free at that moment beyond the head's allocation may be
-        used by backfilled jobs that outlive the reservation.
-        """
-        gpn = self.gpn
-        free: dict[int, int] = {}
-        whole = len(self.level[gpn])
-        need_whole = -(-g // gpn) if g > gpn else 0
-        fits_now = any(self.level[k] for k in range(g, gpn + 1)) if g <= gpn else False
-        free_total = self.free_total
-        if fits_now:
-            return math.inf, 0
-        order = sorted(running.items(), key=lambda kv: kv[1])
-        shadow = math.inf
-        for j, e in order:
-            if e > shadow:
-                break
-            gj = gpus[j]
-            per_node = gj if gj <= gpn else gpn
-            for node in placed[j]:
-                f = free.get(node, self.node_free[node]) + per_node
-                free[node] = f
-                if f == gpn:
-                    whole += 1
-                if shadow == math.inf and (
-                    (g <= gpn and f >= g) or (g > gpn and whole >= need_whole)
-                ):
-                    shadow = e
-            free_total += self._alloc_size(gj)
-        return shadow, max(free_total - a, 0)
-
-    def _preempt_for(
-        self,
-        j: int,
-        t: float,
-        gpus: list[int],
-        alloc: list[int],
-        service: list[bool],
-        placed: dict[int, list[int]],
-        running: dict[int, float],
-        remaining: list[float],
-        seg_start: list[float],
-        epoch: list[int],
-        key: list[tuple[float, int, int]],
-        queue: list[tuple[float, int, int]],
-        restart: float,
-    ) -> list[int] | None:
-        """Preempt training jobs, most recently started first, until service ``j`` fits.
-
-        Nothing is preempted when even all training GPUs would not make room.
-        """
-        victims = sorted(
-            (v for v in running if not service[v]), key=lambda v: seg_start[v], reverse=True
-        )
-        if self.free_total + sum(alloc[v] for v in victims) < alloc[j]:
-            return None
-        for v in victims:
-            self._release(placed.pop(v), gpus[v])
-            e = running.pop(v)
-            epoch[v] += 1
-            self._account_busy(gpus[v], seg_start[v], t)
-            remaining[v] = e - t + restart
-            self.preempt_waste += alloc[v] * restart
-            self.preemptions += 1
-            bisect.insort(queue, key[v])
-            nodes = self._place(gpus[j])
-            if nodes is not None:
-                return nodes
-        return None
-
-    def _run_pods(
-        self,
-        submit: list[float],
-        gpus: list[int],
-        dur: list[float],
-        prio: list[int],
-    ) -> tuple[list[float | None], list[float | None]]:
-        """Kubernetes default scheduler: pods placed one at a time, partial jobs hold GPUs."""
-        gpn = self.gpn
-        timeout = self.opts.deadlock_timeout_h
-        n = len(submit)
-        start: list[float | None] = [None] * n
-        end: list[float | None] = [None] * n
-        pod_sizes = [
-            [g] if g <= gpn else [gpn] * (g // gpn) + ([g % gpn] if g % gpn else []) for g in gpus
-        ]
-        # Pods a job holds: (node, gpus, time placed); partial jobs by time of first pod.
-        pods_held: list[list[tuple[int, int, float]]] = [[] for _ in range(n)]
-        partial: dict[int, float] = {}
-        pending: list[tuple[int, int, int, int]] = []
-        heap: list[tuple[float, int, int]] = []
-        held_partial = 0
-        running = 0
-        seq = n
-        ai = 0
-        events = 0
-        episode = 0
-        deadlocked_since: float | None = None
-        heappush, heappop = heapq.heappush, heapq.heappop
-
-        def enqueue(j: int, order: int, last: bool = False) -> None:
-            rank = _LAST if last else -prio[j]
-            for p in range(len(pod_sizes[j])):
-                bisect.insort(pending, (rank, order, j, p))
-
-        def stuck() -> bool:
-            # No partly placed job can finish: nothing runs that could free GPUs, or even
-            # if every running job ended no partial job would find the GPUs it lacks.
-            if not partial:
-                return False
-            if running == 0:
-                return True
-            free_for_partial = self.pool.gpus - held_partial
-            return all(
-                gpus[j] - sum(size for _, size, _ in pods_held[j]) > free_for_partial
-                for j in partial
-            )
-
-        while ai < n or heap:
-            t = heap[0][0] if heap else math.inf
-            if ai < n and submit[ai] < t:
-                t = submit[ai]
-            if deadlocked_since is not None:
-                self.deadlock_hours += t - deadlocked_since
-                deadlocked_since = t
-            while heap and heap[0][0] <= t:
-                e, j, ep = heappop(heap)
-                events += 1
-                if j >= 0:
-                    running -= 1
-                    for node, size, _ in pods_held[j]:
-                        self._give(node, size)
-                    pods_held[j] = []
-                    end[j] = e
-                    began = start[j]
-                    self._account_busy(gpus[j], e if began is None else began, e)
-                    continue
-                if ep != episode or deadlocked_since is None:
-                    continue
-                # Deadlock breaker: release the youngest partial jobs (requeued behind every
-                # pending pod) and move the oldest one's missing pods to the front, so it is
-                # the next job to complete its placement.
-                while len(partial) > 1 and stuck():
-                    v = max(partial, key=lambda x: (partial[x], x))
-                    del partial[v]
-                    for node, size, tp in pods_held[v]:
-                        self._give(node, size)
-                        self.partial_waste += size * (e - tp)
-                        held_partial -= size
-                    pods_held[v] = []
-                    self.partial_releases += 1
-                    pending = [k for k in pending if k[2] != v]
-                    enqueue(v, seq, last=True)
-                    seq += 1
-                if partial:
-                    survivor = min(partial, key=lambda x: (partial[x], x))
-                    mine = [k for k in pending if k[2] == survivor]
-                    pending = [k for k in pending if k[2] != survivor]
-                    pending[:0] = [(-_LAST, o, jj, p) for _, o, jj, p in mine]
-                deadlocked_since = None
-            while ai < n and submit[ai] <= t:
-                enqueue(ai, ai)
-                ai += 1
-                events += 1
-            i = 0
-            while i < len(pending) and self.free_total > 0:
-                _, _, j, p = pending[i]
-                size = pod_sizes[j][p]
-                pod_node = self._place_pod(size)
-                if pod_node is None:
-                    i += 1
-                    continue
-                del pending[i]
-                held = pods_held[j]
-                held.append((pod_node, size, t))
-                if len(held) < len(pod_sizes[j]):
-                    if len(held) == 1:
-                        partial[j] = t
-                    held_partial += size
-                    continue
-                if j in partial:
-                    del partial[j]
-                    for _, s, tp in held[:-1]:
-                        self.partial_waste += s * (t - tp)
-                        held_partial -= s
-                start[j] = t
-                heappush(heap, (t + dur[j], j, 0))
-                running += 1
-            if partial and stuck():
-                if deadlocked_since is None:
-                    self.deadlocks += 1
-                    episode += 1
-                    deadlocked_since = t
-                    heappush(heap, (t + timeout, -1, episode))
-            else:
-                deadlocked_since = None
-        self.events = events
-        return start, end
+            replay = _PodReplay(self, submit, gpus, dur, prio)
+        else:
+            replay = _QueueReplay(self, submit, gpus, dur, prio, service)
+        replay.run()
+        self.events = replay.events
+        return replay.start, replay.end
 
     def _place_pod(self, size: int) -> int | None:
         """Best-fit one pod of ``size <= gpus_per_node`` GPUs; its node, or None."""
@@ -795,3 +484,378 @@ class _PoolSim:
                 self.free_total -= size
                 return node
         return None
+
+
+class _Replay:
+    """The state every event loop shares.
+
+    The jobs in submit order, the heap of timed events, the next arrival, the events counted
+    and each job's first start and end.
+    """
+
+    def __init__(self, sim: _PoolSim, submit: list[float], gpus: list[int]) -> None:
+        self.sim = sim
+        self.submit = submit
+        self.gpus = gpus
+        self.n = len(submit)
+        self.start: list[float | None] = [None] * self.n
+        self.end: list[float | None] = [None] * self.n
+        self.heap: list[tuple[float, int, int]] = []
+        self.ai = 0
+        self.events = 0
+
+    def pending_events(self) -> bool:
+        """Whether a job is still to arrive or an event still to happen."""
+        return self.ai < self.n or bool(self.heap)
+
+    def next_time(self) -> float:
+        """The time of the next event: the earliest timed event or the next arrival."""
+        t = self.heap[0][0] if self.heap else math.inf
+        if self.ai < self.n and self.submit[self.ai] < t:
+            t = self.submit[self.ai]
+        return t
+
+    def run(self) -> None:
+        """Process events until every job has arrived and every event has happened."""
+        raise NotImplementedError
+
+
+class _QueueReplay(_Replay):
+    """Whole-allocation policies: slurm (EASY backfill), gang (strict FIFO), shared.
+
+    Each event time: finish the jobs that end, queue the arrivals, start jobs from the head of
+    the queue while they fit (a service job on a shared pool preempts training to fit), then
+    backfill behind the head's reservation.
+    """
+
+    def __init__(
+        self,
+        sim: _PoolSim,
+        submit: list[float],
+        gpus: list[int],
+        dur: list[float],
+        prio: list[int],
+        service: list[bool],
+    ) -> None:
+        super().__init__(sim, submit, gpus)
+        policy = sim.pool.policy
+        self.backfill = policy in ("slurm", "shared")
+        self.preempt = policy == "shared"
+        self.depth = sim.opts.backfill_depth
+        self.restart = sim.opts.checkpoint_restart_h
+        self.service = service
+        n = self.n
+        self.alloc = [sim._alloc_size(g) for g in gpus]
+        self.key = [
+            (-math.inf if (self.preempt and service[j]) else -prio[j], j, j) for j in range(n)
+        ]
+        self.remaining = list(dur)
+        self.seg_start = [0.0] * n
+        self.epoch = [0] * n
+        self.placed: dict[int, list[int]] = {}
+        self.running: dict[int, float] = {}
+        self.queue: list[tuple[float, int, int]] = []
+        self.res_head = -1
+        self.shadow = math.inf
+        self.extra = 0
+
+    def run(self) -> None:
+        """Replay the pool's jobs, one event time at a time."""
+        while self.pending_events():
+            t = self.next_time()
+            self.finish_due(t)
+            self.admit(t)
+            self.start_from_head(t)
+            if self.backfill and len(self.queue) > 1 and self.sim.free_total > 0:
+                self.backfill_behind_head(t)
+
+    def begin(self, j: int, t: float, nodes: list[int]) -> None:
+        """Start (or restart after preemption) job ``j`` at ``t`` on ``nodes``."""
+        self.placed[j] = nodes
+        if self.start[j] is None:
+            self.start[j] = t
+        self.seg_start[j] = t
+        e = t + self.remaining[j]
+        self.running[j] = e
+        heapq.heappush(self.heap, (e, j, self.epoch[j]))
+
+    def finish_due(self, t: float) -> None:
+        """Release the jobs that end by ``t`` (ends of preempted runs are stale: skipped)."""
+        heap, epoch, gpus = self.heap, self.epoch, self.gpus
+        while heap and heap[0][0] <= t:
+            e, j, ep = heapq.heappop(heap)
+            self.events += 1
+            if ep != epoch[j]:
+                continue
+            self.sim._release(self.placed.pop(j), gpus[j])
+            del self.running[j]
+            self.end[j] = e
+            self.sim._account_busy(gpus[j], self.seg_start[j], e)
+
+    def admit(self, t: float) -> None:
+        """Queue the jobs submitted by ``t`` in priority, then submit, order."""
+        while self.ai < self.n and self.submit[self.ai] <= t:
+            bisect.insort(self.queue, self.key[self.ai])
+            self.ai += 1
+            self.events += 1
+
+    def start_from_head(self, t: float) -> None:
+        """Start jobs from the head of the queue while they fit."""
+        queue, place = self.queue, self.sim._place
+        while queue:
+            j = queue[0][2]
+            nodes = place(self.gpus[j])
+            if nodes is None and self.preempt and self.service[j]:
+                nodes = self.preempt_for(j, t)
+            if nodes is None:
+                break
+            del queue[0]
+            self.begin(j, t, nodes)
+
+    def backfill_behind_head(self, t: float) -> None:
+        """EASY backfill behind the head's reservation (at most ``backfill_depth`` tried).
+
+        A later job starts now if it ends before the reservation or uses only GPUs the head
+        will not need.
+        """
+        sim, queue, alloc, remaining = self.sim, self.queue, self.alloc, self.remaining
+        head = queue[0][2]
+        if head != self.res_head or t >= self.shadow:
+            self.res_head = head
+            self.shadow, self.extra = self.reservation(self.gpus[head], alloc[head])
+        i = 1
+        while i < len(queue) and i <= self.depth and sim.free_total > 0:
+            j = queue[i][2]
+            a = alloc[j]
+            if a <= sim.free_total and (t + remaining[j] <= self.shadow or a <= self.extra):
+                nodes = sim._place(self.gpus[j])
+                if nodes is not None:
+                    if t + remaining[j] > self.shadow:
+                        self.extra -= a
+                    del queue[i]
+                    self.begin(j, t, nodes)
+                    continue
+            i += 1
+
+    def reservation(self, g: int, a: int) -> tuple[float, int]:
+        """EASY reservation for a head job of ``g`` GPUs: its start time and spare GPUs.
+
+        Running jobs are released in order of end time on a copy of the node state until
+        the head fits; the GPUs free at that moment beyond the head's allocation may be
+        used by backfilled jobs that outlive the reservation.
+        """
+        sim = self.sim
+        gpn = sim.gpn
+        free: dict[int, int] = {}
+        whole = len(sim.level[gpn])
+        need_whole = -(-g // gpn) if g > gpn else 0
+        fits_now = any(sim.level[k] for k in range(g, gpn + 1)) if g <= gpn else False
+        free_total = sim.free_total
+        if fits_now:
+            return math.inf, 0
+        order = sorted(self.running.items(), key=lambda kv: kv[1])
+        shadow = math.inf
+        for j, e in order:
+            if e > shadow:
+                break
+            gj = self.gpus[j]
+            per_node = gj if gj <= gpn else gpn
+            for node in self.placed[j]:
+                f = free.get(node, sim.node_free[node]) + per_node
+                free[node] = f
+                if f == gpn:
+                    whole += 1
+                if shadow == math.inf and (
+                    (g <= gpn and f >= g) or (g > gpn and whole >= need_whole)
+                ):
+                    shadow = e
+            free_total += sim._alloc_size(gj)
+        return shadow, max(free_total - a, 0)
+
+    def preempt_for(self, j: int, t: float) -> list[int] | None:
+        """Preempt training jobs, most recently started first, until service ``j`` fits.
+
+        Nothing is preempted when even all training GPUs would not make room.
+        """
+        sim, alloc, gpus = self.sim, self.alloc, self.gpus
+        victims = sorted(
+            (v for v in self.running if not self.service[v]),
+            key=lambda v: self.seg_start[v],
+            reverse=True,
+        )
+        if sim.free_total + sum(alloc[v] for v in victims) < alloc[j]:
+            return None
+        for v in victims:
+            sim._release(self.placed.pop(v), gpus[v])
+            e = self.running.pop(v)
+            self.epoch[v] += 1
+            sim._account_busy(gpus[v], self.seg_start[v], t)
+            self.remaining[v] = e - t + self.restart
+            sim.preempt_waste += alloc[v] * self.restart
+            sim.preemptions += 1
+            bisect.insort(self.queue, self.key[v])
+            nodes = sim._place(gpus[j])
+            if nodes is not None:
+                return nodes
+        return None
+
+
+class _PodReplay(_Replay):
+    """Kubernetes default scheduler: pods placed one at a time, partial jobs hold GPUs.
+
+    Each event time: count deadlock hours, finish the jobs that end (and break a deadlock that
+    outlived its timeout), queue the arrivals' pods, place pending pods while GPUs are free,
+    then watch for a new deadlock.
+    """
+
+    def __init__(
+        self, sim: _PoolSim, submit: list[float], gpus: list[int], dur: list[float], prio: list[int]
+    ) -> None:
+        super().__init__(sim, submit, gpus)
+        gpn = sim.gpn
+        self.dur = dur
+        self.prio = prio
+        self.timeout = sim.opts.deadlock_timeout_h
+        self.pod_sizes = [
+            [g] if g <= gpn else [gpn] * (g // gpn) + ([g % gpn] if g % gpn else []) for g in gpus
+        ]
+        # Pods a job holds: (node, gpus, time placed); partial jobs by time of first pod.
+        self.pods_held: list[list[tuple[int, int, float]]] = [[] for _ in range(self.n)]
+        self.partial: dict[int, float] = {}
+        self.pending: list[tuple[int, int, int, int]] = []
+        self.held_partial = 0
+        self.running = 0
+        self.seq = self.n
+        self.episode = 0
+        self.deadlocked_since: float | None = None
+
+    def run(self) -> None:
+        """Replay the pool's jobs, one event time at a time."""
+        while self.pending_events():
+            t = self.next_time()
+            if self.deadlocked_since is not None:
+                self.sim.deadlock_hours += t - self.deadlocked_since
+                self.deadlocked_since = t
+            self.finish_due(t)
+            self.admit(t)
+            self.place_pending(t)
+            self.watch_for_deadlock(t)
+
+    def enqueue(self, j: int, order: int, last: bool = False) -> None:
+        """Queue every pod of job ``j`` at its priority (or behind every pod, ``last``)."""
+        rank = _LAST if last else -self.prio[j]
+        for p in range(len(self.pod_sizes[j])):
+            bisect.insort(self.pending, (rank, order, j, p))
+
+    def stuck(self) -> bool:
+        """No partly placed job can finish.
+
+        Nothing runs that could free GPUs, or even if every running job ended no partial job
+        would find the GPUs it lacks.
+        """
+        if not self.partial:
+            return False
+        if self.running == 0:
+            return True
+        free_for_partial = self.sim.pool.gpus - self.held_partial
+        return all(
+            self.gpus[j] - sum(size for _, size, _ in self.pods_held[j]) > free_for_partial
+            for j in self.partial
+        )
+
+    def finish_due(self, t: float) -> None:
+        """Release the jobs that end by ``t``; break a deadlock whose timeout fell due."""
+        heap = self.heap
+        while heap and heap[0][0] <= t:
+            e, j, ep = heapq.heappop(heap)
+            self.events += 1
+            if j >= 0:
+                self.finish(j, e)
+            elif ep == self.episode and self.deadlocked_since is not None:
+                self.break_deadlock(e)
+
+    def finish(self, j: int, e: float) -> None:
+        """Job ``j`` ends at ``e``: its pods give their GPUs back."""
+        self.running -= 1
+        for node, size, _ in self.pods_held[j]:
+            self.sim._give(node, size)
+        self.pods_held[j] = []
+        self.end[j] = e
+        began = self.start[j]
+        self.sim._account_busy(self.gpus[j], e if began is None else began, e)
+
+    def break_deadlock(self, e: float) -> None:
+        """Break a deadlock at ``e``, as an operator or a job controller with a timeout would.
+
+        Release the youngest partial jobs (requeued behind every pending pod) and move the
+        oldest one's missing pods to the front, so it is the next job to complete its placement.
+        """
+        sim, partial, pods_held = self.sim, self.partial, self.pods_held
+        while len(partial) > 1 and self.stuck():
+            v = max(partial, key=lambda x: (partial[x], x))
+            del partial[v]
+            for node, size, tp in pods_held[v]:
+                sim._give(node, size)
+                sim.partial_waste += size * (e - tp)
+                self.held_partial -= size
+            pods_held[v] = []
+            sim.partial_releases += 1
+            self.pending = [k for k in self.pending if k[2] != v]
+            self.enqueue(v, self.seq, last=True)
+            self.seq += 1
+        if partial:
+            survivor = min(partial, key=lambda x: (partial[x], x))
+            mine = [k for k in self.pending if k[2] == survivor]
+            self.pending = [k for k in self.pending if k[2] != survivor]
+            self.pending[:0] = [(-_LAST, o, jj, p) for _, o, jj, p in mine]
+        self.deadlocked_since = None
+
+    def admit(self, t: float) -> None:
+        """Queue the pods of the jobs submitted by ``t``."""
+        while self.ai < self.n and self.submit[self.ai] <= t:
+            self.enqueue(self.ai, self.ai)
+            self.ai += 1
+            self.events += 1
+
+    def place_pending(self, t: float) -> None:
+        """Place pending pods in queue order while GPUs are free.
+
+        A job whose last pod is placed starts; its earlier pods' idle GPU-hours are lost to
+        partial allocation.
+        """
+        sim, pending, pod_sizes = self.sim, self.pending, self.pod_sizes
+        i = 0
+        while i < len(pending) and sim.free_total > 0:
+            _, _, j, p = pending[i]
+            size = pod_sizes[j][p]
+            pod_node = sim._place_pod(size)
+            if pod_node is None:
+                i += 1
+                continue
+            del pending[i]
+            held = self.pods_held[j]
+            held.append((pod_node, size, t))
+            if len(held) < len(pod_sizes[j]):
+                if len(held) == 1:
+                    self.partial[j] = t
+                self.held_partial += size
+                continue
+            if j in self.partial:
+                del self.partial[j]
+                for _, s, tp in held[:-1]:
+                    sim.partial_waste += s * (t - tp)
+                    self.held_partial -= s
+            self.start[j] = t
+            heapq.heappush(self.heap, (t + self.dur[j], j, 0))
+            self.running += 1
+
+    def watch_for_deadlock(self, t: float) -> None:
+        """Count a new deadlock and schedule its break, or clear one that resolved itself."""
+        if self.partial and self.stuck():
+            if self.deadlocked_since is None:
+                self.sim.deadlocks += 1
+                self.episode += 1
+                self.deadlocked_since = t
+                heapq.heappush(self.heap, (t + self.timeout, -1, self.episode))
+        else:
+            self.deadlocked_since = None

@@ -15,6 +15,8 @@ from typing import Final, Literal, get_args
 __all__ = [
     "ARCHETYPES",
     "ARCHETYPE_LABELS",
+    "ARCHETYPE_SHORT",
+    "ARCHETYPE_WORDS",
     "BATCH_KINDS",
     "CAPABILITIES",
     "CAPABILITY_WORDS",
@@ -25,13 +27,18 @@ __all__ = [
     "HOURS_PER_MONTH",
     "HOURS_PER_WEEK",
     "INTERFACES",
+    "INTERFACE_WORDS",
     "KIND_LABELS",
     "KIND_WORDS",
+    "MANAGED_WORDS",
+    "METRIC_WORDS",
     "PLATFORMS",
     "PLATFORM_LABELS",
+    "PLATFORM_SHORT",
     "PLATFORM_WORDS",
     "SKILLS",
     "SKILL_LABELS",
+    "SKILL_SHORT",
     "SUPPORT_LEVELS",
     "TRAINING_KINDS",
     "WORKLOAD_KINDS",
@@ -129,6 +136,13 @@ PLATFORM_WORDS: Final = {
     "shared": "the shared Slurm-on-Kubernetes pool",
 }
 """Platform kinds in plain words, for sentences."""
+MANAGED_WORDS: Final = {
+    "slurm": "managed Slurm (AWS Parallel Computing Service class)",
+    "kubernetes": "managed Kubernetes (EKS, GKE or AKS class)",
+    "kubernetes_batch": "managed Kubernetes (EKS, GKE or AKS class) with the batch add-on",
+    "shared": "a vendor's managed Slurm on Kubernetes (CoreWeave SUNK or Nebius Soperator class)",
+}
+"""What a managed variant of each platform kind is, in words."""
 KIND_WORDS: Final = {
     "distributed_training": "distributed training",
     "fine_tuning": "fine-tuning",
@@ -138,6 +152,32 @@ KIND_WORDS: Final = {
     "realtime_inference": "real-time inference",
 }
 """Workload kinds in plain words, for sentences."""
+INTERFACE_WORDS: Final = {"slurm": "Slurm job scripts", "containers": "containers"}
+"""How a team submits work, in words."""
+ARCHETYPE_WORDS: Final = {
+    "slurm_only": "Slurm only",
+    "kubernetes_only": "Kubernetes only",
+    "kubernetes_batch": "Kubernetes with a batch scheduler add-on (Kueue, Volcano or KAI)",
+    "hybrid_separate": "separate Slurm and Kubernetes clusters",
+    "hybrid_shared": "one shared GPU pool (Slurm on Kubernetes)",
+}
+"""Archetypes in full words, for the sentence that states the answer."""
+ARCHETYPE_SHORT: Final = {
+    "slurm_only": "Slurm only",
+    "kubernetes_only": "Kubernetes only",
+    "kubernetes_batch": "Kubernetes with a batch add-on",
+    "hybrid_separate": "separate Slurm and Kubernetes clusters",
+    "hybrid_shared": "one shared Slurm-on-Kubernetes pool",
+}
+"""Archetypes in the fewest words a sentence can carry (a verdict, a chart label)."""
+METRIC_WORDS: Final = {
+    "p99_latency_ms": ("p99 latency", "ms"),
+    "max_queue_wait_hours": ("queue wait", "h"),
+    "max_completion_hours": ("completion", "h"),
+    "queue_wait_hours": ("queue wait", "h"),
+    "completion_hours": ("completion", "h"),
+}
+"""Service-level metrics (``Plan.service_levels["metric"]``, the SLO keys) as (words, unit)."""
 
 # -- labels for charts and tables -------------------------------------------------------------
 
@@ -148,6 +188,13 @@ PLATFORM_LABELS: Final = {
     "shared": "Shared (Slurm on Kubernetes)",
 }
 """Platform names as charts and tables show them (sentences use ``PLATFORM_WORDS``)."""
+PLATFORM_SHORT: Final = {
+    "slurm": "Slurm",
+    "kubernetes": "Kubernetes",
+    "kubernetes_batch": "K8s + batch add-on",
+    "shared": "Shared pool",
+}
+"""Platform names where room is short (the app's platform check boxes)."""
 ARCHETYPE_LABELS: Final = {
     "slurm_only": "Slurm only",
     "kubernetes_only": "Kubernetes only",
@@ -184,6 +231,8 @@ COMPONENT_LABELS: Final = {
 """Cost components as charts and tables show them."""
 SKILL_LABELS: Final = {"hpc": "HPC (Slurm)", "kubernetes": "Kubernetes"}
 """Skills as charts, tables and sentences show them."""
+SKILL_SHORT: Final = {"hpc": "HPC", "kubernetes": "Kubernetes"}
+"""Skills where the platform is already said (the app's staffing line)."""
 
 # -- units ------------------------------------------------------------------------------------
 

@@ -15,7 +15,7 @@ import cluster_decide as cd
 from cluster_decide.evaluate import Decisions, evaluate_decisions
 from cluster_decide.model.build import FAMILIES, build_model
 from cluster_decide.model.data import prepare
-from cluster_decide.model.solve import solve_data
+from cluster_decide.solving.solve import solve_data
 
 
 def test_every_family_has_a_test() -> None:

@@ -86,7 +86,7 @@ def test_public_api_still_resolves() -> None:
     code = (
         "import cluster_decide.simulate, cluster_decide.evaluate\n"
         "import cluster_decide as cd\n"
-        "from cluster_decide.model.solve import solve\n"
+        "from cluster_decide.solving.solve import solve\n"
         "assert callable(cd.simulate) and callable(cd.evaluate) and cd.solve is solve\n"
         "assert cd.Status.OPTIMAL and cd.PRESETS[0] == 'enterprise-mixed'\n"
         "assert set(cd.__all__) <= set(dir(cd))"

@@ -19,8 +19,9 @@ from hypothesis import strategies as st
 
 import cluster_decide as cd
 from cluster_decide.evaluate import Decisions, evaluate_decisions
-from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, prepare
+from cluster_decide.model.data import prepare
 from cluster_decide.scenario import PRESETS, load_scenario
+from cluster_decide.vocabulary import DEMAND_UNITS_PER_GPU_PERCENT
 
 GANGS = (1, 4, 8, 16, 64, 128, 512)
 
@@ -114,8 +115,9 @@ def test_every_preset_plan_meets_every_service_level(preset: str) -> None:
     assert set(plan.service_levels["workload"]) == {w.name for w in scn.workloads}
 
 
-def test_each_piece_of_a_split_service_is_sized_for_its_own_traffic() -> None:
-    scn = small_scenario(
+def split_service() -> cd.Scenario:
+    """One divisible service (200 requests/s, p99 1.5 s) that may split across H100 and L40S."""
+    return small_scenario(
         [
             service(
                 "rt",
@@ -128,6 +130,10 @@ def test_each_piece_of_a_split_service_is_sized_for_its_own_traffic() -> None:
         ],
         policy={"platforms": ["kubernetes"]},
     )
+
+
+def test_each_piece_of_a_split_service_is_sized_for_its_own_traffic() -> None:
+    scn = split_service()
     data = prepare(scn)
     for h100 in (99, 90, 50, 10, 1):
         shares = {("rt", "k8s", "H100"): h100, ("rt", "k8s", "L40S"): 100 - h100}
@@ -135,7 +141,7 @@ def test_each_piece_of_a_split_service_is_sized_for_its_own_traffic() -> None:
         nodes = {
             (p, g): math.ceil(
                 float(data.combos[("rt", p, g)].load(s).max())
-                / (100 * DEMAND_UNITS_PER_GPU * data.gpus_per_node[g])
+                / (DEMAND_UNITS_PER_GPU_PERCENT * data.gpus_per_node[g])
             )
             for (_w, p, g), s in shares.items()
         }
@@ -146,19 +152,7 @@ def test_each_piece_of_a_split_service_is_sized_for_its_own_traffic() -> None:
 
 def test_the_old_linear_split_misses_the_target() -> None:
     """The defect this guards against: a 1% piece given 1% of the whole service's replicas."""
-    scn = small_scenario(
-        [
-            service(
-                "rt",
-                gpu_types=["H100", "L40S"],
-                peak_requests_per_second=200.0,
-                gpu_seconds_per_request=0.3,
-                p99_latency_ms=1500.0,
-                divisible=True,
-            )
-        ],
-        policy={"platforms": ["kubernetes"]},
-    )
+    scn = split_service()
     data = prepare(scn)
     piece = data.combos[("rt", "k8s", "L40S")]
     linear = 1 * piece.demand  # what a linear share gave the 1% piece

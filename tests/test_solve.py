@@ -183,8 +183,8 @@ def test_the_restricted_search_gives_a_feasible_start_for_the_full_model(
     from cluster_decide.evaluate import evaluate_decisions
     from cluster_decide.model.build import build_model
     from cluster_decide.model.data import prepare
-    from cluster_decide.model.solve import restricted, solve_data
-    from cluster_decide.model.warmstart import lp_relaxation
+    from cluster_decide.solving.solve import restricted, solve_data
+    from cluster_decide.solving.warmstart import lp_relaxation
 
     data = prepare(default_scenario)
     m = build_model(data)

@@ -15,12 +15,12 @@ from ortools.sat.python import cp_model
 
 import cluster_decide as cd
 from cluster_decide.cli import main
-from cluster_decide.model import loop
+from cluster_decide.model import cpsat
 from cluster_decide.model.build import build_model
 from cluster_decide.model.data import prepare
-from cluster_decide.model.solve import no_answer_plan
 from cluster_decide.plan import Status
 from cluster_decide.scenario import save_scenario
+from cluster_decide.solving.solve import no_answer_plan
 from cluster_decide.widgets.cache import PlanCache
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
@@ -31,11 +31,11 @@ def test_unknown_is_time_limit_and_model_invalid_is_an_error(
     default_scenario: cd.Scenario,
 ) -> None:
     m = build_model(prepare(default_scenario))
-    assert loop._status(cp_model.UNKNOWN, m) is Status.TIME_LIMIT
-    assert loop._status(cp_model.OPTIMAL, m) is Status.OPTIMAL
-    assert loop._status(cp_model.INFEASIBLE, m) is Status.INFEASIBLE
-    with pytest.raises(loop.ModelInvalidError, match="internal error"):
-        loop._status(cp_model.MODEL_INVALID, m)
+    assert cpsat.status_of(cp_model.UNKNOWN, m) is Status.TIME_LIMIT
+    assert cpsat.status_of(cp_model.OPTIMAL, m) is Status.OPTIMAL
+    assert cpsat.status_of(cp_model.INFEASIBLE, m) is Status.INFEASIBLE
+    with pytest.raises(cpsat.ModelInvalidError, match="internal error"):
+        cpsat.status_of(cp_model.MODEL_INVALID, m)
 
 
 @pytest.fixture(scope="module")

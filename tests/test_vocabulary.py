@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+import re
 import subprocess
 import sys
 import typing
@@ -91,6 +93,83 @@ def test_the_unit_factor_the_toml_fallback_and_the_hint_are_written_once() -> No
 
 
 def test_reading_a_label_loads_no_plotting_library() -> None:
-    code = "import sys, cluster_decide.vocabulary; print('altair' in sys.modules)"
+    code = "import sys, cluster_decide.vocabulary, cluster_decide.style; print('altair' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+ID_SETS = {
+    "kinds": set(vocabulary.WORKLOAD_KINDS),
+    "platforms": set(vocabulary.PLATFORMS),
+    "archetypes": set(vocabulary.ARCHETYPES),
+    "skills": set(vocabulary.SKILLS),
+    "capabilities": set(vocabulary.CAPABILITIES),
+    "metrics": set(vocabulary.METRIC_WORDS),
+    "components": set(vocabulary.COMPONENT_LABELS),
+}
+NOT_LABELS = {("model/data.py", "DEFAULT_POOL_NAMES")}
+"""Dicts keyed by vocabulary names and named like labels whose values are data (pool names)."""
+_LABEL_NAME = re.compile(r"LABEL|WORD|NAME|SHORT", re.IGNORECASE)
+_VOCABULARY_TEXTS = {
+    v
+    for name in vocabulary.__all__
+    if isinstance(getattr(vocabulary, name), dict)
+    for v in getattr(vocabulary, name).values()
+}
+
+
+def _string_dicts(tree: ast.AST) -> list[tuple[str, ast.Dict]]:
+    """``NAME = {...}`` dicts (anywhere in a module) whose keys and values are all string literals
+    (or tuples of them), as ``(NAME, dict)``."""
+    found = []
+    for node in ast.walk(tree):
+        target, value = None, None
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+        elif isinstance(node, ast.AnnAssign):
+            target, value = node.target, node.value
+        if not isinstance(target, ast.Name) or not isinstance(value, ast.Dict) or not value.keys:
+            continue
+        strings = all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in value.keys)
+        texts = all(
+            (isinstance(v, ast.Constant) and isinstance(v.value, str))
+            or (isinstance(v, ast.Tuple) and all(isinstance(e, ast.Constant) for e in v.elts))
+            for v in value.values
+        )
+        if strings and texts:
+            found.append((target.id, value))
+    return found
+
+
+def test_no_module_but_the_vocabulary_names_the_vocabulary() -> None:
+    """A dict of two or more kinds, platforms, archetypes, skills, capabilities, metrics or
+    cost components to words is a label set when it is named like one (``*_LABELS``,
+    ``*_WORDS``, ``short``...) or repeats a vocabulary text; label sets live in
+    ``vocabulary.py``. (Other dicts keyed by these names hold data: pool names, policies.)"""
+    redefined = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE).as_posix()
+        if rel == "vocabulary.py":
+            continue
+        for name, node in _string_dicts(ast.parse(path.read_text(encoding="utf-8"))):
+            keys = {k.value for k in node.keys if isinstance(k, ast.Constant)}
+            texts = [ast.literal_eval(v) for v in node.values]
+            repeats = sum(t in _VOCABULARY_TEXTS for t in texts) >= 2
+            for what, ids in ID_SETS.items():
+                labels = _LABEL_NAME.search(name) is not None or repeats
+                if len(keys & ids) >= 2 and labels and (rel, name) not in NOT_LABELS:
+                    redefined.append(f"{rel}: {name} names {what}")
+    assert redefined == []
+
+
+def test_no_view_imports_a_plotting_library_for_a_label() -> None:
+    """Label sets are read from the vocabulary, not through a chart module (which loads Altair)."""
+    labels = {n for n in vocabulary.__all__ if n.endswith(("_LABELS", "_WORDS", "_SHORT"))}
+    through_charts = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").endswith("charts"):
+                names = {a.name for a in node.names} & labels
+                if names:
+                    through_charts.append(f"{path.relative_to(PACKAGE)}: {sorted(names)}")
+    assert through_charts == []

@@ -5,7 +5,7 @@ repeatable rather than a full :class:`~cluster_decide.plan.Plan`: :func:`quick_s
 model of ``model/build.py``, lets a caller add constraints or replace the objective (the hook
 near-optimal alternatives and the Pareto front need), and runs CP-SAT on one worker with a
 *deterministic* time limit, so the answer never depends on the machine's load or on how many
-processes share it. It runs the same solve loop as ``solve`` (:mod:`cluster_decide.model.loop`),
+processes share it. It runs the same solve loop as ``solve`` (:mod:`cluster_decide.solving.loop`),
 so statuses and service levels mean the same everywhere. Infeasible answers are reported, not
 diagnosed (that is ``solve``'s job).
 :func:`run_all` maps it over scenarios with any ``concurrent.futures.Executor``.
@@ -27,8 +27,8 @@ from tqdm.auto import tqdm
 from cluster_decide.evaluate import Decisions, evaluate_decisions
 from cluster_decide.model.build import Model
 from cluster_decide.model.data import ModelData, prepare
-from cluster_decide.model.loop import Constrain, Objective, run
 from cluster_decide.scenario import Scenario, parse_scenario
+from cluster_decide.solving.loop import Constrain, Objective, run
 
 __all__ = [
     "DETERMINISTIC_LIMIT",

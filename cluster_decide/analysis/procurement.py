@@ -18,9 +18,9 @@ import polars as pl
 from cluster_decide.evaluate import Decisions, evaluate_decisions
 from cluster_decide.explain import money
 from cluster_decide.model.data import prepare
-from cluster_decide.model.solve import solve
 from cluster_decide.plan import Plan, investment
 from cluster_decide.scenario import Scenario, parse_scenario
+from cluster_decide.solving.solve import solve
 
 __all__ = [
     "BUY_VS_RENT_SCHEMA",

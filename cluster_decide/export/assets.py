@@ -13,7 +13,6 @@ from pathlib import Path
 
 import polars as pl
 
-from cluster_decide.charts import WIDTH
 from cluster_decide.export.assumptions import key_assumptions
 from cluster_decide.export.atomic import write_atomic
 from cluster_decide.export.content import Bundle, gather
@@ -21,6 +20,7 @@ from cluster_decide.export.figures import render
 from cluster_decide.export.pilot import pilot_plan
 from cluster_decide.plan import Plan
 from cluster_decide.scenario import Scenario
+from cluster_decide.style import WIDTH
 
 __all__ = ["PLAN_FRAMES", "frames", "images"]
 

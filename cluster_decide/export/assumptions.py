@@ -13,14 +13,26 @@ from typing import Any, Final
 
 import polars as pl
 
-from cluster_decide.charts import PLATFORM_LABELS
 from cluster_decide.datasources import load_facts
-from cluster_decide.export.words import effort, skill, usd
+from cluster_decide.export.words import effort, skill, text_table, usd
+from cluster_decide.export.words import platform as platform_label
 from cluster_decide.market import TERM_WORDS, Market, Offer, resolve_markets
 from cluster_decide.plan import Plan
 from cluster_decide.scenario import Scenario
 
-__all__ = ["key_assumptions"]
+__all__ = ["ASSUMPTION_COLUMNS", "key_assumptions"]
+
+ASSUMPTION_COLUMNS: Final = (
+    "figure",
+    "value",
+    "unit",
+    "source",
+    "date",
+    "confidence",
+    "note",
+    "key",
+)
+"""Columns of :func:`key_assumptions`."""
 
 _COMPONENT_WORDS: Final = {
     "base": "base team",
@@ -28,10 +40,6 @@ _COMPONENT_WORDS: Final = {
     "addon": "batch add-on upkeep",
     "integration": "integration",
 }
-
-
-def _platform(platform: str) -> str:
-    return PLATFORM_LABELS.get(platform, platform)
 
 
 @lru_cache(maxsize=1)
@@ -174,7 +182,7 @@ def key_assumptions(plan: Plan, scenario: Scenario | None = None) -> pl.DataFram
             if amount <= 0:
                 continue
             label = (
-                f"{_platform(platform)}: {skill(skill_key)} staff, "
+                f"{platform_label(platform)}: {skill(skill_key)} staff, "
                 f"{_COMPONENT_WORDS.get(component, component)}"
             )
             key = f"staffing:{platform}:{skill_key}:{component}"
@@ -189,7 +197,4 @@ def key_assumptions(plan: Plan, scenario: Scenario | None = None) -> pl.DataFram
         rows.append(
             _fact_row("costs:hire_one_time_cost_usd", "One-off cost of a hire", cost, "once", usd)
         )
-    schema = dict.fromkeys(
-        ("figure", "value", "unit", "source", "date", "confidence", "note", "key"), pl.String
-    )
-    return pl.DataFrame(rows, schema=schema)
+    return text_table(rows, ASSUMPTION_COLUMNS)

@@ -21,7 +21,6 @@ from typing import Any, Final
 import polars as pl
 
 from cluster_decide.analysis import compare
-from cluster_decide.explain import ARCHETYPE_WORDS
 from cluster_decide.export.assumptions import key_assumptions
 from cluster_decide.export.pilot import pilot_plan
 from cluster_decide.export.words import (
@@ -42,13 +41,15 @@ from cluster_decide.export.words import (
     usd,
     usd_year,
 )
-from cluster_decide.model.solve import solve
 from cluster_decide.plan import Plan
 from cluster_decide.scenario import Scenario
+from cluster_decide.solving.solve import solve
 from cluster_decide.vocabulary import (
     ARCHETYPE_LABELS,
+    ARCHETYPE_WORDS,
     COMPONENT_LABELS,
     KIND_WORDS,
+    METRIC_WORDS,
     PLATFORM_LABELS,
 )
 
@@ -69,13 +70,6 @@ __all__ = [
 PILOT_WEEKS: Final = 6
 """Length of the pilot the deck proposes: long enough for a month of cost reports, short
 enough to decide within a quarter (a planning convention, not a measured figure)."""
-_METRIC_WORDS: Final = {
-    "p99_latency_ms": ("p99 latency", "ms"),
-    "max_queue_wait_hours": ("queue wait", "h"),
-    "max_completion_hours": ("completion", "h"),
-    "queue_wait_hours": ("queue wait", "h"),
-    "completion_hours": ("completion", "h"),
-}
 _PILOT_WHY: Final = (
     "A pilot on our own workloads before we standardize shows the gaps in scheduling and "
     "quotas that vendor demonstrations rarely show."
@@ -718,7 +712,7 @@ def _risks(b: Bundle) -> Section:
         )
         if sl.height:
             r = sl.sort(["ratio", "workload"], descending=[True, False]).row(0, named=True)
-            words, unit = _METRIC_WORDS.get(r["metric"], (r["metric"].replace("_", " "), ""))
+            words, unit = METRIC_WORDS.get(r["metric"], (r["metric"].replace("_", " "), ""))
             tight = (
                 f"{names.workload(r['workload'])} {words}, at {level(r['predicted'])} of "
                 f"{level(r['target'])} {unit}".rstrip()
@@ -894,7 +888,7 @@ def _service(b: Bundle) -> Section:
     names = _names(b)
     rows = []
     for r in frame.iter_rows(named=True):
-        words, unit = _METRIC_WORDS.get(r["metric"], (r["metric"].replace("_", " "), ""))
+        words, unit = METRIC_WORDS.get(r["metric"], (r["metric"].replace("_", " "), ""))
         rows.append(
             (
                 names.workload(r["workload"]),

@@ -1,7 +1,7 @@
 """The charts an export shows, by name, drawn by :mod:`cluster_decide.charts` in its palette.
 
 Every chart comes from ``cluster_decide.charts`` (the plan's) or
-``cluster_decide.analysis_charts`` (lever values, break-evens); this module only decides which charts a
+``cluster_decide.charts.analysis`` (lever values, break-evens); this module only decides which charts a
 bundle has (the comparison needs ``cd.compare``'s frame) and renders them all at once, so a
 failed render stops an export before any file is written.
 """
@@ -14,7 +14,8 @@ from typing import Any, Final
 
 import polars as pl
 
-from cluster_decide import analysis_charts, charts
+from cluster_decide import charts
+from cluster_decide.charts import analysis as analysis_charts
 from cluster_decide.export.content import Bundle, is_break_evens, is_levers
 from cluster_decide.export.words import Names
 

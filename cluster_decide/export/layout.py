@@ -20,7 +20,7 @@ from typing import Any, Final
 
 from PIL import ImageFont
 
-from cluster_decide.charts import INK, PALETTE
+from cluster_decide.style import INK, PALETTE
 
 __all__ = ["EMU_PER_IN", "Geometry", "Metrics", "Theme", "metrics", "theme_of"]
 

@@ -2,41 +2,84 @@
 
 Four workloads (multi-node training, fine-tuning, a batch pipeline, an inference endpoint),
 the largest of each kind, and four operational tests (failure injection, node replacement,
-quota enforcement, cost reporting), each with what to run and what to measure. Workloads and
-clusters are named by display name; figures use the exports' formatters.
+quota enforcement, cost reporting), each with what to run and what to measure. The words are
+data (``data/templates/pilot.toml``, with the reasoning behind each figure); this module picks
+the workloads and gathers the facts the templates quote. Workloads and clusters are named by
+display name; figures use the exports' formatters.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+from string import Formatter
 from typing import Any, Final
 
 import polars as pl
 
-from cluster_decide.charts import PLATFORM_LABELS
-from cluster_decide.export.words import Names, display, effort, gpu_hours, level, usd
+from cluster_decide.export.words import (
+    Names,
+    display,
+    effort,
+    gpu_hours,
+    level,
+    platform,
+    text_table,
+    usd,
+)
 from cluster_decide.plan import Plan
+from cluster_decide.resources import data_dir
 from cluster_decide.scenario import Scenario
+from cluster_decide.tomlread import tomllib
+from cluster_decide.vocabulary import INTERFACE_WORDS, SKILLS
 
 __all__ = ["PILOT_COLUMNS", "pilot_plan"]
 
 PILOT_COLUMNS: Final = ("test", "workload", "where", "run", "measure", "why")
 """Columns of :func:`pilot_plan`."""
-_QUOTA: Final = {
-    "slurm": "Slurm accounts with fair share and QOS GPU limits",
-    "kubernetes": "namespace ResourceQuotas",
-    "kubernetes_batch": "Kueue ClusterQueues with borrowing limits (or Volcano / KAI queues)",
-    "shared": "Slurm accounts and QOS inside the shared pool",
-}
-_COST_SOURCE: Final = {
-    "slurm": "Slurm accounting (sacct / slurmdbd)",
-    "kubernetes": "OpenCost",
-    "kubernetes_batch": "OpenCost and Kueue usage metrics",
-    "shared": "Slurm accounting and OpenCost",
-}
+TEMPLATES: Final = "templates/pilot.toml"
+"""The pilot's words, under the data folder."""
+_PICKS: Final = ("multi_node", "fine_tuning", "batch", "serving", "none")
+"""The workloads a test can run (``workload`` in the templates)."""
+
+Text = str | Sequence[str | Mapping[str, str]]
+"""A template text: a string, or parts joined (see the templates file's header)."""
 
 
-def _platform(platform: str) -> str:
-    return PLATFORM_LABELS.get(platform, platform)
+@lru_cache(maxsize=1)
+def templates() -> dict[str, Any]:
+    """The pilot templates, checked once: every test names its words and a known workload."""
+    path = data_dir() / TEMPLATES
+    with path.open("rb") as f:
+        data = tomllib.load(f)
+    problems = []
+    for n, t in enumerate(data.get("tests", []), start=1):
+        missing = sorted({"test", "workload", "run", "measure", "why"} - set(t))
+        if missing:
+            problems.append(f"{path} | tests #{n} lacks {', '.join(missing)} | add them")
+        if t.get("workload") not in _PICKS:
+            problems.append(
+                f"{path} | tests #{n} workload {t.get('workload')!r} | use one of {', '.join(_PICKS)}"
+            )
+    if problems:
+        raise ValueError("invalid pilot templates:\n  " + "\n  ".join(problems))
+    return data
+
+
+def render(text: Text, facts: Mapping[str, Any]) -> str:
+    """A template text with the facts filled in; a conditional part without its facts drops out."""
+    out = []
+    for part in [text] if isinstance(text, str) else text:
+        if isinstance(part, str):
+            out.append(part.format_map(facts))
+            continue
+        fields = {f for _, f, _, _ in Formatter().parse(part["text"]) if f}
+        when = part.get("when")
+        shown = all(facts.get(f) is not None for f in fields) and (
+            when is None or bool(facts.get(when))
+        )
+        out.append(part["text"].format_map(facts) if shown else part.get("else", ""))
+    return "".join(out)
 
 
 def _pick(plan: Plan, kinds: tuple[str, ...]) -> pl.DataFrame:
@@ -91,11 +134,115 @@ def _multi_node(plan: Plan, scenario: Scenario | None) -> pl.DataFrame:
     return plan.placements.clear()
 
 
-def _utilization(scenario: Scenario | None, platform: str, kind: str) -> str:
-    if scenario is None:
-        return ""
-    value = scenario.catalog.platforms[platform].utilization.get(kind)
-    return f" vs. the {value:.0%} the plan assumes" if value is not None else ""
+def _multi_node_facts(
+    train: pl.DataFrame, scenario: Scenario | None, names: Names
+) -> dict[str, Any]:
+    w, first = train["workload"][0], train.row(0, named=True)
+    gang = int(_attr(scenario, w, "gpus_per_job") or first["gpus"])
+    wait = _attr(scenario, w, "max_queue_wait_hours")
+    utilization = (
+        scenario.catalog.platforms[first["platform"]].utilization.get(first["kind"])
+        if scenario is not None
+        else None
+    )
+    return {
+        "workload": names.workload(w),
+        "nodes": max(2, min(4, -(-gang // _gpus_per_node(scenario, first["gpu_type"])))),
+        "gang": gang,
+        "utilization": utilization,
+        "wait": level(wait) if wait else None,
+    }
+
+
+def _fine_tuning_facts(
+    tune: pl.DataFrame, scenario: Scenario | None, names: Names
+) -> dict[str, Any]:
+    w = tune["workload"][0]
+    wait = _attr(scenario, w, "max_queue_wait_hours")
+    interface = _attr(scenario, w, "interface")
+    return {
+        "workload": names.workload(w),
+        "interface": INTERFACE_WORDS.get(interface) if interface else None,
+        "split": tune.height > 1,
+        "wait": level(wait) if wait else None,
+    }
+
+
+def _batch_facts(
+    batch: pl.DataFrame, plan: Plan, scenario: Scenario | None, names: Names
+) -> dict[str, Any]:
+    w = batch["workload"][0]
+    window = _attr(scenario, w, "max_completion_hours")
+    pools = plan.pools.filter(pl.col("pool").is_in(batch["pool"].to_list()))
+    burst = float(pools["burst_gpu_hours"].sum())
+    return {
+        "workload": names.workload(w),
+        "window": level(window) if window else None,
+        "burst": gpu_hours(burst) if burst > 0 else None,
+    }
+
+
+def _serving_facts(
+    serve: pl.DataFrame, plan: Plan, scenario: Scenario | None, names: Names
+) -> dict[str, Any]:
+    w = serve["workload"][0]
+    target = _attr(scenario, w, "p99_latency_ms")
+    rps = _attr(scenario, w, "peak_requests_per_second")
+    predicted = plan.service_levels.filter(pl.col("workload") == w)["predicted"].to_list()
+    lag = (
+        scenario.catalog.platforms[serve["platform"][0]].scale_up_lag_minutes
+        if scenario is not None
+        else None
+    )
+    return {
+        "workload": names.workload(w),
+        "rps": rps or None,
+        "target": level(target) if target else None,
+        "predicted": level(max(predicted)) if predicted else None,
+        "lag": lag or None,
+    }
+
+
+def _operational_facts(
+    plan: Plan,
+    scenario: Scenario | None,
+    names: Names,
+    train: pl.DataFrame,
+    serve: pl.DataFrame,
+    words: Mapping[str, Any],
+) -> dict[str, Any]:
+    """What the operational tests quote: the pools, what to kill, teams, tools, staffing."""
+    pools = plan.pools.unique(subset=["pool"], maintain_order=True)
+    platforms = sorted(set(pools["platform"].to_list()))
+    pool_names = ", ".join(names.pool(p) for p in pools["pool"].to_list()) or "the pilot pools"
+    victims = [
+        words["victims"][role].format(
+            workload=names.workload(picked["workload"][0]), pool=names.pool(picked["pool"][0])
+        )
+        for role, picked in (("training", train), ("serving", serve))
+        if picked.height
+    ] or [words["victims"]["none"].format(pools=pool_names)]
+    teams = sorted({display(w.team) for w in scenario.workloads if w.team}) if scenario else []
+    per_node = None
+    if scenario is not None and platforms:
+        # Quote the catalog's own figures, as the assumptions table prints them.
+        catalog = scenario.catalog.platforms
+        per_node = " and ".join(
+            f"{effort(sum(catalog[k].fte(s, 'per_100_nodes') for s in SKILLS))} on {platform(k)}"
+            for k in platforms
+        )
+    tools = words["platforms"]
+    return {
+        "pools": pool_names,
+        "victims": " and ".join(victims),
+        "teams": ", ".join(teams) or None,
+        "per_node": per_node,
+        "quota": "; ".join(sorted({tools[p]["quota"] for p in platforms}))
+        or tools["fallback"]["quota"],
+        "cost_source": " and ".join(sorted({tools[p]["cost_source"] for p in platforms}))
+        or tools["fallback"]["cost_source"],
+        "cash": usd(plan.cash_monthly_usd),
+    }
 
 
 def pilot_plan(plan: Plan, scenario: Scenario | None = None) -> pl.DataFrame:
@@ -104,219 +251,54 @@ def pilot_plan(plan: Plan, scenario: Scenario | None = None) -> pl.DataFrame:
     The workloads are the scenario's own (largest of each kind) on the pools the plan puts them
     in: one multi-node training job, a fine-tuning workload, a batch pipeline and a production
     inference endpoint. The tests are failure injection, GPU node replacement, quota
-    enforcement and cost reporting on those pools. Columns: see :data:`PILOT_COLUMNS`.
+    enforcement and cost reporting on those pools. Their words are the templates of
+    ``data/templates/pilot.toml``. Columns: see :data:`PILOT_COLUMNS`.
     """
-    rows: list[dict[str, str]] = []
+    words = templates()
     names = Names.of(plan, scenario)
-
-    def add(
-        test: str, picked: pl.DataFrame, run: str, measure: str, why: str, where: str = "–"
-    ) -> None:
-        name = names.workload(picked["workload"][0]) if picked.height else "none in this scenario"
+    picked = {
+        "multi_node": _multi_node(plan, scenario),
+        "fine_tuning": _pick(plan, ("fine_tuning",)),
+        "batch": _pick(plan, ("pipeline", "batch_inference")),
+        "serving": _pick(plan, ("realtime_inference",)),
+    }
+    facts: dict[str, dict[str, Any]] = {k: {} for k in _PICKS}
+    for key, build in (
+        ("multi_node", lambda p: _multi_node_facts(p, scenario, names)),
+        ("fine_tuning", lambda p: _fine_tuning_facts(p, scenario, names)),
+        ("batch", lambda p: _batch_facts(p, plan, scenario, names)),
+        ("serving", lambda p: _serving_facts(p, plan, scenario, names)),
+    ):
+        if picked[key].height:
+            facts[key] = build(picked[key])
+    facts["none"] = _operational_facts(
+        plan, scenario, names, picked["multi_node"], picked["serving"], words
+    )
+    largest = plan.pools.sort(["gpus", "pool"], descending=[True, False]).head(1)
+    rows = []
+    for t in words["tests"]:
+        key = t["workload"]
+        rows_of = picked.get(key)
+        has = rows_of is not None and rows_of.height > 0
+        suffix = "" if has or key == "none" else "_without"
+        if key == "none":
+            workload, where = "–", facts["none"]["pools"]
+        elif has:
+            assert rows_of is not None
+            workload, where = names.workload(rows_of["workload"][0]), _where(rows_of, names)
+        else:
+            workload, where = "none in this scenario", "–"
+            if key == "multi_node" and largest.height:
+                where = f"{names.pool(largest['pool'][0])} ({largest['gpu_type'][0]})"
         rows.append(
             {
-                "test": test,
-                "workload": name,
-                "where": _where(picked, names) if picked.height else where,
-                "run": run,
-                "measure": measure,
-                "why": why,
+                "test": t["test"],
+                "workload": workload,
+                "where": where,
+                **{
+                    col: render(t.get(col + suffix, t[col]), facts[key])
+                    for col in ("run", "measure", "why")
+                },
             }
         )
-
-    train = _multi_node(plan, scenario)
-    if train.height:
-        w, first = train["workload"][0], train.row(0, named=True)
-        gang = int(_attr(scenario, w, "gpus_per_job") or first["gpus"])
-        nodes = max(2, min(4, -(-gang // _gpus_per_node(scenario, first["gpu_type"]))))
-        wait = _attr(scenario, w, "max_queue_wait_hours")
-        add(
-            "Multi-node training",
-            train,
-            f"A {nodes}-node slice of {names.workload(w)} (the full job needs {gang:,} GPUs at "
-            "once), "
-            "checkpointing every 30 minutes.",
-            "Time for the whole gang to start; all-reduce bandwidth against the fabric's rating; "
-            f"GPU utilization{_utilization(scenario, first['platform'], first['kind'])}"
-            + (f"; queue wait against the {level(wait)} h target." if wait else "."),
-            "Gang scheduling and topology-aware placement decide where this runs; the pilot "
-            "shows they work at this network's scale.",
-        )
-    else:
-        largest = plan.pools.sort(["gpus", "pool"], descending=[True, False]).head(1)
-        add(
-            "Multi-node training",
-            train,
-            "A 2-node all-reduce test (NCCL tests) as a stand-in: no workload in this scenario "
-            "spans nodes.",
-            "Bandwidth and start-up time, so a future multi-node job has a baseline.",
-            "Even without multi-node training today, the fabric needs a measured baseline.",
-            where=(
-                f"{names.pool(largest['pool'][0])} ({largest['gpu_type'][0]})"
-                if largest.height
-                else "–"
-            ),
-        )
-    tune = _pick(plan, ("fine_tuning",))
-    w = tune["workload"][0] if tune.height else ""
-    wait = _attr(scenario, w, "max_queue_wait_hours") if w else None
-    interface = _attr(scenario, w, "interface") if w else None
-    add(
-        "Fine-tuning",
-        tune,
-        (
-            f"A day of {names.workload(w)} jobs submitted the way its team works"
-            + (
-                f" ({'Slurm job scripts' if interface == 'slurm' else 'containers'})"
-                if interface
-                else ""
-            )
-            + (", in every part of the estate it is split across." if tune.height > 1 else ".")
-        )
-        if w
-        else "A single-node fine-tuning job on the training pool.",
-        "Queue wait"
-        + (f" against the {level(wait)} h target" if wait else "")
-        + "; preemption and restart from checkpoint; fair share between teams.",
-        "Fine-tuning is short, bursty and shares GPUs with other teams: the scheduler's "
-        "fairness and preemption are what the team will feel.",
-    )
-    batch = _pick(plan, ("pipeline", "batch_inference"))
-    w = batch["workload"][0] if batch.height else ""
-    window = _attr(scenario, w, "max_completion_hours") if w else None
-    burst = (
-        float(
-            plan.pools.filter(pl.col("pool").is_in(batch["pool"].to_list()))[
-                "burst_gpu_hours"
-            ].sum()
-        )
-        if batch.height
-        else 0.0
-    )
-    add(
-        "Batch pipeline",
-        batch,
-        f"One night's run of {names.workload(w)}, end to end, with one stage made to fail."
-        if w
-        else "A nightly batch job of a few GPUs through the pipeline tooling.",
-        ("Completion within the " + (f"{level(window)} h" if window else "nightly") + " window")
-        + "; retries of the failed stage"
-        + (
-            f"; on-demand GPU-hours against the {gpu_hours(burst)} a month the plan rents."
-            if burst > 0
-            else "."
-        ),
-        "Pipelines need self-healing and retries more than raw speed; the pilot checks the "
-        "window holds when something breaks.",
-    )
-    serve = _pick(plan, ("realtime_inference",))
-    w = serve["workload"][0] if serve.height else ""
-    target = _attr(scenario, w, "p99_latency_ms") if w else None
-    rps = _attr(scenario, w, "peak_requests_per_second") if w else None
-    predicted = plan.service_levels.filter(pl.col("workload") == w)["predicted"] if w else None
-    lag = (
-        scenario.catalog.platforms[serve["platform"][0]].scale_up_lag_minutes
-        if scenario is not None and serve.height
-        else None
-    )
-    add(
-        "Inference endpoint",
-        serve,
-        (
-            f"{names.workload(w)} served at its peak"
-            + (f" of {rps:,.0f} requests/s" if rps else "")
-            + " from production-style traffic, with a rolling update mid-test."
-        )
-        if w
-        else "A small model behind a production-style endpoint, with a rolling update mid-test.",
-        "p99 latency"
-        + (f" against {level(target)} ms" if target else "")
-        + (
-            f" (the model predicts {level(max(predicted.to_list()))} ms)"
-            if predicted is not None and len(predicted)
-            else ""
-        )
-        + "; scale-up time"
-        + (f" against the {lag:.0f} minutes assumed" if lag else "")
-        + "; failed requests during the rollout.",
-        "Services need autoscaling, self-healing and rolling updates: this is where the "
-        "Kubernetes side earns its place.",
-    )
-    pools = plan.pools.unique(subset=["pool"], maintain_order=True)
-    platforms = pools["platform"].to_list()
-    pool_names = ", ".join(names.pool(p) for p in pools["pool"].to_list()) or "the pilot pools"
-    victims = []
-    if train.height:
-        victims.append(
-            f"a node under {names.workload(train['workload'][0])} "
-            f"in the {names.pool(train['pool'][0])}"
-        )
-    if serve.height:
-        victims.append(
-            f"a serving replica of {names.workload(serve['workload'][0])} and its node in the "
-            f"{names.pool(serve['pool'][0])}"
-        )
-    if not victims:
-        victims.append(f"a node under the pilot workloads in {pool_names}")
-    teams = sorted({display(w.team) for w in scenario.workloads if w.team}) if scenario else []
-    per_node = ""
-    if scenario is not None and platforms:
-        # Quote the catalog's own figures, as the assumptions table prints them.
-        parts = []
-        for kind in sorted(set(platforms)):
-            node_fte = sum(
-                scenario.catalog.platforms[kind].fte(s, "per_100_nodes")
-                for s in ("hpc", "kubernetes")
-            )
-            parts.append(f"{effort(node_fte)} on {_platform(kind)}")
-        per_node = f" (the staffing model assumes {' and '.join(parts)} FTE per 100 nodes)"
-    ops = [
-        (
-            "Failure injection",
-            f"Kill {' and '.join(victims)}; pull a GPU's driver on another node.",
-            "Time to detect, drain and requeue; GPU-hours lost since the last checkpoint; "
-            "failed requests and p99 latency during recovery.",
-            "GPU nodes fail often at scale; recovery time is the cost the plan does not show.",
-        ),
-        (
-            "GPU node replacement",
-            f"Drain, replace and re-admit one GPU node in each pool ({pool_names}).",
-            "Hands-on hours per node"
-            + per_node
-            + "; time until the node takes work again; driver and firmware drift.",
-            "Node care is the largest per-node staffing term; the pilot checks the estimate.",
-        ),
-        (
-            "Quota enforcement",
-            "Give each team"
-            + (f" ({', '.join(teams)})" if teams else "")
-            + " a quota with "
-            + "; ".join(sorted({_QUOTA[p] for p in platforms}) or ["the platform's own tools"])
-            + "; submit past it.",
-            "Over-quota work waits, or borrows idle GPUs and is preempted back; no team starves; "
-            "admission wait per team.",
-            "Shared GPUs stay shared only if quotas hold under pressure.",
-        ),
-        (
-            "Cost reporting",
-            "A month-to-date cost report per team and workload from "
-            + " and ".join(sorted({_COST_SOURCE[p] for p in platforms}) or ["the bill"])
-            + ".",
-            "GPU-hours per workload within 10% of the plan's placements; totals reconcile to the "
-            f"bill ({usd(plan.cash_monthly_usd)} a month of cash in the plan); idle GPU-hours "
-            "visible.",
-            "Showback is what keeps the plan's utilization assumptions honest after go-live.",
-        ),
-    ]
-    for test, run, measure, why in ops:
-        rows.append(
-            {
-                "test": test,
-                "workload": "–",
-                "where": pool_names,
-                "run": run,
-                "measure": measure,
-                "why": why,
-            }
-        )
-    return pl.DataFrame(rows, schema=dict.fromkeys(PILOT_COLUMNS, pl.String))
+    return text_table(rows, PILOT_COLUMNS)

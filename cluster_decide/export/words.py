@@ -11,13 +11,17 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from cluster_decide.charts import ARCHETYPE_LABELS, PLATFORM_LABELS, SKILL_LABELS, short_number
+import polars as pl
+
 from cluster_decide.explain import money
 from cluster_decide.plan import Plan
 from cluster_decide.scenario import Scenario
+from cluster_decide.style import short_number
+from cluster_decide.vocabulary import ARCHETYPE_LABELS, PLATFORM_LABELS, SKILL_LABELS
 
 __all__ = [
     "GLOSSARY",
@@ -33,7 +37,9 @@ __all__ = [
     "multiple",
     "number",
     "pct",
+    "platform",
     "skill",
+    "text_table",
     "usd",
     "usd_year",
 ]
@@ -203,6 +209,16 @@ class Names:
 def skill(name: str) -> str:
     """A skill's display name (HPC (Slurm), Kubernetes)."""
     return SKILL_LABELS.get(name, name)
+
+
+def platform(name: str) -> str:
+    """A platform kind's display name (Slurm, Kubernetes + batch add-on)."""
+    return PLATFORM_LABELS.get(name, name)
+
+
+def text_table(rows: Sequence[Mapping[str, str]], columns: Sequence[str]) -> pl.DataFrame:
+    """Rows of words as a frame of strings with exactly ``columns`` (typed even when empty)."""
+    return pl.DataFrame(list(rows), schema=dict.fromkeys(columns, pl.String))
 
 
 def finite(value: Any) -> bool:

@@ -13,7 +13,6 @@ import html
 from functools import cache
 
 from cluster_decide.catalog import data_dir
-from cluster_decide.charts import ARCHETYPE_LABELS
 from cluster_decide.explain import money
 from cluster_decide.scenario import (
     DeadlineWorkload,
@@ -21,7 +20,7 @@ from cluster_decide.scenario import (
     Scenario,
     TrainingWorkload,
 )
-from cluster_decide.widgets.controls import KIND_LABELS
+from cluster_decide.vocabulary import ARCHETYPE_LABELS, KIND_LABELS
 
 __all__ = ["assumptions_html", "scenario_line", "sources"]
 

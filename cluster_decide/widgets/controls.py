@@ -16,7 +16,7 @@ import ipywidgets as w
 
 from cluster_decide.constants import PLATFORMS, WORKLOAD_KINDS
 from cluster_decide.scenario import Scenario
-from cluster_decide.vocabulary import PLATFORM_LABELS
+from cluster_decide.vocabulary import KIND_LABELS, PLATFORM_LABELS, PLATFORM_SHORT
 
 __all__ = [
     "CONTROL_LABELS",
@@ -29,14 +29,6 @@ __all__ = [
     "parse_budget",
 ]
 
-KIND_LABELS = {
-    "distributed_training": "Pre-training",
-    "fine_tuning": "Fine-tuning",
-    "experimentation": "Notebooks",
-    "batch_inference": "Batch inference",
-    "pipeline": "Pipelines",
-    "realtime_inference": "Online inference",
-}
 _STYLE = {"description_width": "240px"}
 
 
@@ -224,16 +216,10 @@ def _budget() -> Control:
 
 
 def _platforms() -> Control:
-    short = {
-        "slurm": "Slurm",
-        "kubernetes": "Kubernetes",
-        "kubernetes_batch": "K8s + batch add-on",
-        "shared": "Shared pool",
-    }
     boxes = [
         w.Checkbox(
             value=True,
-            description=short[p],
+            description=PLATFORM_SHORT[p],
             tooltip=PLATFORM_LABELS[p],
             indent=False,
             layout=w.Layout(width="200px"),

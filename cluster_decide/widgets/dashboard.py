@@ -20,11 +20,11 @@ from typing import Any
 
 import ipywidgets as w
 
-from cluster_decide.charts import WIDTH
 from cluster_decide.errors import ScenarioError
 from cluster_decide.explain import money
 from cluster_decide.plan import Plan
 from cluster_decide.scenario import PRESETS, Scenario
+from cluster_decide.style import WIDTH
 from cluster_decide.widgets.a11y import SliderNames
 from cluster_decide.widgets.answer import AnswerPanel
 from cluster_decide.widgets.assumptions import assumptions_html, scenario_line
@@ -424,7 +424,7 @@ class Dashboard:
 
     def _verdicts(self) -> None:
         """Run the queued checks until none is left; show each only if it is still current."""
-        from cluster_decide.model.solve import deterministic_work
+        from cluster_decide.solving.solve import deterministic_work
         from cluster_decide.widgets.cache import INTERACTIVE_WORK_LIMIT
 
         recommend = self.recommend

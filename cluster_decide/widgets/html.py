@@ -15,9 +15,10 @@ from typing import Any
 
 import polars as pl
 
-from cluster_decide.charts import ARCHETYPE_LABELS, INK, PALETTE, PLATFORM_COLORS, PLATFORM_LABELS
 from cluster_decide.explain import ARCHETYPE_WORDS, money
 from cluster_decide.plan import Plan, Status
+from cluster_decide.style import INK, PALETTE, PLATFORM_COLORS
+from cluster_decide.vocabulary import ARCHETYPE_LABELS, PLATFORM_LABELS, SKILL_SHORT
 
 __all__ = [
     "STYLE",
@@ -105,8 +106,6 @@ STYLE = f"""<style>
 </style>"""
 """CSS for every piece below; shown once per app in an HTML widget."""
 
-_SKILL_WORDS = {"hpc": "HPC", "kubernetes": "Kubernetes"}
-
 
 def _e(text: Any) -> str:
     return html.escape(str(text))
@@ -116,7 +115,7 @@ def staffing_sentence(plan: Plan) -> str:
     """Who the plan needs, and the change from today's team (hires or idle staff)."""
     parts, changes = [], []
     for r in plan.staffing.iter_rows(named=True):
-        skill = _SKILL_WORDS.get(r["skill"], r["skill"])
+        skill = SKILL_SHORT.get(r["skill"], r["skill"])
         if r["required_fte"] > 0:
             parts.append(f"{r['required_fte']:.1f} {skill} FTE")
         if r["hires"]:

@@ -25,11 +25,6 @@ __all__ = ["BREAK_EVEN_INPUTS", "InsightPanel"]
 
 BREAK_EVEN_INPUTS = ["demand:realtime_inference", "demand:distributed_training", "gpu_price"]
 """The inputs a review asks about first; each costs about ten solves a direction."""
-_INPUT_WORDS = {
-    "demand:realtime_inference": "online inference demand",
-    "demand:distributed_training": "pre-training demand",
-    "gpu_price": "GPU prices",
-}
 
 
 class InsightPanel:
@@ -99,10 +94,11 @@ class InsightPanel:
             )
             return None
         from cluster_decide import analysis
+        from cluster_decide.analysis.inputs import input_label
 
         steps: list[tuple[str, Any]] = [
             (
-                f"break-even of {_INPUT_WORDS.get(i, i)}",
+                f"break-even of {input_label(i)}",
                 lambda i=i: analysis.break_evens(scn, inputs=[i]),
             )
             for i in BREAK_EVEN_INPUTS
@@ -145,7 +141,7 @@ class InsightPanel:
     def _render(self, results: list[Any]) -> str:
         import polars as pl
 
-        from cluster_decide import analysis_charts
+        from cluster_decide.charts import analysis as analysis_charts
 
         evens = pl.concat(results[:-1], how="vertical_relaxed")
         levers = results[-1]

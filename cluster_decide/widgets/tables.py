@@ -13,8 +13,7 @@ from typing import Any
 
 import polars as pl
 
-from cluster_decide.charts import ARCHETYPE_LABELS, PLATFORM_LABELS
-from cluster_decide.widgets.controls import KIND_LABELS
+from cluster_decide.vocabulary import ARCHETYPE_LABELS, KIND_LABELS, PLATFORM_LABELS
 
 __all__ = ["FORMATS", "readable", "styled"]
 

@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("altair")
 pytest.importorskip("vl_convert")
 
-from cluster_decide.inventory import charts
+from cluster_decide.charts import inventory as charts
 from cluster_decide.inventory.classify import classify
 from cluster_decide.inventory.demand import Demand, derive_workloads
 from cluster_decide.inventory.sacct import read_sacct

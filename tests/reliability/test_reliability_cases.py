@@ -26,8 +26,8 @@ import pytest
 import tomli_w
 
 from cluster_decide import cli
-from cluster_decide.model import solve as model_solve
 from cluster_decide.scenario import preset_path, scenario_ranges
+from cluster_decide.solving import solve as solving_solve
 from cluster_decide.tomlread import tomllib
 
 HERE = Path(__file__).resolve().parent
@@ -387,7 +387,7 @@ def test_internal_error_is_one_line_and_a_file(
         return 1 / 0
 
     # The CLI imports the solver when a command runs (lazy imports): patch it where it lives.
-    monkeypatch.setattr(model_solve, "solve", broken)
+    monkeypatch.setattr(solving_solve, "solve", broken)
     code, out, err = _run(_fill(case.argv, values), capsys)
     assert code == 4
     assert "Traceback" not in out + err
@@ -404,7 +404,7 @@ def test_time_limit_exits_3_and_writes_nothing(
 ) -> None:
     case = FAULTS["time_limit"]
     values = _prepare(case, tmp_path)
-    real = model_solve.solve
+    real = solving_solve.solve
 
     def slow(*args: Any, **kwargs: Any) -> Any:
         import time
@@ -414,7 +414,7 @@ def test_time_limit_exits_3_and_writes_nothing(
             sum(range(10_000))
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(model_solve, "solve", slow)
+    monkeypatch.setattr(solving_solve, "solve", slow)
     before = _snapshot(tmp_path)
     code, out, err = _run(_fill(case.argv, values), capsys)
     _check(case, code, out, err, before, _snapshot(tmp_path), values)

@@ -295,7 +295,7 @@ def test_the_analysis_runs_in_the_background_while_a_slider_moves(
     page.get_by_role("button", name="What would change the answer?").click()
     page.wait_for_selector("text=Step 1 of", timeout=30_000)
     started = time.monotonic()
-    _step(page, "Online inference demand")  # answers while the analysis runs
+    _step(page, "Real-time inference demand")  # answers while the analysis runs
     assert time.monotonic() - started < 20
     # The settings moved: the analysis of the old ones stops and says so.
     page.wait_for_selector("text=the analysis of the earlier ones was stopped", timeout=120_000)

@@ -19,7 +19,7 @@ def test_ids_become_display_names() -> None:
     )
     out = readable(frame)
     assert out["archetype"].to_list() == ["Kubernetes + batch add-on", "Slurm only"]
-    assert out["kind"].to_list() == ["Pre-training", "Online inference"]
+    assert out["kind"].to_list() == ["Distributed training", "Real-time inference"]
     assert out["status"][1] == "cannot work"
     assert "slurm_only" not in out["reason"][1] and "Slurm only" in out["reason"][1]
 

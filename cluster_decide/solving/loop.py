@@ -26,13 +26,9 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
-
-from ortools.sat.python import cp_model
 
 from cluster_decide.evaluate import Decisions, Evaluation, evaluate_decisions
 from cluster_decide.model.build import (
@@ -43,9 +39,16 @@ from cluster_decide.model.build import (
     build_model,
     tie_break_scale,
 )
+from cluster_decide.model.cpsat import (
+    ModelInvalidError,
+    deterministic_work,
+    read_decisions,
+    solver_for,
+    status_of,
+)
 from cluster_decide.model.data import ModelData
-from cluster_decide.model.warmstart import add_hints, lp_relaxation, rounded_plan
-from cluster_decide.plan import Status
+from cluster_decide.model.decisions import Status
+from cluster_decide.solving.warmstart import add_hints, lp_relaxation, rounded_plan
 
 __all__ = [
     "LARGE_MODEL_PLACEMENTS",
@@ -87,10 +90,6 @@ deterministic time, and a second worker's portfolio only adds presolve and synch
 """
 
 
-class ModelInvalidError(RuntimeError):
-    """CP-SAT rejected the model as invalid: a defect in the model builder, not in the scenario."""
-
-
 @dataclass(frozen=True)
 class SolveResult:
     """The outcome of the solve loop, before it becomes a Plan.
@@ -110,19 +109,6 @@ class SolveResult:
     slack: dict[str, int]
     cuts: int = 0
     message: str = ""
-
-
-def read_decisions(m: Model, solver: cp_model.CpSolver) -> Decisions:
-    """Shares and node counts from a solved model, keyed by the data's names."""
-    shares = {k: int(solver.value(s)) for k, s in m.share.items()}
-    nodes = {k: int(solver.value(n)) for k, n in m.nodes.items()}
-    spot = {k: int(solver.value(s)) for k, s in m.spot.items()}
-    return Decisions(
-        shares={k: v for k, v in sorted(shares.items()) if v},
-        nodes={k: v for k, v in sorted(nodes.items()) if v},
-        spot={k: v for k, v in sorted(spot.items()) if v},
-        managed=frozenset(p for p, z in m.managed.items() if solver.value(z)),
-    )
 
 
 def restricted(data: ModelData, m: Model, lp_values: list[float], top: int = 2) -> ModelData:
@@ -255,66 +241,11 @@ def _cut(dec: Decisions, pool: str, gpu: str, need: int) -> ServiceCut:
     )
 
 
-_WORK_LIMIT: ContextVar[float | None] = ContextVar("work_limit", default=None)
-
-
-@contextmanager
-def deterministic_work(limit: float) -> Iterator[None]:
-    """Within this block (in this thread), solves stop on CP-SAT's deterministic time, not the clock.
-
-    CP-SAT runs on one worker (whatever ``workers`` says): a single search is reproducible, and
-    with ``max_deterministic_time`` it stops after the same amount of work however busy the
-    machine is, so the same scenario gives the same plan. (Two workers with
-    ``interleave_search`` are deterministic too, but proved the default scenario 15× slower.)
-    The wall-clock limit passed to ``solve`` stays as a safety net only. The limit holds for
-    each CP-SAT run of the loop (each round of service-level cuts).
-    """
-    token = _WORK_LIMIT.set(limit)
-    try:
-        yield
-    finally:
-        _WORK_LIMIT.reset(token)
-
-
 def workers_for(m: Model, workers: int | None) -> int:
     """CP-SAT workers for ``m``: as asked, else 1 below the large-model size, 2 above it."""
     if workers is not None:
         return workers
     return 1 if len(m.place) <= LARGE_MODEL_PLACEMENTS else LARGE_MODEL_WORKERS
-
-
-def _solver(
-    time_limit_s: float | None, deterministic_limit: float | None, workers: int, seed: int
-) -> cp_model.CpSolver:
-    solver = cp_model.CpSolver()
-    if time_limit_s is not None:
-        solver.parameters.max_time_in_seconds = float(time_limit_s)
-    if deterministic_limit is not None:
-        solver.parameters.max_deterministic_time = float(deterministic_limit)
-    solver.parameters.num_workers = int(workers)
-    solver.parameters.random_seed = int(seed)
-    work = _WORK_LIMIT.get()
-    if work is not None:
-        limit = work if deterministic_limit is None else min(work, deterministic_limit)
-        solver.parameters.max_deterministic_time = float(limit)
-        solver.parameters.num_workers = 1
-    return solver
-
-
-def _status(code: Any, m: Model) -> Status:
-    if code == cp_model.OPTIMAL:
-        return Status.OPTIMAL
-    if code == cp_model.FEASIBLE:
-        return Status.FEASIBLE
-    if code == cp_model.INFEASIBLE:
-        return Status.INFEASIBLE
-    if code == cp_model.MODEL_INVALID:
-        raise ModelInvalidError(
-            "internal error: CP-SAT rejected the model as invalid "
-            f"({m.cp.validate() or 'no detail'}); this is a defect in cluster_decide, not in "
-            "the scenario: please report it with the scenario file"
-        )
-    return Status.TIME_LIMIT
 
 
 def time_limit_message(wall_s: float, time_limit_s: float | None) -> str:
@@ -410,10 +341,10 @@ def run(
     may_repair = constrain is None and objective is None
     for _round in range(MAX_CUT_ROUNDS + 1):
         left = None if deterministic_limit is None else max(0.01, deterministic_limit - spent)
-        solver = _solver(remaining(), left, workers, seed)
+        solver = solver_for(remaining(), left, workers, seed)
         code = solver.solve(m.cp)
         spent += solver.response_proto.deterministic_time
-        status = _status(code, m)
+        status = status_of(code, m)
         wall = time.perf_counter() - start
         if status is Status.INFEASIBLE:
             return SolveResult(status, None, math.nan, math.nan, wall, m, {}, cuts)

@@ -13,32 +13,26 @@ import html
 import json
 import math
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any, TypeVar
 
 import altair as alt
 import polars as pl
 import vl_convert as vlc
 
 from cluster_decide.constants import PLATFORMS
-from cluster_decide.explain import ARCHETYPE_WORDS, money
+from cluster_decide.explain import money
 from cluster_decide.plan import Plan
-from cluster_decide.vocabulary import (  # re-exported: views long read the labels here
+from cluster_decide.style import FONT, INK, PALETTE, PLATFORM_COLORS, WIDTH, short_number
+from cluster_decide.vocabulary import (
     ARCHETYPE_LABELS,
+    ARCHETYPE_WORDS,
     COMPONENT_LABELS,
+    METRIC_WORDS,
     PLATFORM_LABELS,
     SKILL_LABELS,
 )
 
 __all__ = [
-    "ARCHETYPE_LABELS",
-    "COMPONENT_LABELS",
-    "FONT",
-    "INK",
-    "PALETTE",
-    "PLATFORM_COLORS",
-    "PLATFORM_LABELS",
-    "SKILL_LABELS",
-    "WIDTH",
     "architecture",
     "architecture_svg",
     "compare_archetypes",
@@ -48,36 +42,16 @@ __all__ = [
     "placements",
     "service_levels",
     "sharing_week",
-    "short_number",
     "simulated_waits",
     "staffing",
     "to_png",
     "to_svg",
 ]
 
-PALETTE: Final = {
-    "blue": "#0072B2",
-    "orange": "#E69F00",
-    "green": "#009E73",
-    "purple": "#CC79A7",
-    "sky": "#56B4E9",
-    "vermilion": "#D55E00",
-    "yellow": "#F0E442",
-    "grey": "#8C8C8C",
-    "light": "#E6E6E6",
-}
-"""Okabe-Ito colours (colour-blind safe) plus two greys; the only colours the charts use."""
-INK: Final = "#1A1A1A"
-"""Text colour: near-black, for contrast on white and on the light platform tints."""
-FONT: Final = "Liberation Sans, DejaVu Sans, Arial, Helvetica, sans-serif"
-PLATFORM_COLORS: Final = {
-    "slurm": PALETTE["blue"],
-    "kubernetes": PALETTE["orange"],
-    "kubernetes_batch": PALETTE["green"],
-    "shared": PALETTE["purple"],
-}
-WIDTH: Final = 760
-"""Default chart width in pixels: fits beside the controls on a 1280×800 screen."""
+C = TypeVar(
+    "C", bound=alt.Chart | alt.LayerChart | alt.VConcatChart | alt.HConcatChart | alt.FacetChart
+)
+"""Any Altair chart: :func:`finish` returns the chart it was given, titled and styled."""
 _TITLE = 20
 _LABEL = 15
 _SMALL = 14
@@ -136,7 +110,7 @@ def _config() -> alt.Config:
     )
 
 
-def finish(chart: Any, title: str, subtitle: str = "") -> Any:
+def finish(chart: C, title: str, subtitle: str = "") -> C:
     """Give ``chart`` its title and the house style (every module's charts use this).
 
     Set in place: Altair's chained ``configure_*`` calls deep-copy the whole chart each time,
@@ -163,7 +137,7 @@ def _rows(frame: pl.DataFrame) -> list[dict[str, Any]]:
     ]
 
 
-def _empty(title: str, message: str, width: int = WIDTH) -> Any:
+def _empty(title: str, message: str, width: int = WIDTH) -> alt.Chart:
     """A chart that says why there is nothing to draw (keeps the layout steady)."""
     note = alt.Chart(alt.Data(values=[{"text": message}])).mark_text(
         fontSize=_LABEL, color=INK, align="left", baseline="middle"
@@ -276,7 +250,7 @@ def _architecture_layout(
     return blocks, heads, texts, height
 
 
-def architecture(plan: Plan, width: int = WIDTH) -> Any:
+def architecture(plan: Plan, width: int = WIDTH) -> alt.TopLevelMixin:
     """Pools as blocks, coloured by platform: GPU type and count, and the workloads placed in each.
 
     Blocks sit side by side (two to a row) so the whole estate reads at a glance; the
@@ -399,7 +373,7 @@ def architecture_svg(plan: Plan, width: int = WIDTH) -> str:
         f'<text x="12" y="{legend_y - 22:.0f}" font-size="{_LABEL}" font-weight="bold" fill="{INK}">Platform</text>'
     )
     parts.append(
-        _svg_legend([(PLATFORM_LABELS[p], PLATFORM_COLORS[p]) for p in PLATFORMS], legend_y)
+        _svg_legend([(PLATFORM_LABELS[p], PLATFORM_COLORS[p]) for p in _present(plan)], legend_y)
     )
     return _svg(width + 2 * left, legend_y + 24, "".join(parts))
 
@@ -450,7 +424,7 @@ def cost_svg(plan: Plan, width: int = WIDTH) -> str:
 # -- costs, placements, service levels, staffing ----------------------------------------------
 
 
-def cost_breakdown(plan: Plan, width: int = WIDTH) -> Any:
+def cost_breakdown(plan: Plan, width: int = WIDTH) -> alt.TopLevelMixin:
     """Monthly cost by component, largest first; estimated (non-cash) items in grey."""
     title = "Monthly cost"
     rows = _cost_rows(plan)
@@ -481,7 +455,7 @@ def cost_breakdown(plan: Plan, width: int = WIDTH) -> Any:
     )
 
 
-def placements(plan: Plan, width: int = WIDTH) -> Any:
+def placements(plan: Plan, width: int = WIDTH) -> alt.TopLevelMixin:
     """Peak GPUs each workload takes, split by the pool and GPU type it runs on."""
     title = "Placements"
     if plan.placements.height == 0:
@@ -535,7 +509,7 @@ _SHARE_PARTS = (
 )
 
 
-def sharing_week(plan: Plan, width: int = WIDTH) -> Any:
+def sharing_week(plan: Plan, width: int = WIDTH) -> alt.TopLevelMixin:
     """A week of each sharing pool: GPUs the services hold, training fills, and stay idle."""
     title = "Who uses the shared pool, hour by hour"
     split = plan.hourly_split()
@@ -582,24 +556,7 @@ def sharing_week(plan: Plan, width: int = WIDTH) -> Any:
     )
 
 
-_METRIC_WORDS = {
-    "p99_latency_ms": ("p99 latency", "ms"),
-    "max_queue_wait_hours": ("queue wait", "h"),
-    "max_completion_hours": ("completion", "h"),
-    "queue_wait_hours": ("queue wait", "h"),
-    "completion_hours": ("completion", "h"),
-}
-
-
-def short_number(value: float) -> str:
-    """A measured level as charts and exports print it: 631, 18, 4.9, 0.33.
-
-    Two significant digits under ten, so a figure reads the same on a chart and in a table.
-    """
-    return f"{value:,.0f}" if abs(value) >= 10 else f"{value:.2g}"
-
-
-def service_levels(plan: Plan, width: int = WIDTH) -> Any:
+def service_levels(plan: Plan, width: int = WIDTH) -> alt.TopLevelMixin:
     """Predicted service level as a share of its target (under 100% is met), one bar each.
 
     A workload split over pools or GPU types has one row per piece in ``service_levels``; the
@@ -622,7 +579,7 @@ def service_levels(plan: Plan, width: int = WIDTH) -> Any:
             worst[key] = {**r, "ratio": ratio}
     rows: list[dict[str, Any]] = []
     for key, r in worst.items():
-        words, unit = _METRIC_WORDS.get(r["metric"], (r["metric"], ""))
+        words, unit = METRIC_WORDS.get(r["metric"], (r["metric"], ""))
         label = f"{short_number(r['predicted'])} of {short_number(r['target'])} {unit}".strip()
         if pieces[key] > 1:
             label += f" (worst of {pieces[key]} parts)"
@@ -674,7 +631,7 @@ def service_levels(plan: Plan, width: int = WIDTH) -> Any:
     )
 
 
-def simulated_waits(comparison: pl.DataFrame, width: int = WIDTH) -> Any:
+def simulated_waits(comparison: pl.DataFrame, width: int = WIDTH) -> alt.TopLevelMixin:
     """Mean queue wait of each batch class, as the planner predicts it and as the replay measured.
 
     Takes ``Simulation.comparison`` (workload, pool, metric, predicted_h, simulated_h).
@@ -724,7 +681,7 @@ def simulated_waits(comparison: pl.DataFrame, width: int = WIDTH) -> Any:
     )
 
 
-def staffing(plan: Plan, width: int = WIDTH) -> Any:
+def staffing(plan: Plan, width: int = WIDTH) -> alt.TopLevelMixin:
     """FTE the plan needs per skill against the staff available (tick) and hires (label)."""
     title = "Staffing"
     rows = []
@@ -765,7 +722,7 @@ def staffing(plan: Plan, width: int = WIDTH) -> Any:
     return finish(chart, title, "Bar: FTE the plan needs; black tick: staff available")
 
 
-def compare_archetypes(frame: pl.DataFrame, width: int = WIDTH) -> Any:
+def compare_archetypes(frame: pl.DataFrame, width: int = WIDTH) -> alt.TopLevelMixin:
     """Monthly cost of each archetype (``cd.compare``), the cheapest highlighted, infeasible marked."""
     title = "Cost by architecture"
     best = frame.filter(pl.col("status") != "infeasible")["total_monthly_usd"].min()

@@ -1,27 +1,22 @@
 """Charts of the analyses (alternatives, levers, break-evens, tornado, uncertainty, Pareto, showback).
 
 Each function takes the frame (or result) an analysis returns and gives an Altair chart in the
-house style of :mod:`cluster_decide.charts` (its palette, ink, font and width), so it renders
+house style (:mod:`cluster_decide.style`: its palette, ink, font and width), so it renders
 offline with ``charts.to_svg`` / ``charts.to_png`` beside the plan's own charts.
 """
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 import altair as alt
 import polars as pl
 
-from cluster_decide.charts import (
-    ARCHETYPE_LABELS,
-    COMPONENT_LABELS,
-    INK,
-    PALETTE,
-    WIDTH,
-    finish,
-)
+from cluster_decide.charts.plan import finish
 from cluster_decide.constants import ARCHETYPES
+from cluster_decide.style import ARCHETYPE_COLORS, INK, PALETTE, WIDTH
+from cluster_decide.vocabulary import ARCHETYPE_LABELS, COMPONENT_LABELS
 
 if TYPE_CHECKING:
     from cluster_decide.analysis.uncertainty import UncertaintyResult
@@ -37,14 +32,6 @@ __all__ = [
     "uncertainty_chart",
 ]
 
-ARCHETYPE_COLORS: Final = {
-    "slurm_only": PALETTE["blue"],
-    "kubernetes_only": PALETTE["orange"],
-    "kubernetes_batch": PALETTE["green"],
-    "hybrid_separate": PALETTE["sky"],
-    "hybrid_shared": PALETTE["purple"],
-}
-"""Archetype colours, each near the colour of the platform that defines it."""
 _LABEL, _SMALL = 15, 14
 
 
@@ -71,7 +58,7 @@ def _label(archetype: str | None) -> str:
     return ARCHETYPE_LABELS.get(archetype or "", "infeasible")
 
 
-def alternatives_chart(frame: pl.DataFrame, width: int = WIDTH) -> Any:
+def alternatives_chart(frame: pl.DataFrame, width: int = WIDTH) -> alt.TopLevelMixin:
     """Cost above the optimum of each near-optimal alternative (``near_optimal``)."""
     rows = [
         {
@@ -94,7 +81,7 @@ def alternatives_chart(frame: pl.DataFrame, width: int = WIDTH) -> Any:
     return finish(chart, "Near-optimal alternatives", "The most different plans within the slack")
 
 
-def levers_chart(frame: pl.DataFrame, width: int = WIDTH) -> Any:
+def levers_chart(frame: pl.DataFrame, width: int = WIDTH) -> alt.TopLevelMixin:
     """Monthly value of each lever (``lever_values``); positive saves money."""
     rows = _rows(frame)
     base = alt.Chart(alt.Data(values=rows))
@@ -105,7 +92,7 @@ def levers_chart(frame: pl.DataFrame, width: int = WIDTH) -> Any:
     return finish(chart, "What each lever is worth", "Each solved again with that one change")
 
 
-def tornado_chart(frame: pl.DataFrame, width: int = WIDTH) -> Any:
+def tornado_chart(frame: pl.DataFrame, width: int = WIDTH) -> alt.TopLevelMixin:
     """Change in monthly cost at the low and high value of each input (``tornado``).
 
     Inputs that change the recommended architecture say so in their label.
@@ -146,7 +133,7 @@ def tornado_chart(frame: pl.DataFrame, width: int = WIDTH) -> Any:
     )
 
 
-def break_even_chart(frame: pl.DataFrame, width: int = WIDTH) -> Any:
+def break_even_chart(frame: pl.DataFrame, width: int = WIDTH) -> alt.TopLevelMixin:
     """Where each input changes the answer (``break_evens``), as a multiple of its base value."""
     rows = []
     for r in _rows(frame):
@@ -180,7 +167,7 @@ def break_even_chart(frame: pl.DataFrame, width: int = WIDTH) -> Any:
     return finish(chart, "What would change the answer", "Break-even of each input, by bisection")
 
 
-def uncertainty_chart(result: UncertaintyResult, width: int = WIDTH) -> Any:
+def uncertainty_chart(result: UncertaintyResult, width: int = WIDTH) -> alt.TopLevelMixin:
     """Distribution of the optimal monthly cost, coloured by the archetype that wins each sample."""
     rows = [
         {"usd": r["total_monthly_usd"], "archetype_label": _label(r["archetype"])}
@@ -211,7 +198,7 @@ def uncertainty_chart(result: UncertaintyResult, width: int = WIDTH) -> Any:
     return finish(hist, f"Uncertainty: {n} sampled scenarios", f"Optimal: {share}")
 
 
-def pareto_chart(frame: pl.DataFrame, width: int = WIDTH) -> Any:
+def pareto_chart(frame: pl.DataFrame, width: int = WIDTH) -> alt.TopLevelMixin:
     """Monthly cost against the risk measure (``pareto_front``), the efficient plans joined."""
     measure = frame["measure"][0] if frame.height else ""
     title = {
@@ -241,7 +228,7 @@ def pareto_chart(frame: pl.DataFrame, width: int = WIDTH) -> Any:
     )
 
 
-def showback_chart(frame: pl.DataFrame, by: str = "team", width: int = WIDTH) -> Any:
+def showback_chart(frame: pl.DataFrame, by: str = "team", width: int = WIDTH) -> alt.TopLevelMixin:
     """Monthly cost per team (or ``by="workload"``) stacked by component (``showback``)."""
     agg = frame.group_by(by, "component").agg(pl.col("monthly_usd").sum())
     order = (

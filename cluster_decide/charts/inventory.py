@@ -2,9 +2,10 @@
 
 Each function takes the classified job table (`classify(...).jobs`) or the busy-GPU frame
 (`Demand.busy`), aggregates it in polars first (a chart embeds a few hundred points, never
-millions of jobs) and returns an Altair chart in the house palette and fonts of
-`cluster_decide.charts`, whose `to_svg` / `to_png` render it without a network. Altair is a
-`workbook` extra, so `cluster_decide.inventory` does not import this module itself.
+millions of jobs) and returns an Altair chart in the house palette and fonts
+(`cluster_decide.style`); `cluster_decide.charts.to_svg` / `to_png` render it without a
+network. Altair is a `workbook` extra, so `cluster_decide.inventory` does not import the
+charts.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ import numpy as np
 import polars as pl
 
 from cluster_decide import vocabulary
-from cluster_decide.charts import PALETTE, WIDTH, finish, to_png, to_svg
+from cluster_decide.charts.plan import finish, to_png, to_svg
 from cluster_decide.inventory.rules import EXCLUDED
+from cluster_decide.style import KIND_COLORS, PALETTE, WIDTH
 
 __all__ = [
     "KIND_COLORS",
@@ -34,16 +36,6 @@ __all__ = [
 
 KIND_LABELS = vocabulary.KIND_LABELS
 """Workload kinds as the charts name them, in the order they are drawn."""
-KIND_COLORS = {
-    "distributed_training": PALETTE["blue"],
-    "fine_tuning": PALETTE["sky"],
-    "experimentation": PALETTE["green"],
-    "batch_inference": PALETTE["orange"],
-    "pipeline": PALETTE["purple"],
-    "realtime_inference": PALETTE["vermilion"],
-}
-"""One Okabe-Ito colour per kind, so a kind looks the same in every chart (no yellow: thin
-lines of it vanish on white)."""
 _TEAM_COLORS = [
     PALETTE[c] for c in ("blue", "orange", "green", "purple", "sky", "vermilion", "yellow")
 ]
@@ -70,7 +62,7 @@ def _values(frame: pl.DataFrame) -> alt.Data:
     return alt.Data(values=frame.to_dicts())
 
 
-def gpu_hours_by_class(classified: pl.DataFrame, width: int = WIDTH) -> Any:
+def gpu_hours_by_class(classified: pl.DataFrame, width: int = WIDTH) -> alt.TopLevelMixin:
     """GPU-hours of each workload kind, stacked by team: where the estate's GPUs go."""
     jobs = _gpu_jobs(classified)
     by = (
@@ -110,7 +102,7 @@ def gpu_hours_by_class(classified: pl.DataFrame, width: int = WIDTH) -> Any:
     )
 
 
-def hour_of_week(busy: pl.DataFrame, width: int = WIDTH) -> Any:
+def hour_of_week(busy: pl.DataFrame, width: int = WIDTH) -> alt.TopLevelMixin:
     """Mean busy GPUs for each hour of the week (local time): the estate's weekly rhythm."""
     how = (
         busy.group_by(
@@ -153,7 +145,7 @@ def _gang_bucket(gpus: pl.Expr) -> pl.Expr:
     return pl.lit(2, dtype=pl.Int64).pow(exponent)
 
 
-def gang_sizes(classified: pl.DataFrame, width: int = WIDTH) -> Any:
+def gang_sizes(classified: pl.DataFrame, width: int = WIDTH) -> alt.TopLevelMixin:
     """Share of jobs and share of GPU-hours by gang size: many small jobs, few large gangs."""
     jobs = _gpu_jobs(classified).with_columns(_gang_bucket(pl.col("gpus")).alias("gang"))
     by = jobs.group_by("gang").agg(
@@ -220,7 +212,7 @@ _WAIT_LABEL = (
 )
 
 
-def queue_wait_cdf(classified: pl.DataFrame, width: int = WIDTH) -> Any:
+def queue_wait_cdf(classified: pl.DataFrame, width: int = WIDTH) -> alt.TopLevelMixin:
     """Cumulative share of jobs started within a given wait, one line per workload kind.
 
     Waits are start − submit of jobs that started; under a minute is drawn at one minute
@@ -280,7 +272,9 @@ def queue_wait_cdf(classified: pl.DataFrame, width: int = WIDTH) -> Any:
     return finish(lines, "Observed queue waits", "Evidence for the SLOs, not targets")
 
 
-def utilization(busy: pl.DataFrame, capacity_gpus: float | None = None, width: int = WIDTH) -> Any:
+def utilization(
+    busy: pl.DataFrame, capacity_gpus: float | None = None, width: int = WIDTH
+) -> alt.TopLevelMixin:
     """Busy GPUs per hour (thin) and per day (mean, bold) over the log; utilization with a capacity.
 
     With `capacity_gpus` the y axis is the share of that capacity, and the capacity is a rule

@@ -27,7 +27,7 @@ from cluster_decide.plan import RELAXATION_SCHEMA
 from cluster_decide.scenario import RealtimeWorkload, Scenario
 
 if TYPE_CHECKING:
-    from cluster_decide.model.loop import SolveResult
+    from cluster_decide.solving.loop import SolveResult
 
 __all__ = ["Relaxation", "diagnose"]
 
@@ -45,7 +45,7 @@ class Relaxation:
 
 def _cost(scn: Scenario, time_limit_s: float, workers: int | None, seed: int) -> float | None:
     from cluster_decide.evaluate import evaluate_decisions
-    from cluster_decide.model.loop import solve_data
+    from cluster_decide.solving.loop import solve_data
 
     data = prepare(scn)
     if data.unplaceable:
@@ -203,7 +203,7 @@ def _without_key(d: dict[str, object], key: str) -> dict[str, object]:
 def _single_changes(
     scn: Scenario, data: ModelData, time_limit_s: float, workers: int | None, seed: int
 ) -> list[tuple[str, float, str, str, Callable[[Scenario], Scenario]]]:
-    from cluster_decide.model.loop import solve_data
+    from cluster_decide.solving.loop import solve_data
 
     out: list[tuple[str, float, str, str, Callable[[Scenario], Scenario]]] = []
     res = solve_data(data, time_limit_s, workers, seed, relax=frozenset({"staffing"}))
@@ -323,7 +323,7 @@ def diagnose(
 def _why_infeasible(
     scn: Scenario, data: ModelData, time_limit_s: float, workers: int | None, seed: int
 ) -> str:
-    from cluster_decide.model.loop import solve_data
+    from cluster_decide.solving.loop import solve_data
 
     parts = []
     res = solve_data(data, time_limit_s, workers, seed, relax=frozenset({"staffing"}))

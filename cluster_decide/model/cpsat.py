@@ -1,0 +1,99 @@
+"""The raw CP-SAT solve: solver parameters, the result code as a Status, the answer as Decisions.
+
+Everything here is below the plan: it knows the built model and CP-SAT, nothing about costs,
+service levels or sentences. The solve loop (:mod:`cluster_decide.solving.loop`) runs it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any
+
+from ortools.sat.python import cp_model
+
+from cluster_decide.model.build import Model
+from cluster_decide.model.decisions import Decisions, Status
+
+__all__ = [
+    "ModelInvalidError",
+    "deterministic_work",
+    "read_decisions",
+    "solver_for",
+    "status_of",
+]
+
+
+class ModelInvalidError(RuntimeError):
+    """CP-SAT rejected the model as invalid: a defect in the model builder, not in the scenario."""
+
+
+def read_decisions(m: Model, solver: cp_model.CpSolver) -> Decisions:
+    """Shares and node counts from a solved model, keyed by the data's names."""
+    shares = {k: int(solver.value(s)) for k, s in m.share.items()}
+    nodes = {k: int(solver.value(n)) for k, n in m.nodes.items()}
+    spot = {k: int(solver.value(s)) for k, s in m.spot.items()}
+    return Decisions(
+        shares={k: v for k, v in sorted(shares.items()) if v},
+        nodes={k: v for k, v in sorted(nodes.items()) if v},
+        spot={k: v for k, v in sorted(spot.items()) if v},
+        managed=frozenset(p for p, z in m.managed.items() if solver.value(z)),
+    )
+
+
+_WORK_LIMIT: ContextVar[float | None] = ContextVar("work_limit", default=None)
+
+
+@contextmanager
+def deterministic_work(limit: float) -> Iterator[None]:
+    """Within this block (in this thread), solves stop on CP-SAT's deterministic time, not the clock.
+
+    CP-SAT runs on one worker (whatever ``workers`` says): a single search is reproducible, and
+    with ``max_deterministic_time`` it stops after the same amount of work however busy the
+    machine is, so the same scenario gives the same plan. (Two workers with
+    ``interleave_search`` are deterministic too, but proved the default scenario 15× slower.)
+    The wall-clock limit passed to ``solve`` stays as a safety net only. The limit holds for
+    each CP-SAT run of the loop (each round of service-level cuts).
+    """
+    token = _WORK_LIMIT.set(limit)
+    try:
+        yield
+    finally:
+        _WORK_LIMIT.reset(token)
+
+
+def solver_for(
+    time_limit_s: float | None, deterministic_limit: float | None, workers: int, seed: int
+) -> cp_model.CpSolver:
+    """A CP-SAT solver with every parameter set explicitly (and the deterministic limit, if set)."""
+    solver = cp_model.CpSolver()
+    if time_limit_s is not None:
+        solver.parameters.max_time_in_seconds = float(time_limit_s)
+    if deterministic_limit is not None:
+        solver.parameters.max_deterministic_time = float(deterministic_limit)
+    solver.parameters.num_workers = int(workers)
+    solver.parameters.random_seed = int(seed)
+    work = _WORK_LIMIT.get()
+    if work is not None:
+        limit = work if deterministic_limit is None else min(work, deterministic_limit)
+        solver.parameters.max_deterministic_time = float(limit)
+        solver.parameters.num_workers = 1
+    return solver
+
+
+def status_of(code: Any, m: Model) -> Status:
+    """The Status a CP-SAT result code means; an invalid model is an internal error, not a verdict."""
+    if code == cp_model.OPTIMAL:
+        return Status.OPTIMAL
+    if code == cp_model.FEASIBLE:
+        return Status.FEASIBLE
+    if code == cp_model.INFEASIBLE:
+        return Status.INFEASIBLE
+    if code == cp_model.MODEL_INVALID:
+        raise ModelInvalidError(
+            "internal error: CP-SAT rejected the model as invalid "
+            f"({m.cp.validate() or 'no detail'}); this is a defect in cluster_decide, not in "
+            "the scenario: please report it with the scenario file"
+        )
+    return Status.TIME_LIMIT
