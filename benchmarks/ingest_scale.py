@@ -41,7 +41,7 @@ from typing import Any
 
 import polars as pl
 
-from cluster_decide.inventory.classify import classify
+from cluster_decide.inventory.classification import classify
 from cluster_decide.inventory.demand import derive_workloads
 from cluster_decide.inventory.sacct import USED_FIELDS, read_sacct
 from cluster_decide.inventory.synthetic import write_sacct

@@ -18,15 +18,13 @@ command that only reads job logs never loads OR-Tools, SciPy or pydantic.
 from __future__ import annotations
 
 import importlib
-import sys
-import types
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the names as mypy and editors see them; at run time they load lazily
-    from cluster_decide.analysis.compare import compare
-    from cluster_decide.analysis.recommend import Recommendation, recommend
+    from cluster_decide.analysis.comparison import compare
+    from cluster_decide.analysis.recommendation import Recommendation, recommend
     from cluster_decide.errors import ScenarioError
-    from cluster_decide.evaluate import Evaluation, evaluate
+    from cluster_decide.evaluation import Evaluation, evaluate
     from cluster_decide.plan import Plan, Status
     from cluster_decide.scenario import (
         PRESETS,
@@ -35,7 +33,7 @@ if TYPE_CHECKING:  # the names as mypy and editors see them; at run time they lo
         parse_scenario,
         save_scenario,
     )
-    from cluster_decide.simulate import Simulation, simulate
+    from cluster_decide.simulation import Simulation, simulate
     from cluster_decide.solving.solve import solve
 
 __all__ = [
@@ -61,19 +59,19 @@ __version__ = "0.1.0"
 _LAZY = {
     "PRESETS": "cluster_decide.constants",
     "Recommendation": "cluster_decide.analysis",
-    "Evaluation": "cluster_decide.evaluate",
+    "Evaluation": "cluster_decide.evaluation",
     "Plan": "cluster_decide.plan",
     "Scenario": "cluster_decide.scenario",
     "ScenarioError": "cluster_decide.errors",
-    "Simulation": "cluster_decide.simulate",
+    "Simulation": "cluster_decide.simulation",
     "Status": "cluster_decide.plan",
     "compare": "cluster_decide.analysis",
-    "evaluate": "cluster_decide.evaluate",
+    "evaluate": "cluster_decide.evaluation",
     "load_scenario": "cluster_decide.scenario",
     "parse_scenario": "cluster_decide.scenario",
     "recommend": "cluster_decide.analysis",
     "save_scenario": "cluster_decide.scenario",
-    "simulate": "cluster_decide.simulate",
+    "simulate": "cluster_decide.simulation",
     "solve": "cluster_decide.solving.solve",
 }
 """Public name -> the module that defines it, imported on first access."""
@@ -92,23 +90,6 @@ def __getattr__(name: str) -> object:
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
-
-
-class _Package(types.ModuleType):
-    """The package's module type: keeps `cd.evaluate` and `cd.simulate` the functions.
-
-    Importing the submodule `cluster_decide.evaluate` (or `.simulate`) makes Python set the
-    package attribute of that name to the module; this keeps the function of the same name
-    there instead, as the eager imports this package used to make did.
-    """
-
-    def __setattr__(self, name: str, value: object) -> None:
-        if isinstance(value, types.ModuleType) and _LAZY.get(name) == value.__name__:
-            value = getattr(value, name)
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
 
 
 def __dir__() -> list[str]:

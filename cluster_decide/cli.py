@@ -484,7 +484,7 @@ INGEST_SKIPPED_FILES = 5
 def _simulate(args: argparse.Namespace) -> int:
     """Replay jobs on the recommended plan and set simulated waits beside predicted ones."""
     from cluster_decide.scenario import load_scenario
-    from cluster_decide.simulate import read_jobs, simulate
+    from cluster_decide.simulation import read_jobs, simulate
     from cluster_decide.solving.solve import solve
 
     plan = solve(

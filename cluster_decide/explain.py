@@ -12,7 +12,7 @@ from collections import defaultdict
 import numpy as np
 
 from cluster_decide.constants import PLATFORM_WORDS, SKILLS
-from cluster_decide.evaluate import Decisions, Evaluation
+from cluster_decide.evaluation import Decisions, Evaluation
 from cluster_decide.explain_people import people_sentences
 from cluster_decide.market import PROVIDER_WORDS, TERM_WORDS
 from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, Combo, ModelData

@@ -7,7 +7,7 @@ tables (``model.people``), so the amounts it quotes are the ones the plan pays.
 from __future__ import annotations
 
 from cluster_decide.constants import PLATFORM_WORDS, SKILLS
-from cluster_decide.evaluate import Decisions, Evaluation
+from cluster_decide.evaluation import Decisions, Evaluation
 from cluster_decide.model.data import MILLI, ModelData
 from cluster_decide.model.people import FAMILY
 from cluster_decide.vocabulary import MANAGED_WORDS, SKILL_LABELS

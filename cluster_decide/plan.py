@@ -42,7 +42,7 @@ import numpy as np
 import polars as pl
 
 from cluster_decide.constants import HOURS_PER_MONTH, HOURS_PER_WEEK, SKILLS
-from cluster_decide.evaluate import Decisions, Evaluation
+from cluster_decide.evaluation import Decisions, Evaluation
 from cluster_decide.market import CASH_FLOW_SCHEMA, cash_flow, residual_fraction
 from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, ModelData
 from cluster_decide.model.decisions import Status
@@ -179,7 +179,7 @@ class Plan:
         row per hour of the week and pool where preemptible training fills the troughs, none
         when no pool does (or the plan has no scenario). Drawn as a week of stacked areas.
         """
-        from cluster_decide.evaluate import evaluate
+        from cluster_decide.evaluation import evaluate
         from cluster_decide.sharing import HOURLY_SPLIT_SCHEMA, hourly_split
 
         if self.inputs is None or not self.feasible:

@@ -51,7 +51,7 @@ from cluster_decide.sharing import trough_waits
 from cluster_decide.vocabulary import DEMAND_UNITS_PER_GPU_PERCENT
 
 if TYPE_CHECKING:
-    from cluster_decide.evaluate import Decisions, Evaluation
+    from cluster_decide.evaluation import Decisions, Evaluation
 
 __all__ = [
     "SERVICE_LEVEL_SCHEMA",

@@ -10,10 +10,10 @@ import pytest
 
 import cluster_decide as cd
 from cluster_decide import analysis as an
-from cluster_decide.analysis.showback import STAFF_KEYS
+from cluster_decide.analysis.showback_costs import STAFF_KEYS
 from cluster_decide.charts import analysis as ac
 from cluster_decide.cli import main
-from cluster_decide.evaluate import evaluate_decisions
+from cluster_decide.evaluation import evaluate_decisions
 from cluster_decide.model.data import prepare
 
 

@@ -17,7 +17,7 @@ import pytest
 from builders import small_scenario
 
 import cluster_decide as cd
-from cluster_decide.evaluate import Decisions, evaluate_decisions
+from cluster_decide.evaluation import Decisions, evaluate_decisions
 from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, ModelData, prepare
 
 PLATFORM_SETS = [

@@ -12,7 +12,7 @@ import pytest
 from builders import service, small_scenario, training
 
 import cluster_decide as cd
-from cluster_decide.evaluate import Decisions, evaluate_decisions
+from cluster_decide.evaluation import Decisions, evaluate_decisions
 from cluster_decide.model.build import FAMILIES, build_model
 from cluster_decide.model.data import prepare
 from cluster_decide.solving.solve import solve_data

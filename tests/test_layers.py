@@ -2,7 +2,7 @@
 
 Layers, lowest first: base (vocabulary, resources, errors, ranges...), inputs (catalog, scenario,
 inventory), demand (queueing), model (data, families, the raw CP-SAT solve returning decisions),
-plan (the solve loop in ``solving/``, evaluate, plan, service, explain), analyses, views.
+plan (the solve loop in ``solving/``, evaluation, plan, service, explain), analyses, views.
 ``KNOWN_UPWARD`` lists tolerated upward imports: none are left, and the test fails when one
 appears (or when a listed one is gone, so the list could only shrink).
 """
@@ -19,8 +19,8 @@ LAYERS = {
     "inputs": ("catalog", "datasources", "estate_size", "scenario", "inventory", "market"),
     "demand": ("queueing",),
     "model": ("model",),
-    "plan": ("evaluate", "plan", "service", "explain", "explain_people", "sharing", "solving"),
-    "analyses": ("analysis", "simulate", "simengine"),
+    "plan": ("evaluation", "plan", "service", "explain", "explain_people", "sharing", "solving"),
+    "analyses": ("analysis", "simulation", "simengine"),
     "views": (
         "style",
         "charts",
@@ -85,3 +85,23 @@ def test_no_import_runs_upward_beyond_the_known_ones() -> None:
     }
     assert upward - KNOWN_UPWARD == set(), "new upward imports"
     assert KNOWN_UPWARD - upward == set(), "gone: remove them from KNOWN_UPWARD"
+
+
+def test_no_module_is_shadowed_by_a_function_of_its_name() -> None:
+    """`cd.evaluate` is a function, so the module that holds it is not also called `evaluate`:
+    a reader who imports ``cluster_decide.X`` gets the module named X, never a function."""
+    import importlib
+    import pkgutil
+    import types
+
+    names = ["cluster_decide"] + [
+        p.name for p in pkgutil.walk_packages([str(PACKAGE)], "cluster_decide.") if p.ispkg
+    ]
+    shadowed = []
+    for name in names:
+        package = importlib.import_module(name)
+        for child in pkgutil.iter_modules(package.__path__):
+            value = getattr(package, child.name, None)
+            if value is not None and not isinstance(value, types.ModuleType):
+                shadowed.append(f"{name}.{child.name}")
+    assert shadowed == []

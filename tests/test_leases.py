@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import cluster_decide as cd
-from cluster_decide.evaluate import evaluate_decisions
+from cluster_decide.evaluation import evaluate_decisions
 from cluster_decide.model.data import lease_months, prepare
 
 NODES = 8

@@ -15,7 +15,7 @@ from builders import service, small_scenario, training
 import cluster_decide as cd
 from cluster_decide.datasources import CATALOG_DIR, load_facts, provenance_problems
 from cluster_decide.errors import ScenarioError
-from cluster_decide.evaluate import Decisions, evaluate_decisions
+from cluster_decide.evaluation import Decisions, evaluate_decisions
 from cluster_decide.market import onprem_cost, read_offers, residual_fraction, resolve_markets
 from cluster_decide.model.data import prepare
 

@@ -14,7 +14,7 @@ import pytest
 from builders import small_scenario
 
 import cluster_decide as cd
-from cluster_decide.evaluate import evaluate_decisions
+from cluster_decide.evaluation import evaluate_decisions
 from cluster_decide.model.data import MILLI, prepare
 from cluster_decide.model.people import cheapest_staffing
 

@@ -22,7 +22,7 @@ from test_bruteforce import instance
 
 import cluster_decide as cd
 from cluster_decide import analysis as an
-from cluster_decide.analysis.recommend import (
+from cluster_decide.analysis.recommendation import (
     CLEAR_FLIP,
     CLEAR_MARGIN,
     FRAGILE_WIN_RATE,
@@ -530,7 +530,7 @@ def test_a_comparison_already_made_is_reused_not_solved_again(
     import sys
 
     frame = cd.compare(close_estate)
-    module = sys.modules["cluster_decide.analysis.recommend"]
+    module = sys.modules["cluster_decide.analysis.recommendation"]
 
     def no_compare(*_a: object, **_k: object) -> None:
         raise AssertionError("compare solved again")

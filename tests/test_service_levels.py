@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import cluster_decide as cd
-from cluster_decide.evaluate import Decisions, evaluate_decisions
+from cluster_decide.evaluation import Decisions, evaluate_decisions
 from cluster_decide.model.data import prepare
 from cluster_decide.scenario import PRESETS, load_scenario
 from cluster_decide.vocabulary import DEMAND_UNITS_PER_GPU_PERCENT

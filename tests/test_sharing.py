@@ -24,7 +24,7 @@ import pytest
 from builders import small_scenario
 
 import cluster_decide as cd
-from cluster_decide.evaluate import Decisions, evaluate_decisions
+from cluster_decide.evaluation import Decisions, evaluate_decisions
 from cluster_decide.model.data import prepare
 
 ON_PREM = {"mode": "on_prem", "on_demand_burst": False}

@@ -180,7 +180,7 @@ def test_a_hint_speeds_the_search_but_never_changes_the_plan(default_scenario: c
 def test_the_restricted_search_gives_a_feasible_start_for_the_full_model(
     default_scenario: cd.Scenario,
 ) -> None:
-    from cluster_decide.evaluate import evaluate_decisions
+    from cluster_decide.evaluation import evaluate_decisions
     from cluster_decide.model.build import build_model
     from cluster_decide.model.data import prepare
     from cluster_decide.solving.solve import restricted, solve_data

@@ -23,7 +23,7 @@ from cluster_decide.analysis.alternatives import (
     describe_difference,
     near_optimal,
 )
-from cluster_decide.analysis.compare import COMPARE_SCHEMA, capability_gaps, compare
+from cluster_decide.analysis.comparison import COMPARE_SCHEMA, capability_gaps, compare
 from cluster_decide.analysis.core import Outcome, quick_solve, run_all
 from cluster_decide.analysis.flips import FLIPS_SCHEMA, LEVELS, Flip, flip_inputs, nearest_flips
 from cluster_decide.analysis.inputs import apply_inputs, base_value, default_inputs, input_label
@@ -37,7 +37,7 @@ from cluster_decide.analysis.procurement import (
     procurement_break_evens,
 )
 from cluster_decide.analysis.ranges import RANGES_SCHEMA, catalog_distributions, input_ranges
-from cluster_decide.analysis.recommend import (
+from cluster_decide.analysis.recommendation import (
     ROBUST_SCHEMA,
     RUNNER_UPS_SCHEMA,
     VERDICTS,
@@ -52,8 +52,8 @@ from cluster_decide.analysis.sensitivity import (
     break_evens,
     tornado,
 )
-from cluster_decide.analysis.showback import SHOWBACK_SCHEMA, showback, showback_by_team
-from cluster_decide.analysis.uncertainty import (
+from cluster_decide.analysis.showback_costs import SHOWBACK_SCHEMA, showback, showback_by_team
+from cluster_decide.analysis.uncertainty_samples import (
     COSTS_SCHEMA,
     SUMMARY_SCHEMA,
     UncertaintyResult,

@@ -24,7 +24,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from cluster_decide.evaluate import Decisions, evaluate_decisions
+from cluster_decide.evaluation import Decisions, evaluate_decisions
 from cluster_decide.model.build import Model
 from cluster_decide.model.data import ModelData, prepare
 from cluster_decide.scenario import Scenario, parse_scenario

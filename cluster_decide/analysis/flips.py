@@ -53,7 +53,7 @@ FLIPS_SCHEMA = {
     "flips_to_monthly_usd": pl.Float64,
     "sentence": pl.String,
 }
-"""Columns of :attr:`~cluster_decide.analysis.recommend.Recommendation.flips`, one row per input
+"""Columns of :attr:`~cluster_decide.analysis.recommendation.Recommendation.flips`, one row per input
 and direction (``up`` or ``down``), nearest flip first. ``searched_pct``: how far the input was
 searched (a fraction of its base value; the frame stops at the first level where anything
 flips). When ``found``: ``change_pct`` is the signed change (fraction of the base value) of the

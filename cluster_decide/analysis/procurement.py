@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from cluster_decide.evaluate import Decisions, evaluate_decisions
+from cluster_decide.evaluation import Decisions, evaluate_decisions
 from cluster_decide.explain import money
 from cluster_decide.model.data import prepare
 from cluster_decide.plan import Plan, investment

@@ -1,6 +1,6 @@
 """How far each uncertain input may plausibly be off, from the catalog's own confidence.
 
-The uncertainty sweep of :func:`cluster_decide.analysis.uncertainty.default_distributions`
+The uncertainty sweep of :func:`cluster_decide.analysis.uncertainty_samples.default_distributions`
 moves every input by a similar amount. A recommendation should instead move each input by what
 is actually known about it:
 
@@ -15,7 +15,7 @@ is actually known about it:
 
 :func:`input_ranges` lists them as a tidy frame (what a review reads);
 :func:`catalog_distributions` gives the same ranges as scipy.stats multipliers for
-:func:`~cluster_decide.analysis.uncertainty.uncertainty`.
+:func:`~cluster_decide.analysis.uncertainty_samples.uncertainty`.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import polars as pl
 from scipy import stats
 
 from cluster_decide.analysis.inputs import input_label
-from cluster_decide.analysis.uncertainty import Distribution
+from cluster_decide.analysis.uncertainty_samples import Distribution
 from cluster_decide.constants import SKILLS, WORKLOAD_KINDS
 from cluster_decide.datasources import CONFIDENCE_LEVELS, load_facts
 from cluster_decide.scenario import Scenario

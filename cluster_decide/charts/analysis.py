@@ -19,7 +19,7 @@ from cluster_decide.style import ARCHETYPE_COLORS, INK, PALETTE, WIDTH
 from cluster_decide.vocabulary import ARCHETYPE_LABELS, COMPONENT_LABELS
 
 if TYPE_CHECKING:
-    from cluster_decide.analysis.uncertainty import UncertaintyResult
+    from cluster_decide.analysis.uncertainty_samples import UncertaintyResult
 
 __all__ = [
     "ARCHETYPE_COLORS",

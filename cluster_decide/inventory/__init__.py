@@ -7,7 +7,7 @@ with the evidence beside it. See docs/inventory.md.
 
 from __future__ import annotations
 
-from cluster_decide.inventory.classify import Classification, classify
+from cluster_decide.inventory.classification import Classification, classify
 from cluster_decide.inventory.demand import Demand, derive_workloads, write_scenario
 from cluster_decide.inventory.detect import FORMATS, detect_format
 from cluster_decide.inventory.errors import InventoryError

@@ -15,7 +15,7 @@ from typing import Any
 import polars as pl
 
 from cluster_decide import ranges
-from cluster_decide.inventory.classify import Classification, classify
+from cluster_decide.inventory.classification import Classification, classify
 from cluster_decide.inventory.demand import Demand, derive_workloads
 from cluster_decide.inventory.detect import Source, detect_format, source_name
 from cluster_decide.inventory.errors import InventoryError

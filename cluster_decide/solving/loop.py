@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from cluster_decide.evaluate import Decisions, Evaluation, evaluate_decisions
+from cluster_decide.evaluation import Decisions, Evaluation, evaluate_decisions
 from cluster_decide.model.build import (
     Model,
     ServiceCut,

@@ -44,7 +44,7 @@ class Relaxation:
 
 
 def _cost(scn: Scenario, time_limit_s: float, workers: int | None, seed: int) -> float | None:
-    from cluster_decide.evaluate import evaluate_decisions
+    from cluster_decide.evaluation import evaluate_decisions
     from cluster_decide.solving.loop import solve_data
 
     data = prepare(scn)
@@ -328,7 +328,7 @@ def _why_infeasible(
     parts = []
     res = solve_data(data, time_limit_s, workers, seed, relax=frozenset({"staffing"}))
     if res.decisions is not None:
-        from cluster_decide.evaluate import evaluate_decisions
+        from cluster_decide.evaluation import evaluate_decisions
 
         ev = evaluate_decisions(data, res.decisions)
         hiring = (
@@ -366,7 +366,7 @@ def staffing_changes(
     FTE each skill needs in all, so a sentence reads "hire 2 Kubernetes engineers: 3.0 FTE
     needed, 1.0 on staff".
     """
-    from cluster_decide.evaluate import evaluate_decisions
+    from cluster_decide.evaluation import evaluate_decisions
 
     assert res.decisions is not None
     ev = evaluate_decisions(data, res.decisions)

@@ -13,7 +13,7 @@ from dataclasses import replace
 
 import polars as pl
 
-from cluster_decide.evaluate import Decisions, evaluate_decisions
+from cluster_decide.evaluation import Decisions, evaluate_decisions
 from cluster_decide.explain import explain
 from cluster_decide.model.data import ModelData, prepare
 from cluster_decide.plan import RELAXATION_SCHEMA, Plan, Status, build_frames, investment

@@ -18,7 +18,7 @@ from ortools.linear_solver import pywraplp
 from ortools.sat.python import cp_model
 
 from cluster_decide.constants import SKILLS
-from cluster_decide.evaluate import Decisions, evaluate_decisions
+from cluster_decide.evaluation import Decisions, evaluate_decisions
 from cluster_decide.model.build import SPOT_STEPS, Model
 from cluster_decide.model.data import ModelData
 

@@ -7,6 +7,7 @@ that arrange their own. ``Dashboard.live(render)`` gives a view that redraws wit
 
 from cluster_decide.plan import Plan
 from cluster_decide.widgets.answer import CHARTS, AnswerPanel
+from cluster_decide.widgets.apps import APP_TITLE, Dashboard, dashboard, executive_app
 from cluster_decide.widgets.cache import INTERACTIVE_TIME_LIMIT_S, INTERACTIVE_WORK_LIMIT, PlanCache
 from cluster_decide.widgets.change import change_sentence, is_jump
 from cluster_decide.widgets.compare import ABCompare, ab_rows, scenario_changes
@@ -17,7 +18,6 @@ from cluster_decide.widgets.controls import (
     Controls,
     control,
 )
-from cluster_decide.widgets.dashboard import APP_TITLE, Dashboard, dashboard, executive_app
 from cluster_decide.widgets.html import reasons_html
 from cluster_decide.widgets.picker import ScenarioPicker, read_upload
 from cluster_decide.widgets.share import request_query

@@ -12,7 +12,7 @@ pytest.importorskip("altair")
 pytest.importorskip("vl_convert")
 
 from cluster_decide.charts import inventory as charts
-from cluster_decide.inventory.classify import classify
+from cluster_decide.inventory.classification import classify
 from cluster_decide.inventory.demand import Demand, derive_workloads
 from cluster_decide.inventory.sacct import read_sacct
 from cluster_decide.inventory.synthetic import ESTATES

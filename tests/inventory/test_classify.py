@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from cluster_decide.constants import WORKLOAD_KINDS
 from cluster_decide.inventory import InventoryError
-from cluster_decide.inventory.classify import UNCLASSIFIED, classify
+from cluster_decide.inventory.classification import UNCLASSIFIED, classify
 from cluster_decide.inventory.jobs import conform
 from cluster_decide.inventory.rules import DEFAULT_RULES_PATH, EXCLUDED, load_rules
 

@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 from cluster_decide.constants import HOURS_PER_MONTH
-from cluster_decide.inventory.classify import classify
+from cluster_decide.inventory.classification import classify
 from cluster_decide.inventory.demand import (
     busy_gpus,
     derive_workloads,

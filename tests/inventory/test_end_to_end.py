@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from cluster_decide.inventory.classify import classify
+from cluster_decide.inventory.classification import classify
 from cluster_decide.inventory.demand import derive_workloads, write_scenario
 from cluster_decide.inventory.sacct import read_sacct
 from cluster_decide.inventory.synthetic import ESTATES, generate_sacct

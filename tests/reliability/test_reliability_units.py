@@ -199,7 +199,7 @@ def test_reports_escape_a_scenario_named_like_markup(tmp_path: Path) -> None:
 
 
 def test_a_replay_too_large_is_refused_before_drawing_jobs() -> None:
-    from cluster_decide.simulate import MAX_JOBS, _check_size
+    from cluster_decide.simulation import MAX_JOBS, _check_size
 
     _check_size(MAX_JOBS, 28)
     with pytest.raises(ValueError, match=r"limit of 5,000,000 .* at most 14.0 days"):

@@ -27,7 +27,7 @@ from collections import defaultdict
 import polars as pl
 
 from cluster_decide.constants import HOURS_PER_WEEK, SKILLS
-from cluster_decide.evaluate import evaluate_decisions
+from cluster_decide.evaluation import evaluate_decisions
 from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, ModelData, prepare
 from cluster_decide.plan import Plan
 from cluster_decide.scenario import Scenario

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from cluster_decide.evaluate import evaluate_decisions
+from cluster_decide.evaluation import evaluate_decisions
 from cluster_decide.model.data import (
     DEMAND_UNITS_PER_GPU,
     STEPS,

@@ -34,11 +34,11 @@ from typing import Any, Final
 
 import polars as pl
 
-from cluster_decide.analysis.compare import compare
+from cluster_decide.analysis.comparison import compare
 from cluster_decide.analysis.flips import LEVELS, Flip, flips_frame, nearest_flips
 from cluster_decide.analysis.inputs import input_label
 from cluster_decide.analysis.ranges import RANGES_SCHEMA, catalog_distributions, input_ranges
-from cluster_decide.analysis.uncertainty import UncertaintyResult, uncertainty
+from cluster_decide.analysis.uncertainty_samples import UncertaintyResult, uncertainty
 from cluster_decide.explain import ARCHETYPE_SHORT, money
 from cluster_decide.plan import Plan
 from cluster_decide.scenario import DEMAND_KEYS, Scenario
