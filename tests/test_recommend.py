@@ -365,7 +365,8 @@ def test_close_margin_no_input_flips_points_the_pilot_at_running_costs() -> None
     )
     assert not rec.flips["found"].any()
     assert rec.flips["searched_pct"].min() == max(an.LEVELS)
-    assert "though no single change of up to 50%" in rec.sentence
+    assert "less than the 10% a clear answer needs; no single change of up to 50%" in rec.sentence
+    assert rec.sentence.endswith("so on cost either is a sound choice.")
     assert "GPU node replacement test" in rec.settle
     assert rec.pilot_step["test"].to_list() == ["Settle the decision"]
 

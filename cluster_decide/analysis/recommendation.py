@@ -546,8 +546,14 @@ def _sentence(
             )
         else:
             lead = "Close call" if rec_plan.status.value == "optimal" else "Close call (unproven)"
-            joint = "; " if nearest is not None else ", though "
-            text = f"{lead}: {_name(a)} {_beats(a)} {_name(runner_up)} {margin}{joint}{flip}."
+            text = f"{lead}: {_name(a)} {_beats(a)} {_name(runner_up)} {margin}"
+            text += (
+                f"; {flip}."
+                if nearest is not None
+                # A small margin that nothing reverses: say both halves, and what they mean.
+                else f", less than the {CLEAR_MARGIN:.0%} a clear answer needs; {flip}, so on "
+                "cost either is a sound choice."
+            )
     if samples and verdict != "fragile" and robust.height:
         wins = dict(robust.select("archetype", "win_rate").iter_rows())
         text += (
