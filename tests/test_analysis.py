@@ -48,11 +48,6 @@ def test_compare_rows_carry_staff_gaps_service_levels_and_fixes() -> None:
         assert math.isnan(row["hpc_fte"])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known defect since service levels became cuts: the second near-optimal search ends at "
-    "its work limit (time_limit) instead of finding a different plan that meets every target",
-)
 def test_near_optimal_alternatives_within_slack_and_different(scn: cd.Scenario) -> None:
     slack = 0.05
     plans = an.alternative_plans(scn, slack=slack, n=2)

@@ -51,6 +51,7 @@ __all__ = [
     "SolveResult",
     "deterministic_work",
     "nodes_to_meet",
+    "piece_cuts",
     "read_decisions",
     "repair",
     "restricted",
@@ -223,6 +224,45 @@ def _cut(dec: Decisions, pool: str, gpu: str, need: int) -> ServiceCut:
         need,
         spot if need < 0 else (),
     )
+
+
+def _alone(dec: Decisions, name: str, pool: str, gpu: str, share: int) -> Decisions:
+    """``dec`` with ``share`` percent of ``name`` (on its own capacity) the only work in the pool."""
+    shares = {k: s for k, s in dec.shares.items() if (k[1], k[2]) != (pool, gpu)}
+    shares[(name, pool, gpu)] = share
+    spot = {k: s for k, s in dec.spot.items() if (k[1], k[2]) != (pool, gpu)}
+    return replace(dec, shares=shares, spot=spot)
+
+
+def piece_cuts(data: ModelData, m: Model, dec: Decisions) -> list[ServiceCut]:
+    """Cuts that hold whatever else a pool hosts: each failing class's piece alone needs N nodes.
+
+    A pool cut (``_cut``) applies only while the pool hosts at least all of today's shares, so a
+    search that moves one of the other classes away escapes it, and a search that seeks distant
+    plans (near-optimal alternatives) does exactly that, round after round. Work the class
+    shares its pool with only lengthens its wait, so the fewest nodes with which its piece meets
+    its target *alone* bound every plan that places at least that piece there:
+    (share − spot)[w,p,g] ≥ s ⇒ nodes[p,g] ≥ N_alone(s). Each failing class gets that cut at its
+    share and at 1% (any piece at all: a sliver of a class of long gang jobs still needs whole
+    job slots for its wait), where they bind the plan at hand.
+    """
+    cuts: list[ServiceCut] = []
+    ev = evaluate_decisions(data, dec)
+    if ev.service_levels.is_empty():
+        return cuts
+    bad = ev.service_levels.filter(~ev.service_levels["met"])
+    failing = sorted(set(bad.select("workload", "pool", "gpu_type").iter_rows()))
+    for name, p, g in failing:
+        own = dec.shares.get((name, p, g), 0) - dec.spot.get((name, p, g), 0)
+        have = dec.nodes.get((p, g), 0)
+        limit = _node_limit(data, m, p, g)
+        for share in sorted({own, 1} if own > 1 else {own}):
+            if share <= 0:
+                continue
+            need = nodes_to_meet(data, _alone(dec, name, p, g, share), p, g, limit)
+            if need is None or need > have:
+                cuts.append(ServiceCut(p, g, ((name, share),), -1 if need is None else need))
+    return cuts
 
 
 _WORK_LIMIT: ContextVar[float | None] = ContextVar("work_limit", default=None)
@@ -402,8 +442,9 @@ def run(
             return SolveResult(
                 status, dec, solver.objective_value / div, bound, wall, m, slack, cuts
             )
-        add_service_levels(m, [_cut(dec, p, g, need) for (p, g), need in needs.items()])
-        cuts += len(needs)
+        pieces = piece_cuts(data, m, dec)
+        add_service_levels(m, [_cut(dec, p, g, need) for (p, g), need in needs.items()] + pieces)
+        cuts += len(needs) + len(pieces)
         # Cuts only remove plans, so the last round's bound still holds: telling CP-SAT spares
         # it re-proving what it already knows (the re-solve is then mostly a search near the
         # repaired plan hinted below).
