@@ -146,6 +146,8 @@ def scenario_jobs(plan: Plan, data: ModelData, days: float, seed: int) -> pl.Dat
                     cls.mean_duration,
                     "deterministic" if cls.duration_scv == 0 else "gamma",
                     max(cls.duration_scv, 1e-6),
+                    # Regular submissions stay regular (thinning by a flat profile keeps all).
+                    arrival_scv=cls.arrival_scv,
                 )
             )
         elif isinstance(w, ExperimentationWorkload):
