@@ -43,6 +43,7 @@ from cluster_decide.model.warmstart import add_hints, lp_relaxation, rounded_pla
 from cluster_decide.plan import Status
 
 __all__ = [
+    "HOOKED_ROUND_SHARE",
     "LARGE_MODEL_PLACEMENTS",
     "MAX_CUT_ROUNDS",
     "Constrain",
@@ -70,6 +71,9 @@ RESTRICTED_SHARE = 0.45
 """Share of the remaining time limit the restricted model gets."""
 MAX_CUT_ROUNDS = 12
 """Rounds of service-level cuts before the loop settles for the repaired plan (``feasible``)."""
+HOOKED_ROUND_SHARE = 0.5
+"""Share of the remaining deterministic budget one round of a hooked search (an analysis's own
+constraints or objective) may use, so that rounds of service-level cuts can follow it."""
 
 
 class ModelInvalidError(RuntimeError):
@@ -411,6 +415,11 @@ def run(
     may_repair = constrain is None and objective is None
     for _round in range(MAX_CUT_ROUNDS + 1):
         left = None if deterministic_limit is None else max(0.01, deterministic_limit - spent)
+        if left is not None and not may_repair and _round < MAX_CUT_ROUNDS:
+            # A hooked search cannot fall back on a repaired plan, so a round that spends the
+            # whole budget on a plan that misses a target ends with nothing: each round gets
+            # half of what is left, and the rest stays for the rounds of cuts after it.
+            left = max(0.01, left * HOOKED_ROUND_SHARE)
         solver = _solver(remaining(), left, workers, seed)
         code = solver.solve(m.cp)
         spent += solver.response_proto.deterministic_time
