@@ -27,13 +27,12 @@ import polars as pl
 from cluster_decide.model.data import (
     DEMAND_UNITS_PER_GPU,
     ModelData,
-    batch_class,
     busy_gpus,
     job_stretch,
+    queued_class,
     realtime_rates,
 )
 from cluster_decide.queueing import (
-    BatchClass,
     batch_waits,
     deadline_window,
     latency_quantile,
@@ -44,6 +43,7 @@ from cluster_decide.scenario import (
     ExperimentationWorkload,
     RealtimeWorkload,
     TrainingWorkload,
+    Workload,
 )
 from cluster_decide.vocabulary import DEMAND_UNITS_PER_GPU_PERCENT
 
@@ -129,7 +129,7 @@ def _session_wait_hours(
     return worst
 
 
-def _shape(data: ModelData, w: ExperimentationWorkload | RealtimeWorkload) -> np.ndarray:
+def _shape(data: ModelData, w: Workload) -> np.ndarray:
     if isinstance(w.profile, str):
         return data.scenario.catalog.profile(w.profile)
     arr = np.asarray(w.profile, dtype=float)
@@ -178,7 +178,7 @@ def batch_waits_by_pool(
     """
     cat = data.scenario.catalog
     workloads = {w.name: w for w in data.workloads}
-    groups: dict[tuple[str, str], list[tuple[str, BatchClass]]] = defaultdict(list)
+    groups: dict[tuple[str, str], list[tuple[str, int]]] = defaultdict(list)
     shares = _own_capacity_shares(dec)
     out: dict[tuple[str, str, str], float] = _spot_waits(data, dec, pools)
     for (name, p, g), s in sorted(shares.items()):
@@ -186,8 +186,7 @@ def batch_waits_by_pool(
         if pools is not None and (p, g) not in pools:
             continue
         if s > 0 and isinstance(w, TrainingWorkload | DeadlineWorkload):
-            stretch = job_stretch(w, data.platform(p), cat.gpus[g], cat)
-            groups[(p, g)].append((name, batch_class(w, stretch, s)))
+            groups[(p, g)].append((name, s))
     units = DEMAND_UNITS_PER_GPU_PERCENT
     for (p, g), classes in groups.items():
         gpn = data.gpus_per_node[g]
@@ -213,9 +212,21 @@ def batch_waits_by_pool(
         order: Literal["backfill", "fifo"] = (
             "backfill" if data.pool(p).platform in ("slurm", "shared") else "fifo"
         )
-        estimates = batch_waits(usable, [c for _, c in classes], gpn, order=order)
         sharing = ev.sharing.get((p, g))
-        for (name, _cls), est in zip(classes, estimates, strict=True):
+        for i, (name, _s) in enumerate(classes):
+            # Each class meets the pool's work as it stands when its own jobs arrive.
+            seen_by = _shape(data, workloads[name])
+            stream = [
+                queued_class(
+                    workloads[n],  # type: ignore[arg-type]
+                    job_stretch(workloads[n], data.platform(p), cat.gpus[g], cat),
+                    cat,
+                    pct,
+                    seen_by,
+                )
+                for n, pct in classes
+            ]
+            est = batch_waits(usable, stream, gpn, order=order)[i]
             key = (name, p, g)
             # Training in the troughs waits as in a pool of the capacity the services leave on
             # average, plus the fluid wait through their peaks (the backlog they build).
@@ -249,7 +260,7 @@ def _spot_waits(
         gpn = data.gpus_per_node[g]
         gpus = float(data.combos[(name, p, g)].demand.max()) / DEMAND_UNITS_PER_GPU * pct / 100
         usable = max(gpn, math.floor(gpus / gpn) * gpn)
-        cls = batch_class(w, job_stretch(w, data.platform(p), cat.gpus[g], cat), pct)
+        cls = queued_class(w, job_stretch(w, data.platform(p), cat.gpus[g], cat), cat, pct)
         order: Literal["backfill", "fifo"] = "fifo"
         out[(name, p, g)] = batch_waits(usable, [cls], gpn, order=order)[0].mean
     return out

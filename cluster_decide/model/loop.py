@@ -48,6 +48,7 @@ from cluster_decide.model.warmstart import add_hints, lp_relaxation, rounded_pla
 from cluster_decide.plan import Status
 
 __all__ = [
+    "HOOKED_ROUND_SHARE",
     "LARGE_MODEL_PLACEMENTS",
     "LARGE_MODEL_WORKERS",
     "MAX_CUT_ROUNDS",
@@ -57,6 +58,7 @@ __all__ = [
     "SolveResult",
     "deterministic_work",
     "nodes_to_meet",
+    "piece_cuts",
     "read_decisions",
     "repair",
     "restricted",
@@ -85,6 +87,9 @@ deterministic time, and a second worker's portfolio only adds presolve and synch
 (the default scenario: 0.02 against 0.11 deterministic seconds, 2-3x the wall time on this
 2-core machine), and one worker's search is reproducible on any machine load.
 """
+HOOKED_ROUND_SHARE = 0.5
+"""Share of the remaining deterministic budget one round of a hooked search (an analysis's own
+constraints or objective) may use, so that rounds of service-level cuts can follow it."""
 
 
 class ModelInvalidError(RuntimeError):
@@ -255,6 +260,49 @@ def _cut(dec: Decisions, pool: str, gpu: str, need: int) -> ServiceCut:
     )
 
 
+def _alone(dec: Decisions, name: str, pool: str, gpu: str, share: int) -> Decisions:
+    """``dec`` with ``share`` percent of ``name`` (on its own capacity) the only work in the pool."""
+    shares = {k: s for k, s in dec.shares.items() if (k[1], k[2]) != (pool, gpu)}
+    shares[(name, pool, gpu)] = share
+    spot = {k: s for k, s in dec.spot.items() if (k[1], k[2]) != (pool, gpu)}
+    return replace(dec, shares=shares, spot=spot)
+
+
+def piece_cuts(
+    data: ModelData, m: Model, dec: Decisions, ev: Evaluation | None = None
+) -> list[ServiceCut]:
+    """Cuts that hold whatever else a pool hosts: each failing class's piece alone needs N nodes.
+
+    A pool cut (``_cut``) applies only while the pool hosts at least all of today's shares, so a
+    search that moves one of the other classes away escapes it, and a search that seeks distant
+    plans (near-optimal alternatives) does exactly that, round after round. Work the class
+    shares its pool with only lengthens its wait, so the fewest nodes with which its piece meets
+    its target *alone* bound every plan that places at least that piece there:
+    (share − spot)[w,p,g] ≥ s ⇒ nodes[p,g] ≥ N_alone(s). Each failing class gets that cut at its
+    share and at 1% (any piece at all: a sliver of a class of long gang jobs still needs whole
+    job slots for its wait), where they bind the plan at hand. ``ev`` is the plan's evaluation
+    when the caller has it already (the loop does), so it is not computed twice.
+    """
+    cuts: list[ServiceCut] = []
+    if ev is None:
+        ev = evaluate_decisions(data, dec)
+    if ev.service_levels.is_empty():
+        return cuts
+    bad = ev.service_levels.filter(~ev.service_levels["met"])
+    failing = sorted(set(bad.select("workload", "pool", "gpu_type").iter_rows()))
+    for name, p, g in failing:
+        own = dec.shares.get((name, p, g), 0) - dec.spot.get((name, p, g), 0)
+        have = dec.nodes.get((p, g), 0)
+        limit = _node_limit(data, m, p, g)
+        for share in sorted({own, 1} if own > 1 else {own}):
+            if share <= 0:
+                continue
+            need = nodes_to_meet(data, _alone(dec, name, p, g, share), p, g, limit)
+            if need is None or need > have:
+                cuts.append(ServiceCut(p, g, ((name, share),), -1 if need is None else need))
+    return cuts
+
+
 _WORK_LIMIT: ContextVar[float | None] = ContextVar("work_limit", default=None)
 
 
@@ -410,6 +458,11 @@ def run(
     may_repair = constrain is None and objective is None
     for _round in range(MAX_CUT_ROUNDS + 1):
         left = None if deterministic_limit is None else max(0.01, deterministic_limit - spent)
+        if left is not None and not may_repair and _round < MAX_CUT_ROUNDS:
+            # A hooked search cannot fall back on a repaired plan, so a round that spends the
+            # whole budget on a plan that misses a target ends with nothing: each round gets
+            # half of what is left, and the rest stays for the rounds of cuts after it.
+            left = max(0.01, left * HOOKED_ROUND_SHARE)
         solver = _solver(remaining(), left, workers, seed)
         code = solver.solve(m.cp)
         spent += solver.response_proto.deterministic_time
@@ -443,8 +496,9 @@ def run(
             return SolveResult(
                 status, dec, solver.objective_value / div, bound, wall, m, slack, cuts
             )
-        add_service_levels(m, [_cut(dec, p, g, need) for (p, g), need in needs.items()])
-        cuts += len(needs)
+        pieces = piece_cuts(data, m, dec, ev)
+        add_service_levels(m, [_cut(dec, p, g, need) for (p, g), need in needs.items()] + pieces)
+        cuts += len(needs) + len(pieces)
         # Training in the troughs waits too long hour by hour: state those pools' hourly rows.
         add_sharing_hours(m, hourly)
         # Cuts and hourly rows only remove plans, so the last round's bound still holds
