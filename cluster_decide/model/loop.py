@@ -280,7 +280,10 @@ def piece_cuts(
     its target *alone* bound every plan that places at least that piece there:
     (share − spot)[w,p,g] ≥ s ⇒ nodes[p,g] ≥ N_alone(s). Each failing class gets that cut at its
     share and at 1% (any piece at all: a sliver of a class of long gang jobs still needs whole
-    job slots for its wait), where they bind the plan at hand. ``ev`` is the plan's evaluation
+    job slots for its wait), where they bind the plan at hand. When its piece alone meets the
+    target, each neighbour that breaks a target with that piece alone gets a cut on the pair:
+    the pool cut's premise (every share) was escaped by lowering any third share by 1%, round
+    after round, until the loop ran out of rounds. ``ev`` is the plan's evaluation
     when the caller has it already (the loop does), so it is not computed twice.
     """
     cuts: list[ServiceCut] = []
@@ -294,12 +297,27 @@ def piece_cuts(
         own = dec.shares.get((name, p, g), 0) - dec.spot.get((name, p, g), 0)
         have = dec.nodes.get((p, g), 0)
         limit = _node_limit(data, m, p, g)
+        found = len(cuts)
         for share in sorted({own, 1} if own > 1 else {own}):
             if share <= 0:
                 continue
             need = nodes_to_meet(data, _alone(dec, name, p, g, share), p, g, limit)
             if need is None or need > have:
                 cuts.append(ServiceCut(p, g, ((name, share),), -1 if need is None else need))
+        if len(cuts) > found or own <= 0:
+            continue
+        # Alone the piece is fine: name each neighbour that, with it alone, already breaks a
+        # target (a pool cut over every share is escaped by lowering any other one by 1%).
+        for (o, pp, gg), s in sorted(dec.shares.items()):
+            o_own = s - dec.spot.get((o, pp, gg), 0)
+            if (pp, gg) != (p, g) or o == name or o_own <= 0:
+                continue
+            pair = _alone(dec, name, p, g, own)
+            pair = replace(pair, shares={**pair.shares, (o, p, g): o_own})
+            need = nodes_to_meet(data, pair, p, g, limit)
+            if need is None or need > have:
+                pieces = ((name, own), (o, o_own))
+                cuts.append(ServiceCut(p, g, pieces, -1 if need is None else need))
     return cuts
 
 
@@ -529,8 +547,8 @@ def run(
             m,
             {},
             cuts,
-            f"No plan meeting every service level was found in {cuts} rounds of service-level "
-            f"cuts ({wall:.2f} s). Give it more time (`--time-limit`, `time_limit_s`).",
+            f"No plan meeting every service level was found after {cuts} service-level cuts "
+            f"({wall:.2f} s). Give it more time (`--time-limit`, `time_limit_s`).",
         )
     ev = evaluate_decisions(data, repaired)
     return SolveResult(
