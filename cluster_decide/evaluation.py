@@ -35,7 +35,20 @@ __all__ = [
     "Decisions",
     "Evaluation",
     "archetype_of",
+    "check_budget",
+    "check_burst_cap",
+    "check_capability",
+    "check_capacity",
+    "check_coverage",
+    "check_dominance",
+    "check_gang_fit",
+    "check_linking",
+    "check_policy",
     "check_service_levels",
+    "check_sharing",
+    "check_spot",
+    "check_staffing",
+    "check_transition",
     "evaluate",
     "evaluate_decisions",
 ]
@@ -108,6 +121,9 @@ class Evaluation:
     retooled: tuple[str, ...] = ()
     """Moved workloads whose users must change tools."""
     horizon_months: int = 36
+    dominated: tuple[str, ...] = ()
+    """Open pools of which one could take the other's work for no more money or effort: not a
+    violation (the plan works), a finding (``check_dominance``)."""
     service_levels: pl.DataFrame = field(
         default_factory=lambda: pl.DataFrame(schema=SERVICE_LEVEL_SCHEMA)
     )
@@ -178,25 +194,71 @@ def evaluate_decisions(
 ) -> Evaluation:
     """Check and cost ``dec`` against every constraint family, without a solver.
 
+    One ``check_<family>`` per family of the model (``build.add_<family>``), in the model's
+    order except that the budget follows the checks whose results it costs; each returns the violations it finds, named ``family[row]`` like the model's rows.
     The service levels are predicted for every pool, or only for ``service_pools`` (the solve
     loop sizing one pool asks for that pool alone).
     """
     v: list[str] = []
-    scn = data.scenario
-    pools = {p.name: p for p in data.pools}
+    v += check_coverage(data, dec)
+    v += check_capability(data, dec)
+    v += check_linking(data, dec)
+    capacity, placed, burst = check_capacity(data, dec)
+    v += capacity
+    v += check_gang_fit(data, dec)
+    staffing, required, hires, retrained = check_staffing(data, dec)
+    v += staffing
+    moved, retooled = check_transition(data, dec)
+    v += check_spot(data, dec)
+    v += check_burst_cap(data, burst)
+    sharing_v, sharing = check_sharing(data, dec)
+    v += sharing_v
+    for (p, g), sh in sharing.items():
+        # What the pool carries hour by hour: its services and the training in their troughs.
+        placed[(p, g)] = sh.services_units + np.ceil(sh.training_units).astype(np.int64)
+    costs = _costs(data, dec, burst, hires, retrained, moved, retooled)
+    cash = sum(costs[c] for c, is_cash, _ in COST_COMPONENTS if is_cash)
+    v += check_budget(data, cash)
+    v += check_policy(data, dec)
+    open_pools = tuple(dec.open_pools())
+    pools = {p.name for p in data.pools}
+    ev = Evaluation(
+        feasible=not v,
+        violations=tuple(v),
+        costs_cents=costs,
+        burst=burst,
+        required_milli=required,
+        hires=hires,
+        open_pools=open_pools,
+        archetype=archetype_of({data.pool(p).platform for p in open_pools if p in pools}),
+        placed_units=placed,
+        retrained={k: r for k, r in retrained.items() if r},
+        moved=moved,
+        retooled=retooled,
+        horizon_months=data.people.horizon_months if data.people is not None else 36,
+        dominated=tuple(check_dominance(data, dec)),
+        sharing=sharing,
+    )
+    levels = service_levels(data, dec, ev, service_pools)
+    v += check_service_levels(levels)
+    return replace(ev, feasible=not v, violations=tuple(v), service_levels=levels)
+
+
+def check_coverage(data: ModelData, dec: Decisions) -> list[str]:
+    """Every workload is placed in full, in valid percents, and an indivisible one in one place.
+
+    Shares must name a candidate (workload, pool, GPU type); Σ_{p,g} share[w,p,g] = 100.
+    """
+    v: list[str] = []
     by_w: dict[str, int] = defaultdict(int)
-    for key, s in dec.shares.items():
+    for (w, p, g), s in dec.shares.items():
         if s == 0:
             continue
-        w, p, g = key
-        combo = data.combos.get(key)
-        if combo is None:
+        if (w, p, g) not in data.combos:
             v.append(
                 f"placement[{w},{p},{g}]: not a candidate (unknown pool, or GPU type not allowed)"
             )
             continue
-        if combo.blocked:
-            v.append(f"{combo.blocked_family}[{w},{p},{g}]: {w} cannot run there: {combo.blocked}")
         if not 0 < s <= 100:
             v.append(f"share[{w},{p},{g}]: expected a percent in 1..100, got {s}")
         by_w[w] += s
@@ -206,19 +268,57 @@ def evaluate_decisions(
         parts = sum(1 for (ww, _, _), pct in dec.shares.items() if ww == wl.name and pct > 0)
         if not wl.is_divisible and parts > 1:
             v.append(f"coverage[{wl.name}]: an indivisible workload is split across pools")
+    return v
 
+
+def _blocked(data: ModelData, dec: Decisions, families: tuple[str, ...]) -> list[str]:
+    """Shares placed where the data blocks the combination for one of ``families``."""
+    v = []
+    for (w, p, g), s in dec.shares.items():
+        combo = data.combos.get((w, p, g))
+        if s and combo is not None and combo.blocked and combo.blocked_family in families:
+            v.append(f"{combo.blocked_family}[{w},{p},{g}]: {w} cannot run there: {combo.blocked}")
+    return v
+
+
+def check_capability(data: ModelData, dec: Decisions) -> list[str]:
+    """Nothing runs where the platform lacks a required capability or its SLO cannot be met."""
+    return _blocked(data, dec, ("capability", "slo"))
+
+
+def check_linking(data: ModelData, dec: Decisions) -> list[str]:
+    """Nodes are bought only for candidate pools and GPU types, and an open pool hosts something."""
+    pools = {p.name: p for p in data.pools}
+    v = []
     for (p, g), n in dec.nodes.items():
-        if p not in pools or g not in pools[p].gpu_types:
-            if n:
-                v.append(
-                    f"linking[{p},{g}]: nodes bought for a pool or GPU type that is not a candidate"
-                )
-        elif (limit := pools[p].max_nodes) is not None and n > limit:
-            v.append(f"capacity[{p},{g}]: {n} nodes exceed the pool's limit of {limit}")
+        if (p not in pools or g not in pools[p].gpu_types) and n:
+            v.append(
+                f"linking[{p},{g}]: nodes bought for a pool or GPU type that is not a candidate"
+            )
         if n < 0:
             v.append(f"nodes[{p},{g}]: negative")
+    for p in dec.open_pools():
+        if p in pools and not any(s for (_w, pp, _g), s in dec.shares.items() if pp == p):
+            v.append(f"linking[{p}]: the pool buys nodes but hosts no workload")
+    return v
 
-    v.extend(_spot_violations(data, dec))
+
+def check_capacity(
+    data: ModelData, dec: Decisions
+) -> tuple[list[str], dict[tuple[str, str], np.ndarray], dict[tuple[str, str], np.ndarray]]:
+    """Demand placed on a pool's own capacity fits its nodes in every hour, or is rented.
+
+    Returns the violations, the demand placed per (pool, GPU type) and hour (tenths of a GPU
+    × percent) and the burst each bursting pool rents per hour (tenths of a GPU): the least
+    that makes the plan work. Training that fills a sharing pool's troughs is not placed hour
+    by hour here: ``check_sharing`` replays it in the hours the other work leaves.
+    """
+    v: list[str] = []
+    pools = {p.name: p for p in data.pools}
+    for (p, g), n in dec.nodes.items():
+        limit = pools[p].max_nodes if p in pools and g in pools[p].gpu_types else None
+        if limit is not None and n > limit:
+            v.append(f"capacity[{p},{g}]: {n} nodes exceed the pool's limit of {limit}")
     placed: dict[tuple[str, str], np.ndarray] = {}
     burst: dict[tuple[str, str], np.ndarray] = {}
     for (w, p, g), s in dec.shares.items():
@@ -227,12 +327,6 @@ def evaluate_decisions(
         if s_base > 0 and combo is not None and (w, p, g) not in data.flexible:
             placed.setdefault((p, g), np.zeros(HOURS_PER_WEEK, dtype=np.int64))
             placed[(p, g)] = placed[(p, g)] + combo.load(s_base)
-            n = dec.nodes.get((p, g), 0)
-            if combo.gang_gpus > 1 and combo.gang_gpus > data.gpus_per_node[g] * n:
-                v.append(
-                    f"gang_fit[{w},{p},{g}]: its {combo.gang_gpus}-GPU jobs need more than the pool's "
-                    f"{data.gpus_per_node[g] * n} baseline GPUs"
-                )
     for (p, g), load in placed.items():
         supply = UNITS * data.gpus_per_node[g] * dec.nodes.get((p, g), 0)
         excess = np.maximum(load - supply, 0)
@@ -245,34 +339,75 @@ def evaluate_decisions(
                 f"capacity[{p},{g},t={t}]: {need[t] / DEMAND_UNITS_PER_GPU:.1f} GPUs short in hour {t} "
                 "and the pool cannot burst"
             )
+    return v, placed, burst
 
-    own = {k: s - dec.spot.get(k, 0) for k, s in dec.shares.items() if k in data.combos}
-    sharing = replay_sharing(data, own, dict(dec.nodes))
-    v.extend(_sharing_violations(data, own, sharing))
-    for (p, g), sh in sharing.items():
-        placed[(p, g)] = sh.services_units + np.ceil(sh.training_units).astype(np.int64)
+
+def check_gang_fit(data: ModelData, dec: Decisions) -> list[str]:
+    """A class's largest job fits the pool's baseline nodes (and its platform can gang it).
+
+    Its share on the pool's own capacity counts (spot runs elsewhere); a class filling a
+    sharing pool's troughs counts whenever it is placed there.
+    """
+    v = _blocked(data, dec, ("gang_fit",))
     for (w, p, g), s in dec.shares.items():
         combo = data.combos.get((w, p, g))
+        here = s if (w, p, g) in data.flexible else s - dec.spot.get((w, p, g), 0)
+        if here <= 0 or combo is None:
+            continue
         gpus = data.gpus_per_node.get(g, 0) * dec.nodes.get((p, g), 0)
-        flex = (w, p, g) in data.flexible and s > 0
-        if flex and combo is not None and combo.gang_gpus > max(1, gpus):
+        if combo.gang_gpus > max(1, gpus):
             v.append(
                 f"gang_fit[{w},{p},{g}]: its {combo.gang_gpus}-GPU jobs need more than the pool's "
                 f"{gpus} baseline GPUs"
             )
+    return v
 
-    for g, cap in data.burst_cap_units.items():
-        rented = sum((b for (_p, gg), b in burst.items() if gg == g), np.zeros(HOURS_PER_WEEK))
-        if rented.max(initial=0) > cap:
-            t = int(np.argmax(rented))
+
+def check_sharing(
+    data: ModelData, dec: Decisions
+) -> tuple[list[str], dict[tuple[str, str], Sharing]]:
+    """Trough-filling training gets its GPU-hours and keeps its wait target, hour by hour.
+
+    Replays the week of every pool and GPU type where training fills the troughs
+    (:func:`~cluster_decide.sharing.replay_sharing`) and returns the violations with the
+    replays: the queue must settle (the hours other work leaves hold the training's GPU-hours,
+    restarts included), and the wait it adds must stay within what each class's target leaves.
+    """
+    own = {k: s - dec.spot.get(k, 0) for k, s in dec.shares.items() if k in data.combos}
+    sharing = replay_sharing(data, own, dict(dec.nodes))
+    v = []
+    for (p, g), sh in sharing.items():
+        if not sh.steady:
             v.append(
-                f"burst_cap[{g},t={t}]: {rented[t] / DEMAND_UNITS_PER_GPU:.1f} on-demand GPUs in hour "
-                f"{t}, more than the {cap / DEMAND_UNITS_PER_GPU:.0f} one can count on renting"
+                f"sharing[{p},{g}]: the hours other work leaves hold less than the training's "
+                f"{sh.arriving_units / UNITS:,.0f} GPU-hours a week (restarts included), so its queue grows"
             )
+            continue
+        for k, s in sorted(own.items()):
+            if s > 0 and k[1] == p and k[2] == g and k in data.flexible:
+                slack = data.flexible[k]
+                if 100 * int(sh.backlog_steps.sum()) > STEPS * slack * sh.arriving_units:
+                    v.append(
+                        f"sharing[{','.join(k)},wait]: waiting for the service's troughs adds "
+                        f"{sh.wait_centi_hours / 100:.1f} h to {k[0]}'s queue, more than the "
+                        f"{slack / 100:.1f} h its target leaves"
+                    )
+    return v, sharing
 
-    open_pools = tuple(dec.open_pools())
+
+def check_staffing(
+    data: ModelData, dec: Decisions
+) -> tuple[list[str], dict[str, int], dict[str, int], dict[tuple[str, str], int]]:
+    """The open pools' operations effort fits the staff, with the cheapest hires and retraining.
+
+    Returns the violations, the effort required per skill (thousandths of an FTE), the hires
+    per skill and the people retrained (from, to).
+    """
+    v: list[str] = []
+    pools = {p.name: p for p in data.pools}
     people = data.people
     assert people is not None, "model data without people tables"
+    open_pools = dec.open_pools()
     nodes_of = {p: sum(n for (pp, _g), n in dec.nodes.items() if pp == p) for p in open_pools}
     managed = {p for p in dec.managed if p in nodes_of}
     for p in sorted(dec.managed):
@@ -310,6 +445,20 @@ def evaluate_decisions(
                 else "; hiring is not allowed"
             )
         )
+    return v, required, hires, retrained
+
+
+def check_transition(data: ModelData, dec: Decisions) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The workloads a plan moves off their platform of today, and those whose users retool.
+
+    The model's ``transition`` rows only tie the moved and retooled flags to placements; a plan
+    written as decisions cannot break them, because the flags (and the migration cost they
+    carry) are derived here from the placements. Returns (moved, retooled), sorted.
+    """
+    people = data.people
+    if people is None:
+        return (), ()
+    pools = {p.name: p for p in data.pools}
     moved: list[str] = []
     retooled: list[str] = []
     interfaces = {w.name: w.interface for w in data.workloads}
@@ -323,8 +472,87 @@ def evaluate_decisions(
                 for p in targets
             ):
                 retooled.append(w)
+    return tuple(moved), tuple(retooled)
 
-    costs = {
+
+def check_burst_cap(data: ModelData, burst: Mapping[tuple[str, str], np.ndarray]) -> list[str]:
+    """On-demand GPUs rented in any hour stay within the GPU type's cap, summed over pools."""
+    v = []
+    for g, cap in data.burst_cap_units.items():
+        rented = sum((b for (_p, gg), b in burst.items() if gg == g), np.zeros(HOURS_PER_WEEK))
+        if rented.max(initial=0) > cap:
+            t = int(np.argmax(rented))
+            v.append(
+                f"burst_cap[{g},t={t}]: {rented[t] / DEMAND_UNITS_PER_GPU:.1f} on-demand GPUs in hour "
+                f"{t}, more than the {cap / DEMAND_UNITS_PER_GPU:.0f} one can count on renting"
+            )
+    return v
+
+
+def check_budget(data: ModelData, cash_cents: int) -> list[str]:
+    """The monthly cash spend stays within the budget (when one is set)."""
+    if data.budget_cents is not None and cash_cents > data.budget_cents:
+        return [
+            f"budget: cash spend ${cash_cents / 100:,.0f}/month exceeds the budget "
+            f"${data.budget_cents / 100:,.0f}"
+        ]
+    return []
+
+
+def check_policy(data: ModelData, dec: Decisions) -> list[str]:
+    """Per-class platform policy, a forced archetype and a limit on pools hold."""
+    v = _blocked(data, dec, ("policy",))
+    scn = data.scenario
+    pools = {p.name for p in data.pools}
+    open_pools = dec.open_pools()
+    arch = archetype_of({data.pool(p).platform for p in open_pools if p in pools})
+    forced = scn.policy.archetype
+    if forced != "any" and arch != forced:
+        v.append(f"policy[archetype]: the plan is {arch}, but the scenario forces {forced}")
+    if scn.policy.max_pools is not None and len(open_pools) > scn.policy.max_pools:
+        v.append(
+            f"policy[max_pools]: {len(open_pools)} pools open, at most {scn.policy.max_pools} allowed"
+        )
+    return v
+
+
+def check_dominance(data: ModelData, dec: Decisions) -> list[str]:
+    """Pairs of open pools of which one could take the other's work for no more money or effort.
+
+    Not a violation: such a plan is feasible, and the model's ``dominance`` rows only keep the
+    search from the twin plans that are never cheaper (``build.dominated_pairs``). The findings
+    go to ``Evaluation.dominated`` so a hand-written plan learns it can drop a pool.
+    """
+    # Imported here: the model builder loads CP-SAT, which scoring a plan does not otherwise need.
+    from cluster_decide.model.build import dominated_pairs
+
+    open_pools = set(dec.open_pools())
+    return [
+        f"dominance[{a},{b}]: {b} could take all of {a}'s work for no more money or effort"
+        for a, b in dominated_pairs(data)
+        if a in open_pools and b in open_pools
+    ]
+
+
+def _costs(
+    data: ModelData,
+    dec: Decisions,
+    burst: Mapping[tuple[str, str], np.ndarray],
+    hires: Mapping[str, int],
+    retrained: Mapping[tuple[str, str], int],
+    moved: tuple[str, ...],
+    retooled: tuple[str, ...],
+) -> dict[str, int]:
+    """Monthly cents of every cost component (``COST_COMPONENTS``) of a plan."""
+    pools = {p.name for p in data.pools}
+    people = data.people
+    assert people is not None, "model data without people tables"
+    open_pools = dec.open_pools()
+    nodes_of = {p: sum(n for (pp, _g), n in dec.nodes.items() if pp == p) for p in open_pools}
+    managed = {p for p in dec.managed if p in nodes_of}
+    # Every class counts once (even unplaced), so each extra piece costs one split.
+    classes = {w.name for w in data.workloads}
+    return {
         "gpu_capacity": sum(
             data.node_cost(p, g) * n for (p, g), n in dec.nodes.items() if p in pools
         ),
@@ -360,46 +588,8 @@ def evaluate_decisions(
             if k in data.combos
         ),
         "split_overhead": data.split_cents
-        * (sum(1 for s in dec.shares.values() if s > 0) - len(by_w)),
+        * (sum(1 for s in dec.shares.values() if s > 0) - len(classes)),
     }
-    cash = sum(costs[c] for c, is_cash, _ in COST_COMPONENTS if is_cash)
-    if data.budget_cents is not None and cash > data.budget_cents:
-        v.append(
-            f"budget: cash spend ${cash / 100:,.0f}/month exceeds the budget ${data.budget_cents / 100:,.0f}"
-        )
-
-    kinds = {pools[p].platform for p in open_pools if p in pools}
-    arch = archetype_of(kinds)
-    forced = scn.policy.archetype
-    if forced != "any" and arch != forced:
-        v.append(f"policy[archetype]: the plan is {arch}, but the scenario forces {forced}")
-    if scn.policy.max_pools is not None and len(open_pools) > scn.policy.max_pools:
-        v.append(
-            f"policy[max_pools]: {len(open_pools)} pools open, at most {scn.policy.max_pools} allowed"
-        )
-    for p in open_pools:
-        if p in pools and not any(s for (_w, pp, _g), s in dec.shares.items() if pp == p):
-            v.append(f"linking[{p}]: the pool buys nodes but hosts no workload")
-
-    ev = Evaluation(
-        feasible=not v,
-        violations=tuple(v),
-        costs_cents=costs,
-        burst=burst,
-        required_milli=required,
-        hires=hires,
-        open_pools=open_pools,
-        archetype=arch,
-        placed_units=placed,
-        retrained={k: r for k, r in retrained.items() if r},
-        moved=tuple(moved),
-        retooled=tuple(retooled),
-        horizon_months=people.horizon_months,
-        sharing=sharing,
-    )
-    levels = service_levels(data, dec, ev, service_pools)
-    v += check_service_levels(levels)
-    return replace(ev, feasible=not v, violations=tuple(v), service_levels=levels)
 
 
 def check_service_levels(levels: pl.DataFrame) -> list[str]:
@@ -413,33 +603,7 @@ def check_service_levels(levels: pl.DataFrame) -> list[str]:
     ]
 
 
-def _sharing_violations(
-    data: ModelData,
-    own: Mapping[tuple[str, str, str], int],
-    sharing: Mapping[tuple[str, str], Sharing],
-) -> list[str]:
-    """Trough-filling training gets its GPU-hours and keeps its wait target, hour by hour."""
-    v = []
-    for (p, g), sh in sharing.items():
-        if not sh.steady:
-            v.append(
-                f"sharing[{p},{g}]: the hours other work leaves hold less than the training's "
-                f"{sh.arriving_units / UNITS:,.0f} GPU-hours a week (restarts included), so its queue grows"
-            )
-            continue
-        for k, s in sorted(own.items()):
-            if s > 0 and k[1] == p and k[2] == g and k in data.flexible:
-                slack = data.flexible[k]
-                if 100 * int(sh.backlog_steps.sum()) > STEPS * slack * sh.arriving_units:
-                    v.append(
-                        f"sharing[{','.join(k)},wait]: waiting for the service's troughs adds "
-                        f"{sh.wait_centi_hours / 100:.1f} h to {k[0]}'s queue, more than the "
-                        f"{slack / 100:.1f} h its target leaves"
-                    )
-    return v
-
-
-def _spot_violations(data: ModelData, dec: Decisions) -> list[str]:
+def check_spot(data: ModelData, dec: Decisions) -> list[str]:
     """Spot only where it is open, never above the share placed, and within the cap per class."""
     v = []
     for (w, p, g), pct in dec.spot.items():

@@ -22,6 +22,8 @@ Sources:
         (the Allen-Cunneen approximation).
   [W]   Whitt, "Approximations for the GI/G/m queue", Production and Operations Management
         2(2):114-161, 1993 (the correction factor phi, validity, exponential wait tails).
+  [KLB] Kraemer & Langenbach-Belz, "Approximate formulae for the delay in the queueing system
+        GI/G/1", Proc. 8th International Teletraffic Congress, Melbourne 1976 (the factor g).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ __all__ = [
     "PeriodicWait",
     "WaitEstimate",
     "achievable_utilization",
+    "arrival_load_factor",
     "autoscaled_rates",
     "batch_waits",
     "deadline_gpus",
@@ -293,6 +296,53 @@ def autoscaled_rates(rates: Sequence[float] | np.ndarray, lag_hours: float) -> n
     return out
 
 
+def arrival_load_factor(
+    seen_by: Sequence[float] | np.ndarray,
+    profile: Sequence[float] | np.ndarray,
+    mean_duration: float,
+    duration_scv: float = 1.0,
+) -> float:
+    """How much busier a class with ``profile`` makes a pool look to arrivals shaped by ``seen_by``.
+
+    The stationary formulas take one arrival rate. A stream that submits mostly in business
+    hours meets, on arrival, the work of the hours just before it, not the weekly average: the
+    offered load at time ``t`` is ``m(t) = E[S] · E[λ(t − S_e)]`` with ``S_e`` the stationary
+    excess of the duration (the infinite-server load of a time-varying Poisson stream, as in
+    the modified-offered-load approximation of Jennings, Mandelbaum, Massey & Whitt,
+    Management Science 42(10), 1996). Averaged over the arrivals of ``seen_by``, that load is
+    the mean load times this factor:
+    ``Σ_t a(t) · Σ_k λ(t − k) P(S_e ∈ [k, k+1)) / (Σ_t a(t) · mean λ)`` over the cyclic hours
+    (``S_e`` taken exponential with its mean ``D (1 + cs²) / 2``). It is 1 for a flat profile
+    or very long jobs, and tends to the peak-to-mean ratio seen by arrivals for short jobs.
+    Scale the rate by it before a stationary formula (used on its own ``profile`` as
+    ``seen_by`` for a class alone).
+    """
+    a = np.asarray(seen_by, dtype=float)
+    lam = np.asarray(profile, dtype=float)
+    if a.shape != lam.shape or a.ndim != 1 or a.size == 0 or a.sum() <= 0 or lam.sum() <= 0:
+        raise ValueError("seen_by and profile must be 1-D hourly weights of equal length")
+    if mean_duration <= 0 or duration_scv < 0:
+        raise ValueError("mean_duration must be > 0 and duration_scv >= 0")
+    return _load_factor(
+        tuple(np.round(a / a.mean(), 12).tolist()),
+        tuple(np.round(lam / lam.mean(), 12).tolist()),
+        _round12(mean_duration * (1.0 + duration_scv) / 2.0),
+    )
+
+
+@lru_cache(maxsize=4096)
+def _load_factor(seen_by: tuple[float, ...], profile: tuple[float, ...], excess: float) -> float:
+    a, lam = np.asarray(seen_by), np.asarray(profile)
+    n = lam.size
+    lags = np.arange(n)
+    # P(S_e in [k, k+1)) for exponential S_e, folded onto the cycle (sums to 1).
+    kernel = (
+        np.exp(-lags / excess) * (1.0 - math.exp(-1.0 / excess)) / (1.0 - math.exp(-n / excess))
+    )
+    smoothed = np.real(np.fft.ifft(np.fft.fft(lam) * np.fft.fft(kernel)))
+    return float((a * smoothed).sum() / a.sum())
+
+
 @dataclass(frozen=True)
 class BatchClass:
     """A stream of gang jobs: Poisson arrivals, each holding ``gpus`` GPUs for a random time.
@@ -432,12 +482,27 @@ def _mgc_wait(
     if load == 0:
         return WaitEstimate(0.0, 0.0, 0.0, rho, float(slots))
     p_wait = erlang_c(slots, load)
-    # One slot: Pollaczek-Khinchine is exact for M/G/1, so no correction applies.
-    phi = 1.0 if slots == 1 else _whitt_phi(load / slots, slots, ca2, scv)
+    # One slot: Pollaczek-Khinchine is exact for M/G/1; other arrival SCVs take the GI/G/1
+    # correction of Kraemer & Langenbach-Belz ([KLB]), which is 1 for Poisson arrivals.
+    phi = _klb_g(load, ca2, scv) if slots == 1 else _whitt_phi(load / slots, slots, ca2, scv)
     factor = phi * (ca2 + scv) / 2.0
     mean = factor * p_wait * service / (slots - load)
     quantile = 0.0 if p_wait <= 1.0 - q else mean / p_wait * math.log(p_wait / (1.0 - q))
     return WaitEstimate(mean, quantile, p_wait, rho, float(slots))
+
+
+def _klb_g(rho: float, ca2: float, cs2: float) -> float:
+    """Kraemer & Langenbach-Belz's factor ``g`` to the Allen-Cunneen GI/G/1 wait ([KLB]).
+
+    ``g = exp(-2 (1 - rho) (1 - ca²)² / (3 rho (ca² + cs²)))`` for ``ca² < 1`` (regular
+    arrivals wait less than heavy traffic says at moderate load) and
+    ``g = exp(-(1 - rho) (ca² - 1) / (ca² + 4 cs²))`` for ``ca² >= 1``; ``g = 1`` for Poisson.
+    """
+    if ca2 == 1.0 or rho <= 0.0 or ca2 + cs2 <= 0.0:
+        return 1.0
+    if ca2 < 1.0:
+        return math.exp(-2.0 * (1.0 - rho) * (1.0 - ca2) ** 2 / (3.0 * rho * (ca2 + cs2)))
+    return math.exp(-(1.0 - rho) * (ca2 - 1.0) / (ca2 + 4.0 * cs2))
 
 
 def _whitt_phi(rho: float, servers: int, ca2: float, cs2: float) -> float:

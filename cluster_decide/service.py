@@ -32,10 +32,10 @@ from cluster_decide.model.data import (
     batch_class,
     busy_gpus,
     job_stretch,
+    queued_class,
     realtime_rates,
 )
 from cluster_decide.queueing import (
-    BatchClass,
     batch_waits,
     deadline_window,
     latency_quantile,
@@ -46,6 +46,7 @@ from cluster_decide.scenario import (
     ExperimentationWorkload,
     RealtimeWorkload,
     TrainingWorkload,
+    Workload,
 )
 from cluster_decide.sharing import trough_waits
 from cluster_decide.vocabulary import DEMAND_UNITS_PER_GPU_PERCENT
@@ -132,7 +133,7 @@ def _session_wait_hours(
     return worst
 
 
-def _shape(data: ModelData, w: ExperimentationWorkload | RealtimeWorkload) -> np.ndarray:
+def _shape(data: ModelData, w: Workload) -> np.ndarray:
     if isinstance(w.profile, str):
         return data.scenario.catalog.profile(w.profile)
     arr = np.asarray(w.profile, dtype=float)
@@ -181,7 +182,7 @@ def batch_waits_by_pool(
     """
     cat = data.scenario.catalog
     workloads = {w.name: w for w in data.workloads}
-    groups: dict[tuple[str, str], list[tuple[str, BatchClass]]] = defaultdict(list)
+    groups: dict[tuple[str, str], list[tuple[str, int]]] = defaultdict(list)
     shares = _own_capacity_shares(dec)
     out: dict[tuple[str, str, str], float] = _spot_waits(data, dec, pools)
     for (name, p, g), s in sorted(shares.items()):
@@ -189,8 +190,7 @@ def batch_waits_by_pool(
         if pools is not None and (p, g) not in pools:
             continue
         if s > 0 and isinstance(w, TrainingWorkload | DeadlineWorkload):
-            stretch = job_stretch(w, data.platform(p), cat.gpus[g], cat)
-            groups[(p, g)].append((name, batch_class(w, stretch, s)))
+            groups[(p, g)].append((name, s))
     units = DEMAND_UNITS_PER_GPU_PERCENT
     for (p, g), classes in groups.items():
         gpn = data.gpus_per_node[g]
@@ -216,18 +216,44 @@ def batch_waits_by_pool(
         order: Literal["backfill", "fifo"] = (
             "backfill" if data.pool(p).platform in ("slurm", "shared") else "fifo"
         )
-        estimates = batch_waits(usable, [c for _, c in classes], gpn, order=order)
         sharing = ev.sharing.get((p, g))
         # Training in the troughs waits on the GPUs the other work leaves hour by hour.
         troughs = (
-            trough_waits(sharing, {n: c for n, c in classes if (n, p, g) in data.flexible}, gpn)
+            trough_waits(
+                sharing,
+                {
+                    n: batch_class(
+                        workloads[n],  # type: ignore[arg-type]
+                        job_stretch(workloads[n], data.platform(p), cat.gpus[g], cat),
+                        pct,
+                    )
+                    for n, pct in classes
+                    if (n, p, g) in data.flexible
+                },
+                gpn,
+            )
             if sharing is not None
             else {}
         )
-        for (name, _cls), est in zip(classes, estimates, strict=True):
+        for i, (name, _s) in enumerate(classes):
             key = (name, p, g)
-            wait = troughs[name].wait_hours if name in troughs else est.mean
-            out[key] = max(wait, out.get(key, 0.0))
+            if name in troughs:
+                out[key] = max(troughs[name].wait_hours, out.get(key, 0.0))
+                continue
+            # Each class meets the pool's work as it stands when its own jobs arrive.
+            seen_by = _shape(data, workloads[name])
+            stream = [
+                queued_class(
+                    workloads[n],  # type: ignore[arg-type]
+                    job_stretch(workloads[n], data.platform(p), cat.gpus[g], cat),
+                    cat,
+                    pct,
+                    seen_by,
+                )
+                for n, pct in classes
+            ]
+            est = batch_waits(usable, stream, gpn, order=order)[i]
+            out[key] = max(est.mean, out.get(key, 0.0))
     return out
 
 
@@ -256,7 +282,7 @@ def _spot_waits(
         gpn = data.gpus_per_node[g]
         gpus = float(data.combos[(name, p, g)].demand.max()) / DEMAND_UNITS_PER_GPU * pct / 100
         usable = max(gpn, math.floor(gpus / gpn) * gpn)
-        cls = batch_class(w, job_stretch(w, data.platform(p), cat.gpus[g], cat), pct)
+        cls = queued_class(w, job_stretch(w, data.platform(p), cat.gpus[g], cat), cat, pct)
         order: Literal["backfill", "fifo"] = "fifo"
         out[(name, p, g)] = batch_waits(usable, [cls], gpn, order=order)[0].mean
     return out

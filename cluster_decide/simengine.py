@@ -129,10 +129,17 @@ class JobClass:
     priority: int = 0
     service: bool = False
     profile: tuple[float, ...] | None = None
+    arrival_scv: float = 1.0
+    """SCV of the gaps between arrivals of a homogeneous stream: 1 is Poisson; below 1, gamma
+    gaps (regular, planned submissions, as a scenario's ``arrival_scv`` states)."""
 
     def __post_init__(self) -> None:
         if self.rate_per_h < 0 or self.gpus < 1 or self.mean_duration_h < 0:
             raise ValueError(f"job class {self.workload!r}: needs rate >= 0, gpus >= 1, mean >= 0")
+        if self.arrival_scv <= 0 or (self.arrival_scv != 1.0 and self.profile is not None):
+            raise ValueError(
+                f"job class {self.workload!r}: arrival_scv must be > 0, and 1 (Poisson) with a profile"
+            )
         if self.profile is not None and (
             not self.profile or min(self.profile) < 0 or sum(self.profile) <= 0
         ):
@@ -172,7 +179,8 @@ def generate_jobs(classes: Sequence[JobClass], hours: float, seed: int = 0) -> p
     """Draw a job table from class parameters: Poisson arrivals over ``[0, hours)``.
 
     Each class's arrivals are homogeneous, or follow its hourly ``profile`` (a Poisson count
-    per hour at the profiled rate, times uniform within the hour).
+    per hour at the profiled rate, times uniform within the hour). A homogeneous class with
+    ``arrival_scv`` below or above 1 has gamma-distributed gaps instead (a renewal stream).
 
     Durations: ``exponential`` (SCV 1), ``deterministic`` (SCV 0), ``lognormal`` with
     ``sigma^2 = ln(1 + scv)``, ``mu = ln(mean) - sigma^2 / 2``, or ``gamma`` with shape
@@ -181,7 +189,10 @@ def generate_jobs(classes: Sequence[JobClass], hours: float, seed: int = 0) -> p
     rng = np.random.default_rng(seed)
     frames = []
     for k in classes:
-        if k.profile is None:
+        if k.profile is None and k.arrival_scv != 1.0:
+            submit = _renewal_arrivals(rng, k.rate_per_h, k.arrival_scv, hours)
+            n = submit.size
+        elif k.profile is None:
             n = int(rng.poisson(k.rate_per_h * hours))
             submit = np.sort(rng.uniform(0.0, hours, n))
         else:
@@ -206,6 +217,25 @@ def generate_jobs(classes: Sequence[JobClass], hours: float, seed: int = 0) -> p
     return jobs.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias("job_id")).select(
         "job_id", *_JOB_SCHEMA
     )
+
+
+def _renewal_arrivals(
+    rng: np.random.Generator, rate: float, scv: float, hours: float
+) -> np.ndarray:
+    """Arrivals whose gaps are gamma with mean ``1/rate`` and SCV ``scv``, over ``[0, hours)``.
+
+    The first arrival falls uniformly within a first gap, so the stream has no special start.
+    """
+    if rate <= 0:
+        return np.zeros(0)
+    shape = 1.0 / scv
+    n = int(rate * hours + 6.0 * math.sqrt(rate * hours * scv) + 10)
+    gaps = rng.gamma(shape, 1.0 / (rate * shape), n)
+    times = np.cumsum(gaps) - gaps[0] * rng.uniform(0.0, 1.0)
+    while times[-1] < hours:  # extend in the (rare) case the draw fell short
+        more = rng.gamma(shape, 1.0 / (rate * shape), n)
+        times = np.concatenate([times, times[-1] + np.cumsum(more)])
+    return times[times < hours]
 
 
 def _profiled_arrivals(

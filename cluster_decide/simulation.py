@@ -114,8 +114,14 @@ def _thin(jobs: pl.DataFrame, weights: dict[str, np.ndarray], seed: int) -> pl.D
     return jobs.filter(pl.Series(rng.random(jobs.height) < keep))
 
 
-def scenario_jobs(plan: Plan, data: ModelData, days: float, seed: int) -> pl.DataFrame:
-    """A job table for ``days`` drawn from the scenario's classes as the plan places them."""
+def scenario_jobs(
+    plan: Plan, data: ModelData, days: float, seed: int, pools: set[str] | None = None
+) -> pl.DataFrame:
+    """A job table for ``days`` drawn from the scenario's classes as the plan places them.
+
+    ``pools`` (names ``pool/gpu_type``) keeps only the work placed there: a long replay of the
+    pools whose waits are being checked, without drawing every service request elsewhere.
+    """
     cat = data.scenario.catalog
     workloads = {w.name: w for w in data.workloads}
     hours = days * 24.0
@@ -130,6 +136,8 @@ def scenario_jobs(plan: Plan, data: ModelData, days: float, seed: int) -> pl.Dat
         if share <= 0:
             continue  # run on spot nodes that follow its own need, outside the pools replayed here
         pool = _name(p, g)
+        if pools is not None and pool not in pools:
+            continue
         shape = np.asarray(
             cat.profile(w.profile) if isinstance(w.profile, str) else w.profile, dtype=float
         )
@@ -147,6 +155,8 @@ def scenario_jobs(plan: Plan, data: ModelData, days: float, seed: int) -> pl.Dat
                     cls.mean_duration,
                     "deterministic" if cls.duration_scv == 0 else "gamma",
                     max(cls.duration_scv, 1e-6),
+                    # Regular submissions stay regular (thinning by a flat profile keeps all).
+                    arrival_scv=cls.arrival_scv,
                 )
             )
         elif isinstance(w, ExperimentationWorkload):

@@ -49,3 +49,16 @@ def service(name: str = "api", **kw: Any) -> dict[str, Any]:
     }
     base.update(kw)
     return base
+
+
+def solve_by_work(scn: cd.Scenario, work: float = 5.0) -> cd.Plan:
+    """``cd.solve`` on one worker, stopping on CP-SAT's deterministic work instead of the clock.
+
+    For tests that compare the plans of two solves: a wall-clock limit ends a search earlier
+    on a loaded machine (a feasible plan instead of the optimum, or a repaired one), so the
+    comparison would depend on the load. The generous wall limit is only a safety net.
+    """
+    from cluster_decide.solving.solve import deterministic_work
+
+    with deterministic_work(work):
+        return cd.solve(scn, time_limit_s=600.0, workers=1)

@@ -24,10 +24,16 @@ from cluster_decide.scenario import Scenario
 __all__ = [
     "ALTERNATIVES_SCHEMA",
     "POOL_WEIGHT",
+    "SEARCH_LIMIT",
     "alternative_plans",
     "describe_difference",
     "near_optimal",
 ]
+
+SEARCH_LIMIT = 2.0
+"""CP-SAT deterministic time for each alternative's search, its rounds of service-level cuts
+included: a distant plan often misses a pooled target at first, and a search with its own
+objective cannot fall back on a repaired plan, so it needs room for two or three rounds."""
 
 POOL_WEIGHT = 200
 """Opening or closing a pool counts as much as moving a whole workload (100 share points out of
@@ -122,7 +128,7 @@ def alternative_plans(
     n: int = 3,
     seed: int = 0,
     min_distance: int = 50,
-    deterministic_limit: float = 1.0,
+    deterministic_limit: float = SEARCH_LIMIT,
 ) -> list[Outcome]:
     """The optimum, then up to ``n`` alternatives as solved outcomes (see :func:`near_optimal`)."""
     if slack < 0:
@@ -171,7 +177,7 @@ def near_optimal(
     n: int = 3,
     seed: int = 0,
     min_distance: int = 50,
-    deterministic_limit: float = 1.0,
+    deterministic_limit: float = SEARCH_LIMIT,
 ) -> pl.DataFrame:
     """The optimum and up to ``n`` most different plans within ``slack`` of its cost.
 

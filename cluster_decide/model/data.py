@@ -29,6 +29,7 @@ from cluster_decide.market import Market, OnPremNode, onprem_cost, resolve_marke
 from cluster_decide.model.people import FAMILY, PeopleData, prepare_people
 from cluster_decide.queueing import (
     BatchClass,
+    arrival_load_factor,
     autoscaled_rates,
     batch_waits,
     deadline_gpus,
@@ -394,7 +395,7 @@ def gpu_demand(
     busy = busy_gpus(w, stretch, catalog) * part
     hours = w.mean_job_hours * stretch
     if isinstance(w, TrainingWorkload):
-        job = batch_class(w, stretch, share_pct)
+        job = queued_class(w, stretch, catalog, share_pct)
         queue = _slo_gpus(job, w.max_queue_wait_hours, gpu.gpus_per_node)
         return np.maximum(busy / util, queue)
     deadline = _deadline_gpus(tuple(busy.tolist()), w.max_completion_hours, hours)
@@ -496,6 +497,29 @@ def batch_class(
     )
     arrival_scv = w.arrival_scv if isinstance(w, TrainingWorkload) else 1.0
     return BatchClass(rate, w.gpus_per_job, w.mean_job_hours * stretch, w.duration_scv, arrival_scv)
+
+
+def queued_class(
+    w: TrainingWorkload | DeadlineWorkload,
+    stretch: float,
+    catalog: Catalog,
+    share_pct: int = 100,
+    seen_by: np.ndarray | None = None,
+) -> BatchClass:
+    """:func:`batch_class` as a stationary queue formula must see it: its rate as arrivals meet it.
+
+    A class that submits in business hours loads its pool more, when its jobs arrive, than its
+    weekly average says; the rate is scaled by
+    :func:`cluster_decide.queueing.arrival_load_factor` (1 for a flat profile), as met by
+    arrivals shaped by ``seen_by`` (the class's own profile by default). The simulator replays
+    the unscaled stream with its profile.
+    """
+    job = batch_class(w, stretch, share_pct)
+    shape = _profile(w, catalog)
+    factor = arrival_load_factor(
+        shape if seen_by is None else seen_by, shape, job.mean_duration, job.duration_scv
+    )
+    return replace(job, arrival_rate=job.arrival_rate * factor)
 
 
 @lru_cache(maxsize=4096)

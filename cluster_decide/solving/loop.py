@@ -51,6 +51,7 @@ from cluster_decide.model.decisions import Status
 from cluster_decide.solving.warmstart import add_hints, lp_relaxation, rounded_plan
 
 __all__ = [
+    "HOOKED_ROUND_SHARE",
     "LARGE_MODEL_PLACEMENTS",
     "LARGE_MODEL_WORKERS",
     "MAX_CUT_ROUNDS",
@@ -60,6 +61,7 @@ __all__ = [
     "SolveResult",
     "deterministic_work",
     "nodes_to_meet",
+    "piece_cuts",
     "read_decisions",
     "repair",
     "restricted",
@@ -88,6 +90,9 @@ deterministic time, and a second worker's portfolio only adds presolve and synch
 (the default scenario: 0.02 against 0.11 deterministic seconds, 2-3x the wall time on this
 2-core machine), and one worker's search is reproducible on any machine load.
 """
+HOOKED_ROUND_SHARE = 0.5
+"""Share of the remaining deterministic budget one round of a hooked search (an analysis's own
+constraints or objective) may use, so that rounds of service-level cuts can follow it."""
 
 
 @dataclass(frozen=True)
@@ -241,6 +246,67 @@ def _cut(dec: Decisions, pool: str, gpu: str, need: int) -> ServiceCut:
     )
 
 
+def _alone(dec: Decisions, name: str, pool: str, gpu: str, share: int) -> Decisions:
+    """``dec`` with ``share`` percent of ``name`` (on its own capacity) the only work in the pool."""
+    shares = {k: s for k, s in dec.shares.items() if (k[1], k[2]) != (pool, gpu)}
+    shares[(name, pool, gpu)] = share
+    spot = {k: s for k, s in dec.spot.items() if (k[1], k[2]) != (pool, gpu)}
+    return replace(dec, shares=shares, spot=spot)
+
+
+def piece_cuts(
+    data: ModelData, m: Model, dec: Decisions, ev: Evaluation | None = None
+) -> list[ServiceCut]:
+    """Cuts that hold whatever else a pool hosts: each failing class's piece alone needs N nodes.
+
+    A pool cut (``_cut``) applies only while the pool hosts at least all of today's shares, so a
+    search that moves one of the other classes away escapes it, and a search that seeks distant
+    plans (near-optimal alternatives) does exactly that, round after round. Work the class
+    shares its pool with only lengthens its wait, so the fewest nodes with which its piece meets
+    its target *alone* bound every plan that places at least that piece there:
+    (share − spot)[w,p,g] ≥ s ⇒ nodes[p,g] ≥ N_alone(s). Each failing class gets that cut at its
+    share and at 1% (any piece at all: a sliver of a class of long gang jobs still needs whole
+    job slots for its wait), where they bind the plan at hand. When its piece alone meets the
+    target, each neighbour that breaks a target with that piece alone gets a cut on the pair:
+    the pool cut's premise (every share) was escaped by lowering any third share by 1%, round
+    after round, until the loop ran out of rounds. ``ev`` is the plan's evaluation
+    when the caller has it already (the loop does), so it is not computed twice.
+    """
+    cuts: list[ServiceCut] = []
+    if ev is None:
+        ev = evaluate_decisions(data, dec)
+    if ev.service_levels.is_empty():
+        return cuts
+    bad = ev.service_levels.filter(~ev.service_levels["met"])
+    failing = sorted(set(bad.select("workload", "pool", "gpu_type").iter_rows()))
+    for name, p, g in failing:
+        own = dec.shares.get((name, p, g), 0) - dec.spot.get((name, p, g), 0)
+        have = dec.nodes.get((p, g), 0)
+        limit = _node_limit(data, m, p, g)
+        found = len(cuts)
+        for share in sorted({own, 1} if own > 1 else {own}):
+            if share <= 0:
+                continue
+            need = nodes_to_meet(data, _alone(dec, name, p, g, share), p, g, limit)
+            if need is None or need > have:
+                cuts.append(ServiceCut(p, g, ((name, share),), -1 if need is None else need))
+        if len(cuts) > found or own <= 0:
+            continue
+        # Alone the piece is fine: name each neighbour that, with it alone, already breaks a
+        # target (a pool cut over every share is escaped by lowering any other one by 1%).
+        for (o, pp, gg), s in sorted(dec.shares.items()):
+            o_own = s - dec.spot.get((o, pp, gg), 0)
+            if (pp, gg) != (p, g) or o == name or o_own <= 0:
+                continue
+            pair = _alone(dec, name, p, g, own)
+            pair = replace(pair, shares={**pair.shares, (o, p, g): o_own})
+            need = nodes_to_meet(data, pair, p, g, limit)
+            if need is None or need > have:
+                pieces = ((name, own), (o, o_own))
+                cuts.append(ServiceCut(p, g, pieces, -1 if need is None else need))
+    return cuts
+
+
 def workers_for(m: Model, workers: int | None) -> int:
     """CP-SAT workers for ``m``: as asked, else 1 below the large-model size, 2 above it."""
     if workers is not None:
@@ -341,6 +407,11 @@ def run(
     may_repair = constrain is None and objective is None
     for _round in range(MAX_CUT_ROUNDS + 1):
         left = None if deterministic_limit is None else max(0.01, deterministic_limit - spent)
+        if left is not None and not may_repair and _round < MAX_CUT_ROUNDS:
+            # A hooked search cannot fall back on a repaired plan, so a round that spends the
+            # whole budget on a plan that misses a target ends with nothing: each round gets
+            # half of what is left, and the rest stays for the rounds of cuts after it.
+            left = max(0.01, left * HOOKED_ROUND_SHARE)
         solver = solver_for(remaining(), left, workers, seed)
         code = solver.solve(m.cp)
         spent += solver.response_proto.deterministic_time
@@ -374,8 +445,9 @@ def run(
             return SolveResult(
                 status, dec, solver.objective_value / div, bound, wall, m, slack, cuts
             )
-        add_service_levels(m, [_cut(dec, p, g, need) for (p, g), need in needs.items()])
-        cuts += len(needs)
+        pieces = piece_cuts(data, m, dec, ev)
+        add_service_levels(m, [_cut(dec, p, g, need) for (p, g), need in needs.items()] + pieces)
+        cuts += len(needs) + len(pieces)
         # Training in the troughs waits too long hour by hour: state those pools' hourly rows.
         add_sharing_hours(m, hourly)
         # Cuts and hourly rows only remove plans, so the last round's bound still holds
@@ -406,8 +478,8 @@ def run(
             m,
             {},
             cuts,
-            f"No plan meeting every service level was found in {cuts} rounds of service-level "
-            f"cuts ({wall:.2f} s). Give it more time (`--time-limit`, `time_limit_s`).",
+            f"No plan meeting every service level was found after {cuts} service-level cuts "
+            f"({wall:.2f} s). Give it more time (`--time-limit`, `time_limit_s`).",
         )
     ev = evaluate_decisions(data, repaired)
     return SolveResult(
