@@ -50,6 +50,7 @@ import bisect
 import heapq
 import math
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -516,7 +517,7 @@ class _PoolSim:
         return None
 
 
-class _Replay:
+class _Replay(ABC):
     """The state every event loop shares.
 
     The jobs in submit order, the heap of timed events, the next arrival, the events counted
@@ -545,9 +546,9 @@ class _Replay:
             t = self.submit[self.ai]
         return t
 
+    @abstractmethod
     def run(self) -> None:
         """Process events until every job has arrived and every event has happened."""
-        raise NotImplementedError
 
 
 class _QueueReplay(_Replay):
