@@ -7,8 +7,10 @@ queueing formulas), then the pools with a queue-wait row are replayed by the sim
 where services share the GPUs; the simulated mean wait of each class in each pool is the
 median over the seeds. Error = (predicted − simulated median) / simulated median, counted
 where the simulated wait exceeds 5 minutes (below that, the absolute difference is shown).
-Two sets: the shipped presets, and a grid of pools mixing gang sizes (a large gang beside
-small jobs, under Slurm backfill and under gang admission).
+Three sets: the shipped presets; a grid of pools mixing gang sizes (a large gang beside
+small jobs, under Slurm backfill and under gang admission), solved; and pools of those mixes
+at fixed sizes near where plans put them, predicted by ``batch_waits`` directly and replayed
+for ``--fixed-days``.
 """
 
 from __future__ import annotations
@@ -16,14 +18,15 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
-from typing import Any
+from typing import Any, Literal
 
 import polars as pl
 
 import cluster_decide as cd
 from cluster_decide.model.data import prepare
+from cluster_decide.queueing import BatchClass, batch_waits
 from cluster_decide.scenario import PRESETS
-from cluster_decide.simengine import SimOptions, run, wait_stats
+from cluster_decide.simengine import JobClass, Pool, SimOptions, generate_jobs, run, wait_stats
 from cluster_decide.simulation import WARMUP_H, scenario_jobs, simulated_pools
 
 MIN_WAIT_H = 5.0 / 60.0
@@ -70,6 +73,72 @@ def grid() -> list[cd.Scenario]:
             for small, busy_small in ((8, 60.0), (1, 20.0)):
                 out.append(mixed_gang(platform, big, busy_big, small, busy_small))
     return out
+
+
+FIXED_POOLS = [
+    ("slurm", 23, ((128, 82.0, 24.0, 0.1), (16, 20.5, 8.0, 1.0))),
+    ("slurm", 24, ((64, 100.0, 24.0, 1.0), (1, 20.0, 4.0, 1.0))),
+    ("slurm", 27, ((64, 100.0, 24.0, 1.0), (1, 20.0, 4.0, 1.0))),
+    ("slurm", 33, ((64, 100.0, 24.0, 1.0), (8, 60.0, 4.0, 1.0))),
+    ("slurm", 40, ((64, 100.0, 24.0, 1.0), (8, 60.0, 4.0, 1.0))),
+    ("slurm", 72, ((512, 250.0, 24.0, 1.0), (8, 60.0, 4.0, 1.0))),
+    ("slurm", 96, ((256, 200.0, 12.0, 2.0), (8, 80.0, 6.0, 2.0), (1, 24.0, 2.0, 1.0))),
+    ("gang", 24, ((64, 100.0, 24.0, 1.0), (1, 20.0, 4.0, 1.0))),
+    ("gang", 34, ((64, 100.0, 24.0, 1.0), (8, 60.0, 4.0, 1.0))),
+    ("gang", 40, ((64, 100.0, 24.0, 1.0), (8, 60.0, 4.0, 1.0))),
+    ("gang", 72, ((512, 250.0, 24.0, 1.0), (8, 60.0, 4.0, 1.0))),
+    ("gang", 80, ((512, 250.0, 24.0, 1.0), (8, 60.0, 4.0, 1.0))),
+    ("gang", 96, ((256, 200.0, 12.0, 2.0), (8, 80.0, 6.0, 2.0), (1, 24.0, 2.0, 1.0))),
+]
+"""Pools of a fixed size (policy, 8-GPU nodes, classes of (gang, busy GPUs, mean hours, duration
+SCV)): a large gang beside smaller jobs, sized near where a plan would put them."""
+
+
+def fixed(seeds: int, days: float) -> list[dict[str, Any]]:
+    """:func:`cluster_decide.queueing.batch_waits` against the simulator on :data:`FIXED_POOLS`.
+
+    Poisson arrivals, gamma durations; the first 20 days are left out of the statistics.
+    """
+    rows = []
+    for policy, nodes, spec in FIXED_POOLS:
+        classes = [BatchClass(busy / (g * d), g, d, scv) for g, busy, d, scv in spec]
+        order: Literal["backfill", "fifo"] = "backfill" if policy == "slurm" else "fifo"
+        predicted = batch_waits(nodes * 8, classes, 8, order=order)
+        names = [f"g{g}" for g, *_ in spec]
+        sims: dict[str, list[float]] = {n: [] for n in names}
+        for seed in range(seeds):
+            jobs = generate_jobs(
+                [
+                    JobClass(
+                        n, "p", k.arrival_rate, k.gpus, k.mean_duration, "gamma", k.duration_scv
+                    )
+                    for n, k in zip(names, classes, strict=True)
+                ],
+                days * 24.0,
+                seed,
+            )
+            result = run(
+                [Pool("p", policy, 8, nodes)],
+                jobs,
+                SimOptions(warmup_h=480.0, horizon_h=days * 24.0),
+            )
+            waits = wait_stats(result.jobs.filter(pl.col("submit_h") >= 480.0), ["workload"])
+            for n in names:
+                sims[n].append(float(waits.filter(pl.col("workload") == n)["mean_wait_h"][0]))
+        for n, est in zip(names, predicted, strict=True):
+            med = statistics.median(sims[n])
+            rows.append(
+                {
+                    "scenario": f"{policy} {nodes} nodes " + "+".join(names),
+                    "workload": n,
+                    "pool": policy,
+                    "days": days,
+                    "predicted_h": round(est.mean, 3),
+                    "simulated_median_h": round(med, 3),
+                    "error": (est.mean - med) / med if med > MIN_WAIT_H else None,
+                }
+            )
+    return rows
 
 
 def _replay(plan: cd.Plan, pools: set[str], days: float, seed: int) -> pl.DataFrame:
@@ -150,6 +219,7 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--days", type=float, default=365.0, help="pools with services")
     ap.add_argument("--long-days", type=float, default=7300.0, help="pools of batch work only")
+    ap.add_argument("--fixed-days", type=float, default=3000.0, help="pools of a fixed size")
     ap.add_argument("--presets-only", action="store_true")
     args = ap.parse_args()
     start = time.perf_counter()
@@ -163,6 +233,7 @@ def main() -> None:
         return
     mixed = [r for s in grid() for r in compare(s, args.seeds, args.days, args.long_days)]
     report("Mixed-gang pools", mixed)
+    report("Mixed-gang pools of a fixed size", fixed(args.seeds, args.fixed_days))
     print(f"\n{time.perf_counter() - start:.0f} s")
 
 

@@ -29,13 +29,14 @@ Sources:
 from __future__ import annotations
 
 import math
+from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Literal
 
 import numpy as np
-from scipy import special
+from scipy import integrate, special
 
 __all__ = [
     "BatchClass",
@@ -446,6 +447,27 @@ def batch_waits(
         slots = gang_slots(pool_gpus, k.gpus, gpus_per_node)
         load = k.arrival_rate * k.mean_duration
         return [_mgc_wait(slots, load, k.mean_duration, k.duration_scv, q, rho, k.arrival_scv)]
+    pooled = _pooled_waits(n_gpus, classes, gpus_per_node, q, rho)
+    if len({_alloc(k.gpus, gpus_per_node) for k in classes}) > 1:
+        split = _size_class_waits(n_gpus, tuple(classes), gpus_per_node, q, order)
+        # Backfill: the decomposition replaces the pooled stream. Strict FIFO: the larger of
+        # the two, so the drain term only ever adds to what the pooled stream says.
+        pooled = (
+            split
+            if order == "backfill"
+            else [max(a, b, key=lambda e: e.mean) for a, b in zip(pooled, split, strict=True)]
+        )
+    if order == "fifo":
+        worst = max(pooled, key=lambda e: e.mean)
+        pooled = [worst for _ in classes]
+    return pooled
+
+
+def _pooled_waits(
+    n_gpus: int, classes: Sequence[BatchClass], gpus_per_node: int, q: float, rho: float
+) -> list[WaitEstimate]:
+    """The pooled-stream estimate of :func:`batch_waits` (every job in own-slot units)."""
+    total_load = sum(k.gpu_load for k in classes)
     rate = sum(k.arrival_rate for k in classes)
     # Job sizes X_j = g_j D_j (GPU-hours): E[X] and E[X^2] over the pooled job stream.
     m1 = total_load / rate if rate > 0 else 1.0
@@ -463,14 +485,224 @@ def batch_waits(
     ca2 = sum(k.arrival_rate * k.arrival_scv for k in classes) / rate if rate > 0 else 1.0
     out = []
     for k in classes:
-        slots = gang_slots(pool_gpus, k.gpus, gpus_per_node)
+        slots = gang_slots(n_gpus, k.gpus, gpus_per_node)
         load = rho * slots
         service = load / rate if rate > 0 else 1.0
         out.append(_mgc_wait(slots, load, service, scv, q, rho, ca2))
-    if order == "fifo":
-        worst = max(out, key=lambda e: e.mean)
-        out = [worst for _ in classes]
     return out
+
+
+FIXED_POINT_ROUNDS = 30
+"""Rounds of the drain's fixed point (:func:`_size_class_waits`) before a pool is unstable."""
+
+
+def _alloc(gpus: int, gpus_per_node: int) -> int:
+    """GPUs a gang holds: its own count on one node, whole nodes beyond one."""
+    return gpus if gpus <= gpus_per_node else math.ceil(gpus / gpus_per_node) * gpus_per_node
+
+
+@lru_cache(maxsize=16384)
+def _size_class_waits(
+    n_gpus: int,
+    classes: tuple[BatchClass, ...],
+    gpus_per_node: int,
+    q: float,
+    order: Literal["backfill", "fifo"],
+) -> list[WaitEstimate]:
+    """Waits of gangs of different sizes, the largest apart from the rest (``docs/queueing.md``).
+
+    *The largest allocation* (``m`` whole nodes a job, ``c_L`` slots) is an M/G/c_L queue of
+    its own jobs. A job that finds a slot free (probability ``1 - C(c_L, A_L)``) must first
+    wait for the smaller jobs on the nodes it needs to end: the drain, of mean ``E[Δ]``
+    (:func:`_drain_moments`). It reserves its slot from then on, so the slot is held for
+    the drain and the run: the queue's load is ``A' = A_L + λ_L (1 - C) E[Δ]``, and the wait
+    is that queue's plus the job's own drain, ``W_L = W(c_L, A') + (1 - C) E[Δ]`` (the setup
+    time of the first job of a busy period, as in Welch's M/G/1 with exceptional first
+    service, Operations Research 12(5), 1964, spread over the slots).
+
+    *The smaller classes* are served by the nodes the large jobs leave: with ``i`` large jobs
+    holding slots (M/M/c_L's distribution at load ``A'``, ``i = c_L`` with Erlang C's
+    probability) they are the same problem on ``N - i m gpn`` GPUs, and their wait is the mean
+    over ``i`` (quasi-static: large jobs run much longer than small ones). A state where the
+    smaller classes cannot keep up waits at most for one of the ``i`` large jobs to end.
+
+    The drain counts the smaller jobs ahead of a large one, ``sum λ_s W_s`` by Little's law,
+    which depend on ``A'``: the fixed point is found by iterating from no queue. Under strict
+    FIFO every class waits the common wait, so ``W_s`` is the largest class's.
+    """
+    gpn = gpus_per_node
+    big = max(_alloc(k.gpus, gpn) for k in classes)
+    if big < gpn or n_gpus < big:
+        rho = sum(k.gpu_load for k in classes) / n_gpus if n_gpus else math.inf
+        return _pooled_waits(n_gpus, classes, gpn, q, rho)
+    large = tuple(k for k in classes if _alloc(k.gpus, gpn) == big)
+    small = tuple(k for k in classes if _alloc(k.gpus, gpn) < big)
+    nodes, m = n_gpus // gpn, big // gpn
+    slots = nodes // m
+    rate = sum(k.arrival_rate for k in large)
+    load = sum(k.arrival_rate * k.mean_duration for k in large)
+    second = sum(k.arrival_rate * k.mean_duration**2 * (1.0 + k.duration_scv) for k in large)
+    ca2 = sum(k.arrival_rate * k.arrival_scv for k in large) / rate
+    service = load / rate
+    scv = second / rate / service**2 - 1.0
+    residual = service * (1.0 + scv) / 2.0
+    fresh = 1.0 - erlang_c(slots, load) if slots > 0 and load < slots else 0.0
+
+    def estimate(queued: float) -> tuple[WaitEstimate, list[WaitEstimate]]:
+        """The large class's and the smaller classes' waits with ``queued`` smaller jobs ahead."""
+        if not math.isfinite(queued) or slots < 1:
+            none = WaitEstimate(math.inf, math.inf, 1.0, 1.0, float(slots))
+            return none, [none for _ in small]
+        d1, _d2 = _drain_moments(nodes, m, slots, load, small, gpn, queued)
+        # A large job holds its slot from its reservation: the drain, then its run.
+        held = load + rate * fresh * d1
+        own = _mgc_wait(slots, held, held / rate, scv, q, held / slots, ca2)
+        extra = fresh * d1
+        mean = own.mean + extra
+        tail = extra * math.log(1.0 / (1.0 - q))
+        big_wait = replace(own, mean=mean, quantile=max(own.quantile + tail, mean))
+        return big_wait, _beside_large(nodes, m, slots, held, residual, small, gpn, q, order)
+
+    # The smaller jobs ahead of a large one hold nodes when it reaches the head: those running
+    # and, by Little's law, sum λ_s W_s more that waited.
+    big_wait, small_waits = estimate(0.0)
+    for _ in range(FIXED_POINT_ROUNDS):
+        waits = [e.mean for e in small_waits]
+        if order == "fifo":
+            waits = [max([big_wait.mean, *waits])] * len(small)
+        queued = sum(k.arrival_rate * w for k, w in zip(small, waits, strict=True))
+        nxt, small_waits = estimate(queued)
+        done = not math.isfinite(nxt.mean) or nxt.mean <= big_wait.mean * 1.01
+        big_wait = nxt
+        if done:
+            break
+    else:
+        big_wait = replace(big_wait, mean=math.inf, quantile=math.inf)
+    it = iter(small_waits)
+    return [big_wait if _alloc(k.gpus, gpn) == big else next(it) for k in classes]
+
+
+def _beside_large(
+    nodes: int,
+    m: int,
+    slots: int,
+    load: float,
+    residual: float,
+    small: tuple[BatchClass, ...],
+    gpn: int,
+    q: float,
+    order: Literal["backfill", "fifo"],
+) -> list[WaitEstimate]:
+    """Waits of the smaller classes, averaged over the number of large jobs running."""
+    if not small:
+        return []
+    if slots < 1 or load >= slots:
+        return [WaitEstimate(math.inf, math.inf, 1.0, 1.0, 0.0) for _ in small]
+    busy = erlang_c(slots, load)
+    probs = [*((1.0 - busy) * _free_slot_states(slots, load)), busy]
+    mean = np.zeros(len(small))
+    pw = np.zeros(len(small))
+    before: list[WaitEstimate] = []
+    for i, p in enumerate(probs):
+        est = batch_waits((nodes - i * m) * gpn, small, gpn, q, order)
+        if i > 0:
+            # Cannot keep up with i large jobs running: wait for one of them to end.
+            est = [
+                e
+                if e.mean <= residual / i + b.mean
+                else replace(
+                    e, mean=residual / i + b.mean, quantile=max(b.quantile, residual / i + b.mean)
+                )
+                for e, b in zip(est, before, strict=True)
+            ]
+        before = est
+        mean += p * np.array([e.mean for e in est])
+        pw += p * np.array([e.prob_wait for e in est])
+    rho = sum(k.gpu_load for k in small) / (nodes * gpn)
+    # The quantile of the mixture from its mean and P(wait), with the exponential tail ([W]).
+    return [
+        WaitEstimate(
+            float(a),
+            0.0 if c <= 1.0 - q else float(a / c * math.log(c / (1.0 - q))),
+            float(c),
+            rho,
+            float(gang_slots(nodes * gpn, k.gpus, gpn)),
+        )
+        for a, c, k in zip(mean, pw, small, strict=True)
+    ]
+
+
+def _free_slot_states(slots: int, load: float) -> np.ndarray:
+    """P(i of ``slots`` busy | one is free) in M/M/c, ``i = 0..slots-1``: Poisson(A) truncated."""
+    i = np.arange(slots)
+    log_w = (
+        i * math.log(load) - special.gammaln(i + 1.0)
+        if load > 0
+        else np.where(i == 0, 0.0, -np.inf)
+    )
+    w = np.exp(log_w - log_w.max())
+    return w / w.sum()
+
+
+def _drain_moments(
+    nodes: int,
+    m: int,
+    slots: int,
+    load: float,
+    small: tuple[BatchClass, ...],
+    gpn: int,
+    queued: float = 0.0,
+) -> tuple[float, float]:
+    """First two moments of the drain: hours until ``m`` whole nodes are free for a large job.
+
+    When a large job may start (a slot is free: ``i < c_L`` others run, M/M/c_L's distribution
+    given a free slot), the smaller classes' jobs in progress are ``J ~ Poisson(sum λ_s D_s +
+    queued)`` (the M/G/∞ count, plus the jobs queued ahead of it under strict FIFO). Best fit
+    packs them: ``k = gpn // g`` to a node, or ``w`` whole nodes each beyond a node (``g`` the
+    running-work-weighted gang). So ``ceil(J / k)`` groups of ``w`` nodes are held, and
+    ``r`` groups must clear before ``m`` nodes are free. A group clears when its last job
+    ends; each job ends after its residual life, exponential with the equilibrium-excess mean
+    ``μ_e = E[D²] / (2 E[D])``, so a group's clearing time has the CDF
+    ``F(t) = (1 - exp(-t/μ_e))^k``. The drain is the ``r``-th order statistic of the groups'
+    clearing times: ``P(T > t) = P(Binomial(n, F(t)) < r)``, integrated numerically.
+    """
+    jobs = sum(k.arrival_rate * k.mean_duration for k in small) + queued
+    if jobs <= 0 or slots < 1:
+        return 0.0, 0.0
+    running = sum(k.arrival_rate * k.mean_duration for k in small)
+    gang = sum(k.arrival_rate * k.mean_duration * k.gpus for k in small) / running
+    per_node = max(1, gpn // max(1, round(gang)))
+    width = max(1, math.ceil(gang / gpn))
+    excess = sum(k.arrival_rate * k.mean_duration**2 * (1.0 + k.duration_scv) for k in small) / (
+        2.0 * running
+    )
+    others = _free_slot_states(slots, load)
+    top = int(jobs + 10.0 * math.sqrt(jobs) + 20)
+    count = np.arange(top + 1)
+    pmf = np.exp(count * math.log(jobs) - jobs - special.gammaln(count + 1.0))
+    # Clearing times on a grid out to where the last of all jobs has surely ended.
+    t = np.linspace(0.0, excess * (math.log(top + 1.0) + 12.0), 241)
+    survive = 1.0 - (1.0 - np.exp(-t / excess)) ** per_node
+    # Many (others running, jobs in progress) states share (groups held, groups to clear).
+    weight: dict[tuple[int, int], float] = defaultdict(float)
+    for i, p_i in enumerate(others):
+        if p_i < 1e-9:
+            continue
+        room = (nodes - i * m) // width
+        groups = np.minimum(np.ceil(count / per_node), room).astype(int)
+        need = np.maximum(0, math.ceil(m / width) - (room - groups))
+        for n_held, r, p_j in zip(groups.tolist(), need.tolist(), pmf.tolist(), strict=True):
+            if r > 0 and p_j > 1e-12:
+                weight[(n_held, r)] += p_i * p_j
+    if not weight:
+        return 0.0, 0.0
+    pairs = np.array(sorted(weight), dtype=float)
+    w = np.array([weight[k] for k in sorted(weight)])
+    # P(fewer than r of n groups cleared by t) = I_{1-F(t)}(n - r + 1, r).
+    tail = special.betainc(pairs[:, :1] - pairs[:, 1:] + 1, pairs[:, 1:], survive[None, :])
+    d1 = float(w @ integrate.trapezoid(tail, t, axis=1))
+    d2 = float(w @ integrate.trapezoid(2.0 * tail * t[None, :], t, axis=1))
+    return d1, d2
 
 
 def _mgc_wait(

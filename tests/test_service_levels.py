@@ -248,8 +248,11 @@ def test_a_piece_cut_holds_whatever_else_the_pool_hosts() -> None:
         v.startswith("service_levels[ft,slurm,H100]")
         for v in evaluate_decisions(data, dec).violations
     )
+    # ft's sliver alone needs a second node; ev's one-GPU jobs are fine alone, but with ft's
+    # whole-node 24-hour jobs in the one node they wait for one to end (a pair cut).
     assert piece_cuts(data, build_model(data), dec) == [
-        ServiceCut("slurm", "H100", (("ft", 3),), 2)
+        ServiceCut("slurm", "H100", (("ev", 100), ("ft", 3)), 2),
+        ServiceCut("slurm", "H100", (("ft", 3),), 2),
     ]
     alone = Decisions(
         {k: s for k, s in shares.items() if k[0] != "ev"} | {("ev", "k8s-batch", "H100"): 100},
