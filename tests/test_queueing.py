@@ -361,3 +361,23 @@ def test_small_jobs_wait_for_a_whole_node_gang_to_end() -> None:
     small = q.BatchClass(0.5, 1, 1.0)
     est = q.batch_waits(8, [big, small], 8)
     assert 0.15 * 24.0 < est[1].mean < 0.3 * 24.0
+
+
+def test_slots_the_small_jobs_keep_are_taken_from_the_large_gang() -> None:
+    """Four 64-GPU slots in 33 nodes beside 8-GPU jobs holding 7.5 nodes on average.
+
+    Only one node lies outside the large slots, so 6.5 nodes' worth of small work sits in
+    them: about 3.2 slots are left to the large class on time average, and its wait is at
+    least what the continued Erlang C gives there. In 39 nodes, 5 nodes of small work fit in
+    the 7 beside the slots and nothing is taken.
+    """
+    small = (q.BatchClass(60.0 / 32.0, 8, 4.0),)
+    big = q.BatchClass(100.0 / (64 * 24.0), 64, 24.0)
+    load = big.arrival_rate * big.mean_duration
+    own = q.batch_waits(32 * 8, [big], 8)[0].mean
+    floor = q._lost_slots_wait(33, 8, 4, load, 24.0, 1.0, 1.0, small, 8)
+    three = q.batch_waits(24 * 8, [big], 8)[0].mean
+    assert own < floor < three
+    fits = (q.BatchClass(40.0 / 32.0, 8, 4.0),)
+    assert q._lost_slots_wait(39, 8, 4, load, 24.0, 1.0, 1.0, fits, 8) == 0.0
+    assert q.batch_waits(33 * 8, [big, *small], 8)[0].mean >= floor
