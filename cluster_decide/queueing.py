@@ -531,7 +531,7 @@ def _size_class_waits(
     FIFO every class waits the common wait, so ``W_s`` is the largest class's.
     """
     gpn = gpus_per_node
-    big = max(_alloc(k.gpus, gpn) for k in classes)
+    big = max((_alloc(k.gpus, gpn) for k in classes if k.arrival_rate > 0), default=0)
     if big < gpn or n_gpus < big:
         rho = sum(k.gpu_load for k in classes) / n_gpus if n_gpus else math.inf
         return _pooled_waits(n_gpus, classes, gpn, q, rho)
@@ -581,8 +581,13 @@ def _size_class_waits(
     floor = _lost_slots_wait(nodes, m, slots, load, service, scv, ca2, small, gpn)
     if floor > big_wait.mean:
         big_wait = replace(big_wait, mean=floor, quantile=max(big_wait.quantile, floor))
+    # Classes larger still submit nothing (zero rate): the pooled stream speaks for them.
+    pooled = _pooled_waits(n_gpus, classes, gpn, q, sum(k.gpu_load for k in classes) / n_gpus)
     it = iter(small_waits)
-    return [big_wait if _alloc(k.gpus, gpn) == big else next(it) for k in classes]
+    return [
+        big_wait if a == big else next(it) if a < big else p
+        for a, p in zip((_alloc(k.gpus, gpn) for k in classes), pooled, strict=True)
+    ]
 
 
 def _lost_slots_wait(
