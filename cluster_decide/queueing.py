@@ -424,11 +424,12 @@ def batch_waits(
     ``g_j D_j / g_k`` slot-hours of work. The pooled stream has rate ``Lambda = sum lambda_j``,
     mean service ``rho c_k / Lambda`` (``rho = sum lambda_j g_j D_j / N``) and the SCV of
     the mixture of ``g_j D_j`` over jobs, to which the formula above is applied. Large gangs
-    get few slots and long waits. ``order="backfill"`` (Slurm EASY) gives each class its own
-    estimate; it underestimates small gangs that share a pool with much larger ones, which
-    wait behind the large head job's reservation (measured in ``docs/queueing.md``).
-    ``order="fifo"`` (strict FIFO gang admission) gives every class the largest class's
-    wait, since all jobs queue behind the same head; it is the conservative choice.
+    get few slots and long waits. That is the estimate where every class holds the same
+    allocation. Gangs of different sizes take :func:`_size_class_waits` (the largest apart,
+    with the drain before it starts; the smaller classes on the nodes it leaves): in place of
+    the pooled stream under ``order="backfill"`` (Slurm EASY), the larger of the two under
+    ``order="fifo"`` (strict FIFO gang admission), which then gives every class the largest
+    wait, since all jobs queue behind the same head (measured in ``docs/queueing.md``).
 
     The quantile uses the exponential conditional-wait tail ([W]):
     ``P(W > t) = P_w exp(-t P_w / Wq)`` with ``P_w = C(c, A)``. ``inf`` when ``rho >= 1`` or a
