@@ -276,6 +276,12 @@ class Dashboard:
         if self.insight is not None:
             self.insight.settings_changed()
 
+    def stop_background(self) -> None:
+        """Stop the verdict check, the look-ahead and the analysis under way (nothing is shown)."""
+        self._supersede()
+        if self._prefetch_stop is not None:
+            self._prefetch_stop.stop()
+
     def _refresh_if_current(self, generation: int) -> None:
         if generation == self._generation:
             self.refresh()
