@@ -189,3 +189,33 @@ def test_a_stop_signal_ends_a_long_search_and_every_later_one() -> None:
         assert not thread.is_alive() and outcome == ["stopped"], (stop_first, outcome)
         with stoppable(signal), pytest.raises(SolveStopped):
             new_solver().solve(_golomb(4))
+
+
+def test_cancelling_an_analysis_stops_its_solve_under_way() -> None:
+    """ "What would change it" runs as a BackgroundJob: Cancel (or a control change) stops the
+    step's CP-SAT search itself, not only the steps after it, and nothing is reported done."""
+    from cluster_decide.model.stopping import new_solver
+    from cluster_decide.widgets.background import BackgroundJob
+
+    searching = threading.Event()
+    said: list[str] = []
+
+    def long_step() -> int:
+        solver = new_solver()
+        solver.parameters.num_workers = 1
+        solver.parameters.max_time_in_seconds = 600.0
+        searching.set()
+        return int(solver.solve(_golomb(12)))
+
+    job = BackgroundJob(
+        [("a search that runs for minutes", long_step), ("never reached", lambda: 0)],
+        on_progress=lambda i, n, what: said.append(f"step {i + 1} of {n}"),
+        on_done=lambda results: said.append("done"),
+        on_error=lambda exc: said.append(f"error {exc}"),
+        on_cancel=lambda: said.append("cancelled"),
+    ).start()
+    assert searching.wait(30)
+    job.cancel()
+    job.join(120)
+    assert not job.thread.is_alive()
+    assert said == ["step 1 of 2", "cancelled"]
