@@ -21,6 +21,7 @@ from __future__ import annotations
 import inspect
 import re
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -124,6 +125,8 @@ class Dashboard:
         self._verdict_thread: threading.Thread | None = None
         self._verdict_next: tuple[int, Scenario, Plan] | None = None
         self._verdict_stop: StopSignal | None = None
+        self._checked: OrderedDict[str, Any] = OrderedDict()
+        """Verdicts computed whole, by scenario key: a value seen again shows its verdict at once."""
         self._prefetch_stop: StopSignal | None = None
         self._verdict_lock = threading.Lock()
         self._refresh_lock = threading.Lock()
@@ -372,6 +375,7 @@ class Dashboard:
                     f"Could not solve this scenario; the last answer is kept.\n{exc}"
                 )
                 self.answer.set_busy(False)
+                self._check_again()
                 return
             before, moved = self.plan, self.controls.last_changed
             old = self._applied[1].get(moved) if moved else None
@@ -407,6 +411,12 @@ class Dashboard:
         self.controls.apply_settings(self._applied[1])
         self.answer.show_message(f"That value was refused; the last answer is kept.\n{why}")
         self.answer.set_busy(False)
+        self._check_again()
+
+    def _check_again(self) -> None:
+        """The answer on screen stays: its verdict, if the change stopped its check, is redone."""
+        if self.recommend is not None and self.plan is not None and self.scenario is not None:
+            self._start_verdict(self._generation, self.scenario, self.plan)
 
     def _after_answer(self, plan: Plan, scn: Scenario) -> None:
         """Everything else that shows the answer on screen: links, panels and live views."""
@@ -445,6 +455,10 @@ class Dashboard:
         let go: at most one check runs, never while a live solve waits for it, and the one
         that shows is the current answer's, computed whole.
         """
+        done = self._checked.get(self.cache.key(scn))
+        if done is not None:
+            self.answer.show_verdict(done)
+            return
         self.answer.show_verdict(None, pending=True)
         with self._verdict_lock:
             self._verdict_next = (generation, scn, plan)
@@ -477,6 +491,10 @@ class Dashboard:
             except Exception:  # the headline stands on its own; no verdict is shown
                 verdict = None
             with self._verdict_lock:
+                if verdict is not None and not stop.stopped:
+                    self._checked[self.cache.key(scn)] = verdict
+                    while len(self._checked) > 32:
+                        self._checked.popitem(last=False)
                 if generation == self._generation and not stop.stopped:
                     self.answer.show_verdict(verdict)
 

@@ -219,3 +219,31 @@ def test_cancelling_an_analysis_stops_its_solve_under_way() -> None:
     job.join(120)
     assert not job.thread.is_alive()
     assert said == ["step 1 of 2", "cancelled"]
+
+
+def test_a_refused_value_keeps_the_answer_and_redoes_its_stopped_check() -> None:
+    """A budget of "abc" while the answer's check runs: the change stops the check, the value is
+    refused and the answer stays, so its check is run again (it was left "checking" for ever);
+    and a value seen before shows its verdict at once, with no new check."""
+    gate = threading.Event()
+    calls: list[float] = []
+
+    def recommend(scn: cd.Scenario) -> StandIn:
+        calls.append(scn.team.kubernetes.fte)
+        gate.wait(30)
+        return StandIn("close", f"checked at {scn.team.kubernetes.fte:.1f} Kubernetes FTE")
+
+    app = executive_app(debounce_s=0.0, cache=PlanCache(), prefetch=False, recommend=recommend)
+    start = float(app.controls.value("fte:kubernetes"))
+    app.controls.set_value("budget", "abc")
+    assert "refused" in app.answer.message.value
+    gate.set()
+    app.wait()
+    assert f"checked at {start:.1f} Kubernetes FTE" in app.answer.verdict.value
+    app.controls.set_value("fte:kubernetes", start + 0.5)
+    app.wait()
+    seen = len(calls)
+    app.controls.set_value("fte:kubernetes", start)
+    assert f"checked at {start:.1f} Kubernetes FTE" in app.answer.verdict.value
+    app.wait()
+    assert len(calls) == seen
