@@ -18,7 +18,7 @@ timed on its own, over ``--verdict-rounds`` rounds of three steps (each check ta
 
 - answer, verdict on: a new value while the previous answer's verdict is still being checked,
   beside the same steps with no verdict at all (the baseline, measured in the same run); the
-  answer must still come within 200 ms;
+  answer must still come within 200 ms (the change stops the stale check's solve under way);
 - verdict follows: from a control change until its verdict is on screen (no goal but "after
   the answer": the app shows "checking alternatives…" meanwhile).
 
@@ -102,7 +102,9 @@ def verdict(name: str, rounds: int) -> dict[str, list[float]]:
 
     Each round: a step and its verdict, waited for (``follows``); a second step, and a third half
     a second later, while the second's verdict is being checked (``on``: the answer beside a
-    running check). ``off`` is the answer to the same steps with no verdict at all.
+    running check, which the change stops). ``off`` is the answer to the same steps with no
+    verdict at all. The third step's own check is stopped, not waited for (the next round's
+    first step would stop it anyway).
     """
     step = SLIDERS[name]
     plain = executive_app(debounce_s=0.0, cache=PlanCache(), prefetch=False, recommend=None)
@@ -126,6 +128,7 @@ def verdict(name: str, rounds: int) -> dict[str, list[float]]:
             time.sleep(0.5)  # a reader's pause: this answer's verdict is being checked
         else:
             on.append(time.perf_counter() - t)
+            app.stop_background()
             app.wait(timeout_s=1800)
     return {"off": off, "on": on, "follows": follows}
 
@@ -179,6 +182,15 @@ def main() -> None:
     parser.add_argument(
         "--verdict-rounds", type=int, default=1, help="rounds of the verdict (three steps each)"
     )
+    parser.add_argument(
+        "--sliders", nargs="*", default=list(SLIDERS), help="sliders to time (default: both)"
+    )
+    parser.add_argument(
+        "--verdict-sliders",
+        nargs="*",
+        default=list(SLIDERS),
+        help="sliders whose verdict is timed (each full check takes minutes on a loaded machine)",
+    )
     args = parser.parse_args()
     print(
         f"Interaction speed, default scenario, median of {args.rounds} one-step changes "
@@ -188,7 +200,7 @@ def main() -> None:
     print("(verdict rows: the old column is the same step with no verdict at all)")
     for busy in (False, True) if not args.no_busy else (False,):
         with busy_cpu(busy):
-            for name in SLIDERS:
+            for name in args.sliders:
                 k = kernel(name, args.rounds)
                 where = f"{name}{', busy CPU' if busy else ''}"
                 print(
@@ -198,7 +210,7 @@ def main() -> None:
                     f"{where + ': next step, solved ahead':46} {'':>15} {_ms(k['stepped']):>11}   < 200 ms"
                 )
                 print(f"{'  (the look-ahead itself takes)':46} {'':>15} {_ms(k['ahead']):>11}")
-                if args.verdict_rounds:
+                if args.verdict_rounds and name in args.verdict_sliders:
                     v = verdict(name, args.verdict_rounds)
                     print(
                         f"{where + ': answer, verdict on':46} {_ms(v['off']):>15} "

@@ -97,8 +97,10 @@ class Flip:
         """``a 9% rise in distributed training demand`` (or ``a 4% fall in …``)."""
         pct = abs(self.change_pct)
         shown = f"{pct:.0%}" if pct >= 0.0095 else f"{pct:.1%}"
+        article = "an" if _said_with_a_vowel(shown) else "a"
         return (
-            f"a {shown} {'rise' if self.direction == 'up' else 'fall'} in {input_label(self.input)}"
+            f"{article} {shown} {'rise' if self.direction == 'up' else 'fall'} in "
+            f"{input_label(self.input)}"
         )
 
     def sentence(self, base_archetype: str | None) -> str:
@@ -115,6 +117,15 @@ class Flip:
             f"{_cap(self.change_words)} ({value}) flips it from {ARCHETYPE_SHORT[base_archetype or '']} "
             f"to {ARCHETYPE_SHORT[to]} ({money(cost)} a month)."
         )
+
+
+def _said_with_a_vowel(shown: str) -> bool:
+    """Whether a percentage such as ``11%`` or ``8.5%`` is read aloud starting with a vowel.
+
+    Then it takes "an": "an 11% rise" (eleven), "an 8.5% fall" (eight), "an 80% rise".
+    """
+    whole = shown.rstrip("%").partition(".")[0]
+    return whole.startswith("8") or whole in ("11", "18")
 
 
 def _cap(text: str) -> str:

@@ -547,13 +547,24 @@ def _sentence(
         else:
             lead = "Close call" if rec_plan.status.value == "optimal" else "Close call (unproven)"
             text = f"{lead}: {_name(a)} {_beats(a)} {_name(runner_up)} {margin}"
-            text += (
-                f"; {flip}."
-                if nearest is not None
-                # A small margin that nothing reverses: say both halves, and what they mean.
-                else f", less than the {CLEAR_MARGIN:.0%} a clear answer needs; {flip}, so on "
-                "cost either is a sound choice."
-            )
+            near = nearest is not None and abs(nearest.change_pct) <= CLEAR_FLIP + 1e-9
+            if margin_pct < CLEAR_MARGIN and not near:
+                # A small margin that nothing near reverses: say both halves, and what they mean
+                # (a far flip is no reason for the call, so it reads as the distance it is).
+                reach = (
+                    f"it takes {_flip_words(nearest, flips)} to flip it to "
+                    f"{_name(nearest.flips_to)}"
+                    if nearest is not None
+                    else flip
+                )
+                text += (
+                    f", less than the {CLEAR_MARGIN:.0%} a clear answer needs; {reach}, so on "
+                    "cost either is a sound choice."
+                )
+            elif margin_pct >= CLEAR_MARGIN and near:
+                text += f", but {flip}."  # a wide margin today that a near change reverses
+            else:
+                text += f"; {flip}."
     if samples and verdict != "fragile" and robust.height:
         wins = dict(robust.select("archetype", "win_rate").iter_rows())
         text += (

@@ -509,10 +509,15 @@ _SHARE_PARTS = (
 )
 
 
-def sharing_week(plan: Plan, width: int = WIDTH) -> alt.TopLevelMixin:
-    """A week of each sharing pool: GPUs the services hold, training fills, and stay idle."""
+def sharing_week(
+    plan: Plan, width: int = WIDTH, split: pl.DataFrame | None = None
+) -> alt.TopLevelMixin:
+    """A week of each sharing pool: GPUs the services hold, training fills, and stay idle.
+
+    ``split``: ``plan.hourly_split()`` when the caller has it already (it evaluates the plan).
+    """
     title = "Who uses the shared pool, hour by hour"
-    split = plan.hourly_split()
+    split = plan.hourly_split() if split is None else split
     if split.height == 0:
         return _empty(title, "No pool in this plan fills its troughs with training.", width)
     labels = {col: label for col, label, _c in _SHARE_PARTS}

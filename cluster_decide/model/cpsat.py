@@ -15,6 +15,7 @@ from ortools.sat.python import cp_model
 
 from cluster_decide.model.build import Model
 from cluster_decide.model.decisions import Decisions, Status
+from cluster_decide.model.stopping import new_solver
 
 __all__ = [
     "ModelInvalidError",
@@ -67,7 +68,7 @@ def solver_for(
     time_limit_s: float | None, deterministic_limit: float | None, workers: int, seed: int
 ) -> cp_model.CpSolver:
     """A CP-SAT solver with every parameter set explicitly (and the deterministic limit, if set)."""
-    solver = cp_model.CpSolver()
+    solver = new_solver()  # stoppable from another thread inside ``stoppable``
     if time_limit_s is not None:
         solver.parameters.max_time_in_seconds = float(time_limit_s)
     if deterministic_limit is not None:

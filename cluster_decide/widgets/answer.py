@@ -78,7 +78,10 @@ def _sharing_if_any(plan: Plan, width: int) -> str:
     sharing_platforms = ("shared", "kubernetes_batch")
     if not plan.feasible or not plan.pools["platform"].is_in(sharing_platforms).any():
         return ""
-    return _sharing(plan, width) if plan.hourly_split().height else ""
+    split = plan.hourly_split()  # evaluates the plan: once, not again for the chart
+    if not split.height:
+        return ""
+    return chart_html("sharing", charts.to_svg(charts.sharing_week(plan, width, split)))
 
 
 def _pools(plan: Plan, width: int) -> str:

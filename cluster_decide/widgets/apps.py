@@ -9,12 +9,19 @@ last good value; a failed solve becomes a message and the last good answer is ke
 
 Reset, Undo and a share link work on snapshots of the controls (``Controls.settings``); when
 the answer jumps, a sentence built from the two plans says why (``change_sentence``).
+
+Background work never delays a live answer: a control change stops the previous answer's verdict
+check at once (its CP-SAT solve under way is stopped and its result dropped: a verdict is shown
+whole or not at all), and a live solve stops the look-ahead unless it is solving the very value
+wanted. The new answer's verdict starts after the new answer is drawn.
 """
 
 from __future__ import annotations
 
+import inspect
 import re
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -22,13 +29,14 @@ import ipywidgets as w
 
 from cluster_decide.errors import ScenarioError
 from cluster_decide.explain import money
+from cluster_decide.model.stopping import SolveStopped, StopSignal, stoppable
 from cluster_decide.plan import Plan
 from cluster_decide.scenario import PRESETS, Scenario
 from cluster_decide.style import WIDTH
 from cluster_decide.widgets.a11y import SliderNames
 from cluster_decide.widgets.answer import AnswerPanel
 from cluster_decide.widgets.assumptions import assumptions_html, scenario_line
-from cluster_decide.widgets.cache import PlanCache
+from cluster_decide.widgets.cache import INTERACTIVE_TIME_LIMIT_S, INTERACTIVE_WORK_LIMIT, PlanCache
 from cluster_decide.widgets.change import change_sentence, is_jump
 from cluster_decide.widgets.compare import ABCompare
 from cluster_decide.widgets.controls import (
@@ -115,7 +123,11 @@ class Dashboard:
         self._timer: threading.Timer | None = None
         self._prefetcher: threading.Thread | None = None
         self._verdict_thread: threading.Thread | None = None
-        self._verdict_next: tuple[int, Scenario] | None = None
+        self._verdict_next: tuple[int, Scenario, Plan] | None = None
+        self._verdict_stop: StopSignal | None = None
+        self._checked: OrderedDict[str, Any] = OrderedDict()
+        """Verdicts computed whole, by scenario key: a value seen again shows its verdict at once."""
+        self._prefetch_stop: StopSignal | None = None
         self._verdict_lock = threading.Lock()
         self._refresh_lock = threading.Lock()
         self._live: list[tuple[w.HTML, Callable[[Plan], str]]] = []
@@ -244,7 +256,7 @@ class Dashboard:
         if not from_pick:
             self.history.append(self._applied)
         self.undo_button.disabled = not self.history
-        self._generation += 1
+        self._supersede()
         if self.debounce_s <= 0:
             self.refresh()
             return
@@ -257,6 +269,21 @@ class Dashboard:
         # Not a daemon: a solve cut off at interpreter exit aborts the process (CP-SAT's threads).
         self._timer.daemon = False
         self._timer.start()
+
+    def _supersede(self) -> None:
+        """A newer request: what is on screen is stale, and so is its verdict check (stopped)."""
+        with self._verdict_lock:
+            self._generation += 1
+            if self._verdict_stop is not None:
+                self._verdict_stop.stop()
+        if self.insight is not None:
+            self.insight.settings_changed()
+
+    def stop_background(self) -> None:
+        """Stop the verdict check, the look-ahead and the analysis under way (nothing is shown)."""
+        self._supersede()
+        if self._prefetch_stop is not None:
+            self._prefetch_stop.stop()
 
     def _refresh_if_current(self, generation: int) -> None:
         if generation == self._generation:
@@ -285,7 +312,7 @@ class Dashboard:
             self.controls.reset(self.picker.scenarios[key])
         self.controls.apply_settings(values)
         self.controls.last_changed = None  # nothing to explain or look ahead for
-        self._generation += 1
+        self._supersede()
         self.undo_button.disabled = not self.history
         self.refresh()
 
@@ -337,6 +364,7 @@ class Dashboard:
                 self._refuse(str(exc))
                 return
             self.answer.set_busy(True)
+            self.cache.make_way(scn)  # the look-ahead stops unless it is solving this very value
             try:
                 plan = self.cache.solve(scn)
                 if generation != self._generation:
@@ -347,6 +375,7 @@ class Dashboard:
                     f"Could not solve this scenario; the last answer is kept.\n{exc}"
                 )
                 self.answer.set_busy(False)
+                self._check_again()
                 return
             before, moved = self.plan, self.controls.last_changed
             old = self._applied[1].get(moved) if moved else None
@@ -362,12 +391,17 @@ class Dashboard:
             self._after_answer(plan, scn)
             self.answer.set_busy(False)
             if self.prefetch and moved is not None:
+                if self._prefetch_stop is not None:
+                    self._prefetch_stop.stop()
+                self._prefetch_stop = StopSignal()
                 self._prefetcher = threading.Thread(
-                    target=self._prefetch, args=(generation, moved), daemon=False
+                    target=self._prefetch,
+                    args=(generation, moved, self._prefetch_stop),
+                    daemon=False,
                 )
                 self._prefetcher.start()
             if self.recommend is not None:
-                self._start_verdict(generation, scn)
+                self._start_verdict(generation, scn, plan)
 
     def _refuse(self, why: str) -> None:
         """Refuse an invalid control value: say why and show the last good values again."""
@@ -377,6 +411,12 @@ class Dashboard:
         self.controls.apply_settings(self._applied[1])
         self.answer.show_message(f"That value was refused; the last answer is kept.\n{why}")
         self.answer.set_busy(False)
+        self._check_again()
+
+    def _check_again(self) -> None:
+        """The answer on screen stays: its verdict, if the change stopped its check, is redone."""
+        if self.recommend is not None and self.plan is not None and self.scenario is not None:
+            self._start_verdict(self._generation, self.scenario, self.plan)
 
     def _after_answer(self, plan: Plan, scn: Scenario) -> None:
         """Everything else that shows the answer on screen: links, panels and live views."""
@@ -406,17 +446,22 @@ class Dashboard:
         for view, render in self._live:
             self._draw_live(view, render, plan)
 
-    def _start_verdict(self, generation: int, scn: Scenario) -> None:
+    def _start_verdict(self, generation: int, scn: Scenario, plan: Plan) -> None:
         """Check the alternatives of the answer on screen in the background, one check at a time.
 
-        A check takes seconds (the runner-up and the flip solves) and cannot be stopped half way,
-        so while one runs a newer answer only queues its own (replacing any older queued one):
-        however fast the room moves a slider, at most one check competes with the next answer
-        for the CPU, and the one that shows is the current answer's.
+        A check takes seconds to minutes (the runner-up and the flip solves). A control change
+        stops the check under way (:meth:`_supersede`), and a newer answer queues its own
+        (replacing any older queued one) for the thread to take once the stopped check has
+        let go: at most one check runs, never while a live solve waits for it, and the one
+        that shows is the current answer's, computed whole.
         """
+        done = self._checked.get(self.cache.key(scn))
+        if done is not None:
+            self.answer.show_verdict(done)
+            return
         self.answer.show_verdict(None, pending=True)
         with self._verdict_lock:
-            self._verdict_next = (generation, scn)
+            self._verdict_next = (generation, scn, plan)
             if self._verdict_thread is not None:
                 return  # the running check takes the queued one when it ends
             self._verdict_thread = threading.Thread(target=self._verdicts, daemon=False)
@@ -425,7 +470,6 @@ class Dashboard:
     def _verdicts(self) -> None:
         """Run the queued checks until none is left; show each only if it is still current."""
         from cluster_decide.solving.solve import deterministic_work
-        from cluster_decide.widgets.cache import INTERACTIVE_WORK_LIMIT
 
         recommend = self.recommend
         assert recommend is not None
@@ -433,33 +477,44 @@ class Dashboard:
             with self._verdict_lock:
                 job, self._verdict_next = self._verdict_next, None
                 if job is None:
-                    self._verdict_thread = None
+                    self._verdict_thread = self._verdict_stop = None
                     return
-            generation, scn = job
-            if generation != self._generation:
-                continue  # a newer answer is on screen and has queued its own check
+                generation, scn, plan = job
+                if generation != self._generation:
+                    continue  # a newer answer is on screen and has queued its own check
+                stop = self._verdict_stop = StopSignal()  # _supersede stops it from now on
             try:
-                with deterministic_work(INTERACTIVE_WORK_LIMIT):
-                    verdict = recommend(scn)
+                with deterministic_work(INTERACTIVE_WORK_LIMIT), stoppable(stop):
+                    verdict = _check(recommend, scn, plan)
+            except SolveStopped:
+                continue  # stale: dropped whole, never shown in part
             except Exception:  # the headline stands on its own; no verdict is shown
                 verdict = None
-            if generation == self._generation:
-                self.answer.show_verdict(verdict)
+            with self._verdict_lock:
+                if verdict is not None and not stop.stopped:
+                    self._checked[self.cache.key(scn)] = verdict
+                    while len(self._checked) > 32:
+                        self._checked.popitem(last=False)
+                if generation == self._generation and not stop.stopped:
+                    self.answer.show_verdict(verdict)
 
-    def _prefetch(self, generation: int, name: str) -> None:
+    def _prefetch(self, generation: int, name: str, stop: StopSignal) -> None:
         """Solve and draw the next values of control ``name`` while the room reads the answer.
 
-        Stops as soon as the user changes anything; a failure here is silent, since the same
-        scenario solved for real reports its own message.
+        Stops as soon as the user changes anything, and a live solve stops its solve under way
+        (``PlanCache.make_way``) unless it wants that very value; a failure here is silent,
+        since the same scenario solved for real reports its own message.
         """
         for value in self.controls.neighbours(name):
-            if generation != self._generation:
+            if generation != self._generation or stop.stopped:
                 return
             try:
-                plan = self.cache.solve(self.controls.scenario_with(name, value))
+                plan = self.cache.solve(self.controls.scenario_with(name, value), stop)
                 if generation != self._generation:
                     return
                 self.answer.prerender(plan)
+            except SolveStopped:
+                return
             except Exception:
                 continue
 
@@ -474,6 +529,20 @@ class Dashboard:
         self.picker.add(key, self.scenario)
         self.picker.save_name.value = ""
         return key
+
+
+def _check(recommend: Callable[..., Any], scn: Scenario, plan: Plan) -> Any:
+    """``recommend(scn)``, with the answer on screen and the live solves' clock limit if it takes them.
+
+    ``cluster_decide.recommend`` does: the plan is not solved twice, and a busy machine cannot
+    cut a runner-up solve short on the wall clock (the work limit decides, as for live solves).
+    """
+    try:
+        takes = set(inspect.signature(recommend).parameters)
+    except (TypeError, ValueError):  # a callable without a signature: the scenario only
+        takes = set()
+    extra = {"plan": plan, "time_limit_s": INTERACTIVE_TIME_LIMIT_S}
+    return recommend(scn, **{k: v for k, v in extra.items() if k in takes})
 
 
 def dashboard(debounce_s: float = 0.1, prefetch: bool = True, **kwargs: Any) -> Dashboard:

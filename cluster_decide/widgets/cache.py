@@ -8,13 +8,20 @@ Live solves are deterministic: CP-SAT runs on one worker and stops on a determin
 (``INTERACTIVE_WORK_LIMIT``), never on the clock, and starts from no hint, so the same settings
 give the same plan whatever the machine is doing and whatever was solved before. Only proven
 answers (optimal, or proven infeasible) are kept; anything else is solved again when asked.
+
+A background solve (the look-ahead) passes a :class:`~cluster_decide.model.stopping.StopSignal`;
+a live solve that needs the lock first calls :meth:`PlanCache.make_way`, which stops such a solve
+unless it is solving the very scenario wanted (then it is worth waiting for). A stopped solve
+raises ``SolveStopped`` and leaves nothing in the cache.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from contextlib import nullcontext
 
+from cluster_decide.model.stopping import StopSignal, stoppable
 from cluster_decide.plan import Plan, Status
 from cluster_decide.scenario import Scenario
 from cluster_decide.solving.solve import deterministic_work, solve
@@ -46,6 +53,8 @@ class PlanCache:
         self.misses = 0
         self._plans: OrderedDict[str, Plan] = OrderedDict()
         self._lock = threading.Lock()
+        self._solving: tuple[str, StopSignal | None] | None = None
+        """The key of the solve under way, and its stop signal (None: a live solve)."""
 
     @staticmethod
     def key(scn: Scenario) -> str:
@@ -62,8 +71,18 @@ class PlanCache:
     def __len__(self) -> int:
         return len(self._plans)
 
-    def solve(self, scn: Scenario) -> Plan:
-        """The plan of ``scn``: from the cache, or solved now and remembered."""
+    def make_way(self, scn: Scenario) -> None:
+        """Stop the background solve under way, unless it is solving ``scn``: a live solve is next."""
+        solving = self._solving
+        if solving is not None and solving[1] is not None and solving[0] != self.key(scn):
+            solving[1].stop()
+
+    def solve(self, scn: Scenario, stop: StopSignal | None = None) -> Plan:
+        """The plan of ``scn``: from the cache, or solved now and remembered.
+
+        ``stop``: the signal that stops this solve (a background one); a stopped solve raises
+        ``SolveStopped``.
+        """
         key = self.key(scn)
         with self._lock:
             plan = self._plans.get(key)
@@ -71,9 +90,18 @@ class PlanCache:
                 self.hits += 1
                 self._plans.move_to_end(key)
                 return plan
+            if stop is not None:
+                stop.check()  # stopped while it waited for the lock: do not start
             self.misses += 1
-            with deterministic_work(self.work_limit):
-                plan = solve(scn, time_limit_s=self.time_limit_s, workers=1)
+            self._solving = (key, stop)
+            try:
+                with (
+                    deterministic_work(self.work_limit),
+                    stoppable(stop) if stop else nullcontext(),
+                ):
+                    plan = solve(scn, time_limit_s=self.time_limit_s, workers=1)
+            finally:
+                self._solving = None
             if plan.status not in _PROVEN:
                 return plan  # not proven: never remembered
             self._plans[key] = plan

@@ -58,13 +58,17 @@ class InsightPanel:
     def update(self, scenario: Scenario, plan: Plan | None = None) -> None:
         """The scenario on screen; an analysis of an earlier one is withdrawn (and stopped)."""
         if scenario != self.scenario:
-            self._why_cancel = (
-                "The settings changed, so the analysis of the earlier ones was stopped; ask "
-                "again for these."
-            )
-            self.cancel(quiet=True)
+            self.settings_changed()
             self.output.value = ""
         self.scenario, self.plan = scenario, plan
+
+    def settings_changed(self) -> None:
+        """The controls moved: stop an analysis under way now, before the new answer's solve."""
+        self._why_cancel = (
+            "The settings changed, so the analysis of the earlier ones was stopped; ask "
+            "again for these."
+        )
+        self.cancel(quiet=True)
 
     def cancel(self, quiet: bool = False) -> None:
         """Stop the analysis under way, if any."""
@@ -73,7 +77,7 @@ class InsightPanel:
             job.cancel()
             if not quiet:
                 self._why_cancel = "Analysis cancelled."
-                self.status.value = message_html("Stopping after the current solve…", "info")
+                self.status.value = message_html("Stopping…", "info")
 
     def _running(self, running: bool) -> None:
         self.button.disabled = running

@@ -19,6 +19,7 @@ from urllib.parse import urljoin
 
 import pytest
 
+from cluster_decide.widgets.cache import INTERACTIVE_TIME_LIMIT_S
 from cluster_decide.widgets.serve import (
     CHROMIUM,
     LAUNCH_ARGS,
@@ -27,6 +28,8 @@ from cluster_decide.widgets.serve import (
     voila_server,
 )
 
+ANSWER_WAIT_MS = int((INTERACTIVE_TIME_LIMIT_S + 30) * 1000)
+"""The longest a new answer may take: a live solve ends by its wall-clock net, plus the redraw."""
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = Path(__file__).resolve().parent / "screenshots"
 PYTHON = os.environ.get("CD_VOILA_PYTHON", sys.executable)
@@ -74,10 +77,13 @@ def _total(page: Any) -> str:
 
 def _wait_total_change(page: Any, total: str) -> None:
     page.wait_for_function(
-        # The previous answer's verdict check may still run beside this solve in the kernel.
+        # A control change stops the previous answer's verdict check, so the new answer waits on
+        # its own solve only (test_workbook_background.py): at worst the live solve's wall-clock
+        # safety net, then the redraw. (Training ×1.10 takes 17 s of CPU on its own; on a
+        # machine at load 20 that is the whole net.)
         "t => document.querySelector('.cd-headline').dataset.total !== t",
         arg=total,
-        timeout=240_000,
+        timeout=ANSWER_WAIT_MS,
     )
     page.wait_for_selector(".cd-busy[data-busy=false]", timeout=60_000)
 

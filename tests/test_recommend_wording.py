@@ -1,0 +1,106 @@
+"""The close-call sentence says why the call is close, in words an executive can repeat.
+
+Read on the presets (issue 16's notes): train-and-serve said "Close call: one shared pool beats
+separate clusters by 21% ($74k a month); a 11% rise … flips it" (a wide margin read as a
+contradiction, and "a 11%"); enterprise-mixed said "by 0.2% ($1.0k a month); a 48% rise …
+flips it", naming a far flip as if it were the reason for the call. The sentences are built here
+from hand-made flips, so each shape is pinned without a solve.
+"""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+from typing import Any
+
+import polars as pl
+import pytest
+
+from cluster_decide.analysis.core import Outcome
+from cluster_decide.analysis.flips import Flip
+from cluster_decide.analysis.recommendation import CLEAR_FLIP, CLEAR_MARGIN, _sentence
+
+PLAN: Any = SimpleNamespace(archetype="hybrid_shared", status=SimpleNamespace(value="optimal"))
+
+
+def _flip(change: float, to: str = "hybrid_separate") -> Flip:
+    changed = Outcome("optimal", to, 1.0, 1.0)
+    return Flip(
+        "demand:distributed_training",
+        "up",
+        1.0,
+        0.5,
+        True,
+        1.0 + change - 0.01,
+        1.0 + change,
+        changed,
+    )
+
+
+def _close(margin_pct: float, flip: Flip | None) -> str:
+    flips = [flip] if flip is not None else []
+    return _sentence(
+        PLAN,
+        "close",
+        "hybrid_separate",
+        1000.0,
+        margin_pct,
+        flip,
+        flips,
+        0.5,
+        pl.DataFrame(),
+        None,
+        0,
+    )
+
+
+def test_a_wide_margin_that_a_near_change_reverses_says_but() -> None:
+    s = _close(0.21, _flip(0.11))
+    assert CLEAR_MARGIN <= 0.21 and CLEAR_FLIP >= 0.11
+    assert s == (
+        "Close call: one shared Slurm-on-Kubernetes pool beats separate Slurm and Kubernetes "
+        "clusters by 21% ($1.0k a month), but an 11% rise in distributed training demand flips "
+        "it to separate Slurm and Kubernetes clusters."
+    )
+
+
+def test_a_thin_margin_with_a_far_flip_says_the_margin_is_the_reason() -> None:
+    s = _close(0.002, _flip(0.48))
+    assert s == (
+        "Close call: one shared Slurm-on-Kubernetes pool beats separate Slurm and Kubernetes "
+        "clusters by 0.2% ($1.0k a month), less than the 10% a clear answer needs; it takes a 48% "
+        "rise in distributed training demand to flip it to separate Slurm and Kubernetes "
+        "clusters, so on cost either is a sound choice."
+    )
+
+
+def test_a_thin_margin_with_a_near_flip_names_the_flip() -> None:
+    """The issue's own example shape: both reasons, the flip said plainly."""
+    s = _close(0.019, _flip(0.09))
+    assert s.endswith(
+        "by 1.9% ($1.0k a month); a 9% rise in distributed training demand flips it to separate "
+        "Slurm and Kubernetes clusters."
+    )
+
+
+def test_a_thin_margin_that_nothing_flips_keeps_its_sentence() -> None:
+    s = _close(0.053, None)
+    assert "less than the 10% a clear answer needs; no single change of up to 50%" in s
+    assert s.endswith("so on cost either is a sound choice.")
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        (0.11, "an 11% rise"),
+        (0.08, "an 8% rise"),
+        (0.18, "an 18% rise"),
+        (0.009, "a 0.9% rise"),
+        (0.09, "a 9% rise"),
+        (0.48, "a 48% rise"),
+        (0.01, "a 1% rise"),
+    ],
+)
+def test_a_change_takes_the_article_it_is_read_with(change: float, words: str) -> None:
+    assert _flip(change).change_words.startswith(words)
+    assert not math.isnan(_flip(change).change_pct)
