@@ -373,7 +373,7 @@ def test_all_cash_is_said_once_not_as_two_equal_figures(bundle: Bundle) -> None:
         (0.0, "all of it cash", ""),
         (400.0, f"all but {money(400.0)} of it cash", f"Estimated effort adds {money(400.0)}"),
     ):
-        p = replace(plan, cash_monthly_usd=plan.total_monthly_usd - extra)
+        p = replace(plan, total_monthly_usd=260_000.0, cash_monthly_usd=260_000.0 - extra)
         story = {s.key: s for s in sections(replace(bundle, plan=p))}
         total = money(p.total_monthly_usd)
         assert dict(story["summary"].rows)["Cost"].startswith(f"{total} a month, {cost};")
@@ -439,5 +439,5 @@ def test_plain_words_for_numbers_and_service_targets() -> None:
         "Close call: an 11% rise flips it; an 18% fall; an 8× rise; a 1.8% one"
     )
     assert names.plain("the Chat API SLO relaxed by 25%; two SLOs") == (
-        "the Chat API service target relaxed by 25%; two service targets"
+        "The Chat API service target relaxed by 25%; two service targets"
     )
