@@ -27,6 +27,7 @@ from cluster_decide.export.words import (
     GLOSSARY,
     NOTE_WORDS,
     Names,
+    article,
     display,
     effort,
     finite,
@@ -62,6 +63,7 @@ __all__ = [
     "headline",
     "is_break_evens",
     "is_levers",
+    "levers_shown",
     "sections",
     "standard_analyses",
     "table_of",
@@ -204,6 +206,11 @@ def _arch_within(archetype: str | None) -> str:
     label = _arch(archetype)
     first = label.split(" ", 1)[0]
     return label if first in _PROPER_NAMES else label[0].lower() + label[1:]
+
+
+def _listing(items: list[str]) -> str:
+    """``a, b and c``: items as a sentence lists them."""
+    return ", ".join(items[:-1]) + f" and {items[-1]}" if len(items) > 1 else "".join(items)
 
 
 def _plural(n: int, word: str) -> str:
@@ -428,6 +435,27 @@ def _ask_words(b: Bundle) -> str:
     )
 
 
+def _cash_words(plan: Plan) -> str:
+    """The monthly total and how much of it is cash, never "$260k a month, $260k of it cash"."""
+    total = usd(plan.total_monthly_usd)
+    estimated = plan.total_monthly_usd - plan.cash_monthly_usd
+    if estimated < 0.5:
+        return f"{total} a month, all of it cash"
+    if usd(plan.cash_monthly_usd) == total:
+        return f"{total} a month, all but {usd(estimated)} of it cash"
+    return f"{total} a month, {usd(plan.cash_monthly_usd)} of it cash"
+
+
+def _effort_words(plan: Plan) -> str:
+    """What the estimated effort adds to the cash budget, in a sentence ("" when nothing)."""
+    estimated = plan.total_monthly_usd - plan.cash_monthly_usd
+    if estimated < 0.5:
+        return ""
+    if usd(plan.total_monthly_usd) == usd(plan.cash_monthly_usd):
+        return f" Estimated effort adds {usd(estimated)} a month."
+    return f" Estimated effort brings the total to {usd(plan.total_monthly_usd)} a month."
+
+
 def _summary(b: Bundle) -> Section:
     plan = b.plan
     sure, _word = _margin_words(b)
@@ -445,10 +473,7 @@ def _summary(b: Bundle) -> Section:
                 else f"{_cap(arch)}, with the service targets the next slides show.",
             )
         )
-        cost = (
-            f"{usd(plan.total_monthly_usd)} a month, {usd(plan.cash_monthly_usd)} of it cash; "
-            f"{_staff_words(plan)}, {_hire_words(plan)}."
-        )
+        cost = f"{_cash_words(plan)}; {_staff_words(plan)}, {_hire_words(plan)}."
         current = _current_usd(plan)
         if current is not None:
             cost += f" Today's estate costs {usd(current)} a month."
@@ -515,7 +540,7 @@ def _recommendation(b: Bundle) -> Section:
                 for k in plan.placements.filter(pl.col("platform") == platform)["kind"]
             }
         )
-        line = f"{_platform(platform)} runs {', '.join(kinds)}"
+        line = f"{_platform(platform)} runs {_listing(kinds)}"
         if ruled:
             line += f". {names.plain(ruled[0])}"
         else:
@@ -547,8 +572,11 @@ def _architecture(b: Bundle) -> Section:
     """What would be built: the clusters, their GPUs and what runs on each (the picture)."""
     plan = b.plan
     names = _names(b)
+    pools = plan.pools["pool"].unique(maintain_order=True).to_list()
+    platforms = {p: plan.pools.filter(pl.col("pool") == p)["platform"][0] for p in pools}
+    one_platform = len(set(platforms.values())) == 1 and len(pools) > 1
     parts = []
-    for pool in plan.pools["pool"].unique(maintain_order=True).to_list():
+    for pool in pools:
         placed = plan.placements.filter(pl.col("pool") == pool)
         kinds = (
             placed.group_by("kind")
@@ -556,22 +584,42 @@ def _architecture(b: Bundle) -> Section:
             .sort(["gpus", "kind"], descending=[True, False])["kind"]
             .to_list()
         )
-        platform = plan.pools.filter(pl.col("pool") == pool)["platform"][0]
         work = KIND_WORDS.get(kinds[0], kinds[0]) if kinds else "spare capacity"
-        parts.append(f"{_platform(platform)} for {work}" + (" and more" if len(kinds) > 1 else ""))
+        # Clusters of one platform are told apart by their GPUs ("H100 for training").
+        which = (
+            "/".join(
+                plan.pools.filter(pl.col("pool") == pool)["gpu_type"].unique(maintain_order=True)
+            )
+            if one_platform
+            else _platform(platforms[pool])
+        )
+        parts.append(f"{which} for {work}" + (" and more" if len(kinds) > 1 else ""))
     n = len(parts)
-    count = ["One cluster", "Two clusters", "Three clusters", "Four clusters"]
-    clusters = count[n - 1] if 0 < n <= 4 else _plural(n, "cluster")
+    count = ["One", "Two", "Three", "Four"]
+    noun = f"{_platform(next(iter(platforms.values())))} clusters" if one_platform else "clusters"
+    clusters = f"{count[n - 1]} {noun}" if 0 < n <= 4 else f"{n:,} {noun}"
+    if n == 1:
+        clusters = "One cluster"
     title = f"{clusters}: {'; '.join(parts)}"
-    if len(title) > 100:
-        title = f"{clusters} with {gpus(float(plan.pools['gpus'].sum()))} GPUs"
+    reserved = float(plan.pools["gpus"].sum())
+    if len(title) > 110:
+        title = f"{clusters} with {gpus(reserved)} GPUs"
     burst = float(plan.pools["burst_gpu_hours"].sum())
-    lead = (
-        f"{gpus(float(plan.pools['gpus'].sum()))} reserved GPUs, plus about "
-        f"{gpu_hours(burst)} on-demand GPU-hours a month rented for peaks."
-        if burst >= 1
-        else f"{gpus(float(plan.pools['gpus'].sum()))} reserved GPUs; no on-demand burst."
-    )
+    peaks = float(plan.placements["gpus"].sum())
+    if peaks > reserved + 0.5:
+        # The chart lists each workload at its busiest hour: say why they add up to more.
+        lead = (
+            f"{gpus(reserved)} reserved GPUs"
+            + (f" and about {gpu_hours(burst)} on-demand GPU-hours a month" if burst >= 1 else "")
+            + f" cover workload peaks that add up to {gpus(peaks)} but fall at different hours."
+        )
+    elif burst >= 1:
+        lead = (
+            f"{gpus(reserved)} reserved GPUs, plus about {gpu_hours(burst)} on-demand GPU-hours "
+            "a month rented for peaks."
+        )
+    else:
+        lead = f"{gpus(reserved)} reserved GPUs; no on-demand burst."
     return Section(
         "architecture",
         title,
@@ -601,7 +649,10 @@ def _costs(b: Bundle) -> Section:
     if costs.height and plan.total_monthly_usd > 0:
         top = costs.row(0, named=True)
         share = top["monthly_usd"] / plan.total_monthly_usd
-        title += f", {pct(share)} of it {COMPONENT_LABELS.get(top['component'], top['component'])}"
+        label = COMPONENT_LABELS.get(top["component"], top["component"])
+        # Inside a sentence a label reads lower case ("staff (payroll)"), an acronym as it is.
+        label = label if label[1:2].isupper() else label[:1].lower() + label[1:]
+        title += f", {pct(share)} of it {label}"
     estimates = plan.total_monthly_usd - plan.cash_monthly_usd
     lead = (
         f"{usd(plan.cash_monthly_usd)} is cash; {usd(estimates)} is estimated effort, not an "
@@ -691,14 +742,53 @@ def _alternatives(b: Bundle) -> Section | None:
     )
 
 
+def _verdict_flips(b: Bundle) -> pl.DataFrame:
+    """The verdict's flips that were found (``Recommendation.flips``), nearest first."""
+    flips = getattr(b.recommendation, "flips", None)
+    if not isinstance(flips, pl.DataFrame) or not {"input", "change_pct"} <= set(flips.columns):
+        return pl.DataFrame()
+    if "found" in flips.columns:
+        flips = flips.filter(pl.col("found"))
+    return flips.filter(pl.col("change_pct").is_finite()).sort(
+        [pl.col("change_pct").abs(), pl.col("input")]
+    )
+
+
+def _change_words(r: Mapping[str, Any], names: Names) -> str:
+    """A verdict's flip as words: ``an 11% rise in distributed training demand``."""
+    change = float(r["change_pct"])
+    words = _input_words(str(r["input"]), names, start=False)
+    return article(f"{pct(abs(change))} {'rise' if change > 0 else 'fall'} in {words}")
+
+
 def _risks(b: Bundle) -> Section:
     plan = b.plan
     names = _names(b)
     bullets: list[str] = []
     tight = ""
     flips = _break_even_rows(b)
+    # The verdict's flips are searched finely near today's values: one it found is never
+    # contradicted by a coarser search that found none (the nearest flip leads either way).
+    verdict_flips = _verdict_flips(b)
+    nearest_flip = ""
+    if verdict_flips.height:
+        r = verdict_flips.row(0, named=True)
+        nearest_flip = _change_words(r, names)
+        then = (
+            f"makes {_arch_within(r['flips_to'])} the cheapest"
+            if r["flips_to"]
+            else "leaves no architecture that meets every requirement"
+        )
+        distance = abs(float(r["change_pct"]))
+        if not flips.height or distance <= float(flips["_distance"][0]):
+            bullets.append(f"{_cap(nearest_flip)} {then}.")
+        else:
+            nearest_flip = ""
     for r in flips.head(3).iter_rows(named=True):
         bullets.append(_flip_sentence(r, names))
+    if verdict_flips.height and not nearest_flip:
+        r = verdict_flips.row(0, named=True)
+        bullets.append(f"{_cap(_change_words(r, names))} also flips it.")
     near = _nearest(b)
     if near is not None and not flips.height:
         arch, delta, share = near
@@ -736,7 +826,12 @@ def _risks(b: Bundle) -> Section:
                 ).rstrip(".")
                 + "."
             )
-    if b.analyses and not flips.height and any(is_break_evens(f) for f in b.analyses.values()):
+    if (
+        b.analyses
+        and not flips.height
+        and not verdict_flips.height
+        and any(is_break_evens(f) for f in b.analyses.values())
+    ):
         bullets.append(
             "No input searched, from a quarter to four times today's value, changes the answer."
         )
@@ -747,7 +842,9 @@ def _risks(b: Bundle) -> Section:
         )
     if not plan.feasible:
         bullets += [names.plain(s) for s in plan.relaxations["sentence"].to_list()[:3]]
-    if flips.height:
+    if nearest_flip:
+        title = f"The answer flips with {nearest_flip}"
+    elif flips.height:
         r = flips.row(0, named=True)
         title = (
             f"The answer flips only at {_uncap(names.plain(r['label']))} of "
@@ -775,8 +872,11 @@ def _risks(b: Bundle) -> Section:
     )
 
 
-def _input_words(key: str, names: Names) -> str:
-    """An analysed input's key in words: ``demand:fine_tuning`` → "Fine-tuning demand"."""
+def _input_words(key: str, names: Names, start: bool = True) -> str:
+    """An analysed input's key in words: ``demand:fine_tuning`` → "Fine-tuning demand".
+
+    ``start`` False gives the words as they read inside a sentence ("fine-tuning demand").
+    """
     head, _, tail = key.partition(":")
     if head == "demand":
         words = f"{KIND_WORDS.get(tail, names.workload(tail))} demand"
@@ -790,7 +890,7 @@ def _input_words(key: str, names: Names) -> str:
         words = f"{names.workload(tail)} service target"
     else:
         words = names.plain(display(key))
-    return _cap(words)
+    return _cap(words) if start else words
 
 
 def _flips_table(flips: Any, names: Names) -> Table | None:
@@ -887,11 +987,15 @@ def _service(b: Bundle) -> Section:
     frame = b.plan.service_levels
     names = _names(b)
     rows = []
+    parts = frame.group_by(["workload", "metric"]).len() if frame.height else frame
+    in_parts = set(parts.filter(pl.col("len") > 1)["workload"].to_list()) if frame.height else set()
     for r in frame.iter_rows(named=True):
         words, unit = METRIC_WORDS.get(r["metric"], (r["metric"].replace("_", " "), ""))
         rows.append(
             (
-                names.workload(r["workload"]),
+                # A workload split across GPU types has a row per part: each says its GPU.
+                names.workload(r["workload"])
+                + (f" ({r['gpu_type']})" if r["workload"] in in_parts else ""),
                 f"{words} ({unit})" if unit else words,
                 level(r["predicted"]) if finite(r["predicted"]) else "–",
                 level(r["target"]) if finite(r["target"]) else "–",
@@ -912,11 +1016,18 @@ def _service(b: Bundle) -> Section:
     if n == 0:
         title = "The plan predicts no service levels for this scenario"
     elif missed == 0:
-        title = f"All {n} service targets are met"
+        title = {1: "The one service target is met", 2: "Both service targets are met"}.get(
+            n, f"All {n} service targets are met"
+        )
     else:
         title = f"{missed} of {n} service targets are missed"
     split = n < frame.height
-    lead = "A workload split across GPU types is shown by its worst part." if split else ""
+    lead = (
+        "The chart shows a workload split across GPU types by its worst part; the table lists "
+        "each part."
+        if split
+        else ""
+    )
     notes = _talk(
         "Latency comes from a queueing model (Erlang C) at each hour's request rate with the "
         "replicas the plan provides; waits of training and batch work come from the same kind "
@@ -990,28 +1101,40 @@ def _transition_table(transition: pl.DataFrame, names: Names) -> tuple[Table, st
                 names.workload(r["workload"]),
                 PLATFORM_LABELS.get(r["today"], display(str(r["today"]))) if r["today"] else "–",
                 PLATFORM_LABELS.get(r["planned"], display(str(r["planned"]))),
-                "Moves" if move else "Stays",
+                {"move": "Moves", "new": "New"}.get(r["action"], "Stays"),
                 f"{r['users']:,}" if r["users"] is not None else "–",
                 "yes" if r["retool"] else "no",
                 usd(r["one_time_usd"]) if move else "–",
                 usd(r["monthly_usd"]) if move else "–",
             )
         )
+    columns = (
+        "Workload",
+        "Runs today on",
+        "Planned on",
+        "Change",
+        "Users",
+        "Users change tools",
+        "Move, once",
+        "Move, a month",
+    )
+    numeric = (False, False, False, False, True, False, True, True)
+    # A column with nothing in it (no move, no user counted) is left out, not printed as dashes.
+    keep = [j for j in range(len(columns)) if j in (0, 2, 3) or any(row[j] != "–" for row in rows)]
     table = Table(
-        (
-            "Workload",
-            "Runs today on",
-            "Planned on",
-            "Change",
-            "Users",
-            "Users change tools",
-            "Move, once",
-            "Move, a month",
-        ),
-        tuple(rows),
-        (False, False, False, False, True, False, True, True),
+        tuple(columns[j] for j in keep),
+        tuple(tuple(row[j] for j in keep) for row in rows),
+        tuple(numeric[j] for j in keep),
     )
     moved = transition.filter(pl.col("action") == "move")
+    new = transition.filter(pl.col("action") == "new").height
+    if moved.height == 0 and new == transition.height:
+        return table, "Nothing runs today: every workload starts on the new clusters"
+    if moved.height == 0 and new:
+        return table, (
+            f"Nothing moves: {_plural(new, 'new workload')} start{'s' if new == 1 else ''} on "
+            "the new clusters, the rest stay where they run"
+        )
     if moved.height == 0:
         return table, "Every workload stays on the platform it runs on today"
     once = float(moved["one_time_usd"].sum())
@@ -1041,10 +1164,12 @@ def _today(b: Bundle) -> Section | None:
         )
     upfront = _upfront_usd(plan)
     if upfront:
-        bullets.append(f"Up-front outlay: {usd(upfront)}.")
+        bullets.append(f"Up front: {usd(upfront)} for the nodes we buy, before the first month.")
     table: Table | None = None
     moves = ""
+    any_move = False
     if isinstance(transition, pl.DataFrame) and transition.height:
+        any_move = "action" in transition.columns and bool((transition["action"] == "move").any())
         if set(_TRANSITION_COLUMNS) <= set(transition.columns):
             table, moves = _transition_table(transition, _names(b))
         else:  # a transition in another shape: shown as it is
@@ -1061,10 +1186,20 @@ def _today(b: Bundle) -> Section | None:
     return Section(
         "today",
         title,
-        bullets=tuple(bullets),
+        # Beside a table the facts are the lead (a slide shows a table or bullets, not both).
+        " ".join(bullets) if table is not None else "",
+        bullets=() if table is not None else tuple(bullets),
         table=table,
         topic="Today vs proposed",
-        notes=_talk("Compare like with like: both figures include staff and GPUs."),
+        notes=_talk(
+            "Compare like with like: both figures include staff and GPUs."
+            if current is not None
+            else "",
+            "A move's cost is the migration work and, where its users change tools, their "
+            "time to retool; both are in the plan's monthly cost, spread over the horizon."
+            if any_move
+            else "Nothing moves, so the change costs no migration work.",
+        ),
     )
 
 
@@ -1096,10 +1231,16 @@ def _pilot(b: Bundle) -> list[Section]:
         tuple((r["test"], r["run"], r["measure"]) for r in ops.iter_rows(named=True)),
         (False, False, False),
     )
+    real = work.filter(~pl.col("workload").str.starts_with("none")).height
+    stand_ins = work.height - real
+    count = ["no", "one", "two", "three", "four"]
+    proves = f"{count[real]} real workload{'s' if real != 1 else ''}" + (
+        f" and {count[stand_ins]} stand-in{'s' if stand_ins != 1 else ''}" if stand_ins else ""
+    )
     return [
         Section(
             "pilot-workloads",
-            f"Pilot: prove four real workloads on the proposed clusters in {PILOT_WEEKS} weeks",
+            f"Pilot: prove {proves} on the proposed clusters in {PILOT_WEEKS} weeks",
             "One of each kind, on the clusters the plan puts them on, before we standardize.",
             table=work_table,
             topic="Pilot plan: workloads",
@@ -1128,8 +1269,8 @@ def _decision(b: Bundle) -> Section:
         budget = f"{usd(plan.cash_monthly_usd)} a month in cash"
         upfront = _upfront_usd(plan)
         if upfront:
-            budget += f", plus {usd(upfront)} up front"
-        rows.append(("Budget", budget + f" ({usd(plan.total_monthly_usd)} with effort)."))
+            budget += f" and {usd(upfront)} up front"
+        rows.append(("Budget", f"{budget}.{_effort_words(plan)}"))
         rows.append(
             (
                 "People",
@@ -1208,8 +1349,12 @@ def _placements(b: Bundle) -> Section:
     peak = float(frame["gpus"].sum())
     notes = [
         "Peak GPUs add up each workload's busiest hour; the workloads peak at different "
-        f"hours, so the {gpus(reserved)} reserved GPUs cover them, with on-demand GPUs "
-        "rented for the hours that go over."
+        f"hours, so the {gpus(reserved)} reserved GPUs cover them"
+        + (
+            ", with on-demand GPUs rented for the hours that go over."
+            if float(plan.pools["burst_gpu_hours"].sum()) >= 1
+            else "."
+        )
         if peak > reserved + 0.5
         else "Peak GPUs are each workload's busiest hour, with headroom for its service target."
     ]
@@ -1226,19 +1371,36 @@ def _placements(b: Bundle) -> Section:
     )
 
 
-def _levers_section(key: str, name: str, frame: pl.DataFrame, names: Names) -> Section:
-    """Lever values (``cluster_decide.analysis.lever_values``): what each change is worth."""
-    moves = frame.filter(
+LEVERS_SHOWN: Final = 10
+"""The most levers a slide lists (the table and its chart show the same ones)."""
+
+
+def levers_shown(frame: pl.DataFrame) -> pl.DataFrame:
+    """The levers a slide shows, its table and chart alike, in the analysis's order.
+
+    Those that save or cost at least $1 a month or change the architecture, at most
+    :data:`LEVERS_SHOWN`.
+    """
+    return _lever_moves(frame).head(LEVERS_SHOWN)
+
+
+def _lever_moves(frame: pl.DataFrame) -> pl.DataFrame:
+    return frame.filter(
         (pl.col("value_usd_per_month").fill_nan(0.0).abs() >= 1.0)
         | pl.col("lever_archetype").ne_missing(pl.col("base_archetype"))
     )
+
+
+def _levers_section(key: str, name: str, frame: pl.DataFrame, names: Names) -> Section:
+    """Lever values (``cluster_decide.analysis.lever_values``): what each change is worth."""
+    moves = levers_shown(frame)
     rows = tuple(
         (
             _cap(names.plain(r["change"])),
             "–" if math.isnan(r["value_usd_per_month"]) else usd(r["value_usd_per_month"]),
             "same" if r["lever_archetype"] == r["base_archetype"] else _arch(r["lever_archetype"]),
         )
-        for r in moves.head(8).iter_rows(named=True)
+        for r in moves.iter_rows(named=True)
     )
     table = Table(("Lever", "Worth a month", "Best design after"), rows, (False, True, False))
     if rows:
@@ -1249,17 +1411,21 @@ def _levers_section(key: str, name: str, frame: pl.DataFrame, names: Names) -> S
         )
     else:
         title = "Appendix: no lever changes the plan's cost"
-    idle = frame.height - moves.height
+    worth = _lever_moves(frame).height
+    idle = frame.height - worth
     lead = (
         f"{_plural(idle, 'other lever')} {'is' if idle == 1 else 'are'} worth nothing."
         if idle
         else ""
     )
+    if worth > moves.height:
+        lead += f" The {moves.height} most valuable of the {worth} that are worth something:"
     return Section(
         key,
         title,
         lead,
         chart="levers",
+        chart_in_deck=False,  # the table says it all; beside it the bars print too small
         table=table,
         notes=_talk(
             "Each lever is one change, solved again; its worth is the monthly saving.",

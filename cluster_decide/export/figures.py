@@ -12,11 +12,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
+import altair as alt
 import polars as pl
 
 from cluster_decide import charts
 from cluster_decide.charts import analysis as analysis_charts
-from cluster_decide.export.content import Bundle, is_break_evens, is_levers
+from cluster_decide.export.content import Bundle, is_break_evens, is_levers, levers_shown
 from cluster_decide.export.words import Names
 
 __all__ = ["CHART_TITLES", "Rendered", "chart_names", "chart_set", "render", "shown"]
@@ -68,11 +69,37 @@ _BUILDERS: Final[dict[str, Callable[[Bundle, int], Any]]] = {
     "compare": lambda b, w: charts.compare_archetypes(_alternatives(b), w),
     "staffing": lambda b, w: charts.staffing(b.plan, w),
     "service_levels": lambda b, w: charts.service_levels(b.plan, w),
-    "levers": lambda b, w: analysis_charts.levers_chart(_analysis_frame(b, is_levers), w),
+    "levers": lambda b, w: analysis_charts.levers_chart(
+        levers_shown(_analysis_frame(b, is_levers)), w
+    ),
     "break_evens": lambda b, w: analysis_charts.break_even_chart(
         _analysis_frame(b, is_break_evens), w
     ),
 }
+
+
+_LONG_LABEL_PX: Final = 460
+"""The widest a lever's label may print before Vega cuts it with an ellipsis."""
+_LABEL_GAP_PX: Final = 8
+"""The least space between two axis labels: closer ones print as one word ("$0k$50k")."""
+
+
+def _build(name: str, bundle: Bundle, width: int) -> Any:
+    """Chart ``name`` of a bundle (already in display names), its axis labels kept apart.
+
+    A chart narrowed to share a slide with its table has little room for its value axis: with
+    a gap set, Vega drops every other tick label instead of running them together. The lever
+    chart shows the levers its table lists (:func:`levers_shown`), their labels uncut.
+    """
+    chart = _BUILDERS[name](bundle, width)
+    config = getattr(chart, "config", None)
+    axis = getattr(config, "axis", None)
+    if isinstance(axis, alt.AxisConfig):
+        axis.labelOverlap = True
+        axis.labelSeparation = _LABEL_GAP_PX
+        # A lever is a sentence ("the Chat API service target relaxed by 25%"): shown whole.
+        axis.labelLimit = _LONG_LABEL_PX if name == "levers" else axis.labelLimit
+    return chart
 
 
 def chart_names(bundle: Bundle) -> tuple[str, ...]:
@@ -91,7 +118,7 @@ def chart_names(bundle: Bundle) -> tuple[str, ...]:
 def chart_set(bundle: Bundle, width: int = charts.WIDTH) -> dict[str, Any]:
     """The bundle's charts by name, as Altair charts."""
     view = shown(bundle)
-    return {name: _BUILDERS[name](view, width) for name in chart_names(bundle)}
+    return {name: _build(name, view, width) for name in chart_names(bundle)}
 
 
 def shown(bundle: Bundle) -> Bundle:
@@ -150,7 +177,7 @@ def render(
     for name in chart_names(bundle):
         if names is not None and name not in names:
             continue
-        chart = _BUILDERS[name](view, width)
+        chart = _build(name, view, width)
         out[name] = Rendered(
             name,
             charts.to_png(chart, scale, colours) if png else b"",

@@ -98,12 +98,15 @@ def _pick(plan: Plan, kinds: tuple[str, ...]) -> pl.DataFrame:
 
 
 def _where(rows: pl.DataFrame, names: Names) -> str:
-    return " and ".join(
-        f"{names.pool(r['pool'])} ({r['gpu_type']}"
-        + (f", {r['share']:.0%}" if r["share"] < 0.999 else "")
-        + ")"
-        for r in rows.iter_rows(named=True)
-    )
+    """The clusters a workload runs on, each named once with its GPUs (and shares, if split)."""
+    parts = []
+    for pool in rows["pool"].unique(maintain_order=True).to_list():
+        gpus = ", ".join(
+            r["gpu_type"] + (f" {r['share']:.0%}" if r["share"] < 0.999 else "")
+            for r in rows.filter(pl.col("pool") == pool).iter_rows(named=True)
+        )
+        parts.append(f"{names.pool(pool)} ({gpus})")
+    return " and ".join(parts)
 
 
 def _attr(scenario: Scenario | None, workload: str, name: str) -> Any:
@@ -228,8 +231,10 @@ def _operational_facts(
         # Quote the catalog's own figures, as the assumptions table prints them.
         catalog = scenario.catalog.platforms
         per_node = " and ".join(
-            f"{effort(sum(catalog[k].fte(s, 'per_100_nodes') for s in SKILLS))} on {platform(k)}"
-            for k in platforms
+            f"{effort(sum(catalog[k].fte(s, 'per_100_nodes') for s in SKILLS))}"
+            + (" FTE per 100 nodes" if i == 0 else "")
+            + f" on {platform(k)}"
+            for i, k in enumerate(platforms)
         )
     tools = words["platforms"]
     return {

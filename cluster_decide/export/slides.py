@@ -47,6 +47,9 @@ _PROPERTY_CHARS: Final = 255
 _CELL_PAD_X: Final = 0.1
 _CELL_PAD_Y: Final = 0.05
 _SMALLEST_TABLE_PT: Final = 10.0
+_LEAST_PX: Final = {"architecture": 760}
+"""The narrowest a chart is drawn, in pixels: the architecture's boxes hold lines of text
+that a narrower drawing cuts with an ellipsis (on a 4:3 slide); the picture is scaled to fit."""
 _CHART_PX_PER_IN: Final = 62
 """Chart pixels per inch of slide: a chart's 15 px labels then print at about 17 pt."""
 
@@ -303,7 +306,9 @@ class _Writer:
         """The size and pages of ``table`` in a ``width`` × ``height`` box.
 
         Shrink first (down to 10 pt); only then split, into pages of equal length, so no
-        slide carries a one-row remainder.
+        slide carries a one-row remainder, and set the pages back at the largest size (up to
+        ``largest``) at which each still fits: a table split in two does not stay at the size
+        that almost fitted one slide, leaving each page two-thirds empty.
         """
         pt = largest
         while True:
@@ -315,17 +320,27 @@ class _Writer:
             elif pt <= 8:
                 break
             pt -= 0.5
-        widths = self.widths(table, width, pt) or [width / len(table.columns)] * len(table.columns)
-        heights = self.row_heights(table, widths, pt)
-        if sum(heights) <= height:
+        if self._page_height(table, width, pt) <= height:
             return pt, [table]
         n = len(table.rows)
         for pages in range(2, n + 1):
             per = math.ceil(n / pages)
             parts = [table.page(i, min(n, i + per)) for i in range(0, n, per)]
-            if all(sum(self.row_heights(p, widths, pt)) <= height for p in parts):
+            if all(self._page_height(p, width, pt) <= height for p in parts):
+                while pt < largest and all(
+                    self._page_height(p, width, pt + 0.5) <= height for p in parts
+                ):
+                    pt += 0.5
                 return pt, parts
         return pt, [table.page(i, i + 1) for i in range(n)]
+
+    def _page_height(self, table: Table, width: float, pt: float) -> float:
+        """Height of ``table`` as :meth:`table` sets it (its own column widths) at ``pt``."""
+        widths = self.widths(table, width, pt)
+        if widths is None and pt > 8:
+            return math.inf  # a word would split: never chosen while a smaller size remains
+        even = [width / len(table.columns)] * len(table.columns)
+        return sum(self.row_heights(table, widths or even, pt))
 
     def table(
         self, slide: Any, table: Table, box: tuple[float, float, float, float], pt: float
@@ -384,7 +399,7 @@ class _Images:
         """The chart's PNG for a box ``width_in`` wide (its text then prints at about 14 pt)."""
         if name is None:
             return None
-        px = max(480, int(width_in * _CHART_PX_PER_IN))
+        px = max(_LEAST_PX.get(name, 480), int(width_in * _CHART_PX_PER_IN))
         if (name, px) not in self.cache:
             done = render(self.bundle, width=px, svg=False, names=(name,), accent=self.accent)
             self.cache[(name, px)] = done[name].png if name in done else None

@@ -27,6 +27,7 @@ __all__ = [
     "GLOSSARY",
     "NOTE_WORDS",
     "Names",
+    "article",
     "display",
     "effort",
     "finite",
@@ -203,7 +204,19 @@ class Names:
         for code, words in _INTERNAL:
             text = re.sub(rf"\b{code}\b", words, text)
         text = re.sub(r"\bthe the\b", "the", text)
+        text = re.sub(r"\bSLO(s?)\b", r"service target\1", text)
+        text = _AN_NUMBER.sub(lambda m: m.group(1) + "n ", text)
         return re.sub(r"(^|[.!?]\s+)the\b", lambda m: m.group(1) + "The", text)
+
+
+_AN_NUMBER: Final = re.compile(r"\b([Aa]) (?=(?:8|11(?!\d)|18(?!\d)))")
+"""``a`` before a number said with a vowel sound (8, 80, 11%, 18.5): "an"."""
+
+
+def article(text: str) -> str:
+    """``text`` with "a" before a number said with a vowel sound made "an" ("an 11% rise")."""
+    phrase = text if text.startswith(("a ", "A ")) else f"a {text}"
+    return _AN_NUMBER.sub(lambda m: m.group(1) + "n ", phrase)
 
 
 def skill(name: str) -> str:

@@ -57,8 +57,11 @@ def _today(plan: cd.Plan) -> list[str]:
         return ["The proposal "]
     if isinstance(transition, pl.DataFrame) and transition.height:
         moves = int((transition["action"] == "move").sum())
+        new = int((transition["action"] == "new").sum())
+        if moves == 0 and new == transition.height:
+            return ["Nothing runs today"]
         if moves == 0:
-            return ["Every workload stays"]
+            return ["Nothing moves" if new else "Every workload stays"]
         return ["One workload moves" if moves == 1 else f"{moves} workloads move"]
     return []
 
@@ -90,7 +93,9 @@ def story_order(bundle: Bundle) -> list[str]:
         f"{money(runner['total_monthly_usd'] - plan.total_monthly_usd)} a month"
         if runner
         else "The tightest spot is",
-        f"All {sl.height} service targets are met"
+        {1: "The one service target is met", 2: "Both service targets are met"}.get(
+            sl.height, f"All {sl.height} service targets are met"
+        )
         if not missed
         else f"{missed} of {sl.height} service targets are missed",
         f"{staff[0].upper()}{staff[1:]} run it, with {hire_words(plan)}",

@@ -75,12 +75,18 @@ def test_export_without_a_target_exits_2(capsys: pytest.CaptureFixture[str]) -> 
 
 
 @pytest.mark.slow
-def test_default_deck_exports_in_under_10_seconds(
+def test_default_deck_exports_in_under_3_seconds(
     default_scenario: cd.Scenario,
     default_plan: cd.Plan,
     alternatives: pl.DataFrame,
     tmp_path: Path,
 ) -> None:
-    start = time.perf_counter()
+    """Issue 17's goal, measured in CPU time (the process's, vl-convert's renderer included):
+    on a shared machine the wall clock measures the neighbours (14 s at a load of 18 for 1.1 s
+    of CPU). vl-convert's engine starts once per process, before the clock."""
+    from cluster_decide import charts
+
+    charts.to_png(charts.staffing(default_plan))
+    start = time.process_time()
     deck(default_plan, tmp_path / "d.pptx", scenario=default_scenario, alternatives=alternatives)
-    assert time.perf_counter() - start < 10.0
+    assert time.process_time() - start < 3.0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import polars as pl
@@ -174,3 +175,32 @@ def test_gather_solves_a_scenario_and_skips_compare_when_asked(
     b = gather(default_scenario, run_compare=False)
     assert b.plan.feasible and b.alternatives is None
     assert [s.key for s in sections(b)][:2] == ["summary", "recommendation"]
+
+
+def test_the_lever_slide_shows_the_levers_its_chart_shows(bundle: Bundle) -> None:
+    """The lever chart drew every lever (16, in 7 pt beside the table, labels cut with "…")
+    while the table listed 8 and the lead said the rest are worth nothing. Table and chart now
+    show the same levers, and the deck shows the table alone."""
+    from cluster_decide.export.figures import chart_set
+
+    worth = [(f"H{i}00 {i}% cheaper", 1000.0 * (13 - i)) for i in range(12)]
+    idle = [(f"the X{i} SLO relaxed by 25%", 0.0) for i in range(3)]
+    levers = pl.DataFrame(
+        {
+            "change": [c for c, _ in worth + idle],
+            "value_usd_per_month": [v for _, v in worth + idle],
+            "lever_archetype": [bundle.plan.archetype] * 15,
+            "base_archetype": [bundle.plan.archetype] * 15,
+            "sentence": ["s"] * 15,
+        }
+    )
+    with_levers = dataclasses.replace(bundle, analyses={"lever values": levers})
+    sec = next(s for s in sections(with_levers) if s.key.startswith("analysis-"))
+    assert sec.table is not None and len(sec.table.rows) == 10
+    assert not sec.chart_in_deck
+    assert sec.lead == (
+        "3 other levers are worth nothing. The 10 most valuable of the 12 that are worth something:"
+    )
+    chart = chart_set(with_levers)["levers"].to_dict(validate=False)
+    shown = [r["change"] for r in chart["data"]["values"]]
+    assert shown == [r[0] for r in sec.table.rows]

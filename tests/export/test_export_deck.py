@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import itertools
 import zipfile
 from datetime import datetime
 from pathlib import Path
@@ -328,3 +329,64 @@ def test_an_infeasible_plan_still_makes_a_deck(
     assert "Decision: choose which requirement to relax" in titles
     assert len(prs.core_properties.subject) <= 255
     assert all(_text(s).strip() for s in prs.slides)
+
+
+def test_a_split_table_is_set_as_large_as_its_pages_allow() -> None:
+    """A table just too long for one slide at the smallest size is split in two, and each
+    half is then set larger: not left at the size that almost fitted one slide, each page
+    two-thirds empty (the default deck's 17-row assumptions table was at 10 pt on two slides
+    a third full)."""
+    from pptx import Presentation as New
+
+    from cluster_decide.export.content import Table
+    from cluster_decide.export.slides import _Writer
+
+    prs = New()
+    prs.slide_width, prs.slide_height = Inches(13.333), Inches(7.5)
+    writer = _Writer(prs, "test", templated=False)
+    row = ("H100 from Nebius, on a 3-year commitment", "$1.75 per GPU-hour", "opslyft", "low")
+    table = Table(("Figure", "Value", "Source", "Confidence"), (row,) * 17, (False,) * 4)
+    width, height = 12.3, 5.0
+    one_page = sum(writer.row_heights(table, writer.widths(table, width, 10) or [], 10))
+    assert one_page > height  # it must split
+    pt, pages = writer.layout_table(table, width, height, 15)
+    assert [len(p.rows) for p in pages] == [9, 8]
+    assert pt >= 13
+    for page in pages:  # each page still fits, at its own column widths
+        widths = writer.widths(page, width, pt)
+        assert widths is not None
+        assert sum(writer.row_heights(page, widths, pt)) <= height
+
+
+def test_a_narrow_charts_axis_labels_never_run_together(bundle: Bundle) -> None:
+    """The cost comparison beside its table is narrow: on a ~$150k axis its tick labels
+    printed as "$0k$50k $100k$150k" (the research-lab deck). Every pair of value-axis labels
+    now keeps a gap."""
+    import re
+
+    from cluster_decide.export.figures import render
+    from cluster_decide.export.layout import metrics
+
+    assert bundle.alternatives is not None
+    # The research lab's costs: the dearest architecture $168k a month.
+    scale = 168_000 / float(bundle.alternatives["total_monthly_usd"].max())  # type: ignore[arg-type]
+    small = bundle.alternatives.with_columns(
+        pl.col("total_monthly_usd") * scale, pl.col("delta_usd") * scale
+    )
+    svg = render(
+        dataclasses.replace(bundle, alternatives=small), width=480, png=False, names=("compare",)
+    )["compare"].svg
+    ticks = sorted(  # the value axis's labels that print (Vega hides one with opacity 0)
+        (float(x), text)
+        for x, opacity, text in re.findall(
+            r'<text text-anchor="(?:start|middle|end)" transform="translate\(([\d.]+),19\)"'
+            r'[^>]*opacity="([\d.]+)"[^>]*>(\$[\d.]+[kM]?)</text>',
+            svg,
+        )
+        if float(opacity) > 0
+    )
+    assert len(ticks) >= 2
+    font = metrics("Liberation Sans")
+    for (x0, a), (x1, b) in itertools.pairwise(ticks):
+        half = (font.width(a, 15) + font.width(b, 15)) * 72 / 2
+        assert x1 - x0 >= half + 2, f"'{a}' and '{b}' print as one"

@@ -5,10 +5,13 @@ from __future__ import annotations
 import re
 import shutil
 from pathlib import Path
+from typing import Any
 
+import polars as pl
 import pytest
 
 from cluster_decide.export import pilot
+from cluster_decide.export.words import Names
 from cluster_decide.resources import ENV, data_dir
 
 
@@ -66,3 +69,30 @@ def test_a_broken_template_file_is_refused_by_name(
             pilot.templates()
     finally:
         pilot.templates.cache_clear()
+
+
+def test_node_care_reads_as_a_figure_per_platform(bundle: Any) -> None:
+    """The replacement test quoted "1.2 on Kubernetes + batch add-on and 1 on Slurm FTE per
+    100 nodes"; each figure now carries its unit once, then its platform."""
+    frame = pilot.pilot_plan(bundle.plan, bundle.scenario)
+    measure = frame.filter(pl.col("test") == "GPU node replacement")["measure"][0]
+    assert re.search(r"assumes [\d.]+ FTE per 100 nodes on [^;)]+ and [\d.]+ on ", measure)
+    assert "FTE per 100 nodes)" not in measure
+
+
+def test_a_workload_split_within_one_cluster_names_the_cluster_once(bundle: Any) -> None:
+    """Nightly scoring on L40S and L4 in one cluster read "the Kubernetes + batch add-on cluster
+    (L40S, 87%) and Kubernetes + batch add-on cluster (L4, 13%)"."""
+    plan = bundle.plan
+    row = plan.placements.row(0, named=True)
+    halves = pl.concat(
+        [
+            plan.placements.head(1).with_columns(pl.lit(0.87).alias("share")),
+            plan.placements.head(1).with_columns(
+                pl.lit(0.13).alias("share"), pl.lit("L4").alias("gpu_type")
+            ),
+        ]
+    )
+    names = Names.of(plan, bundle.scenario)
+    where = pilot._where(halves, names)
+    assert where == f"{names.pool(row['pool'])} ({row['gpu_type']} 87%, L4 13%)"

@@ -140,7 +140,7 @@ def test_an_up_front_purchase_is_in_the_summary_the_ask_and_the_budget(owned: Bu
     summary = dict(story["summary"].rows)
     assert summary["Up front"] == f"{outlay} once, before the monthly run-rate."
     assert f"and {outlay} up front" in summary["We ask"]
-    assert f"plus {outlay} up front" in dict(story["decision"].rows)["Budget"]
+    assert f"and {outlay} up front" in dict(story["decision"].rows)["Budget"]
 
 
 def test_a_plan_bought_by_the_hour_has_no_up_front_line(bundle: Bundle) -> None:
@@ -325,3 +325,119 @@ def test_the_way_there_reads_in_words_and_money(bundle: Bundle) -> None:
     if moved.height == 1 and getattr(bundle.plan, "current_monthly_usd", None) is None:
         assert today.title.startswith("One workload moves, ")
         assert f"{money(moved['one_time_usd'][0])} once" in today.title
+
+
+def _nothing_flips(bundle: Bundle) -> pl.DataFrame:
+    """A break-even analysis (``break_evens``'s columns) that found no flip in its range."""
+    return pl.DataFrame(
+        {
+            "input": ["demand:distributed_training"],
+            "label": ["distributed training demand"],
+            "unit": ["x"],
+            "base_value": [1.0],
+            "base_archetype": [bundle.plan.archetype],
+            "found": [False],
+            "value": [4.0],
+            "same_value": [4.0],
+            "changed_value": [4.0],
+            "changed_archetype": [bundle.plan.archetype],
+            "sentence": ["No change flips it."],
+        }
+    )
+
+
+def test_the_risks_slide_states_the_verdicts_flip_and_never_denies_it(bundle: Bundle) -> None:
+    """The verdict found that 12% more training demand flips the answer while a coarser
+    break-even search found nothing: the risks slide led with "No input searched ... changes
+    the answer" and a title about cost, beside a "How sure" slide showing +12% (the
+    train-and-serve and default decks). It now leads with the flip, worded as the table."""
+    both = replace(bundle, recommendation=_Verdict(), analyses={"b": _nothing_flips(bundle)})
+    risks = next(s for s in sections(both) if s.key == "risks")
+    assert risks.title == "The answer flips with a 12% rise in distributed training demand"
+    assert risks.bullets[0] == (
+        "A 12% rise in distributed training demand makes Kubernetes + batch add-on the cheapest."
+    )
+    assert not any("No input searched" in b for b in risks.bullets)
+    # Nothing found anywhere: then, and only then, the slide says so.
+    steady = _Verdict(flips=_flips().filter(~pl.col("found")))
+    calm = replace(bundle, recommendation=steady, analyses={"b": _nothing_flips(bundle)})
+    risks = next(s for s in sections(calm) if s.key == "risks")
+    assert any("No input searched" in b for b in risks.bullets)
+
+
+def test_all_cash_is_said_once_not_as_two_equal_figures(bundle: Bundle) -> None:
+    """ "$260k a month, $260k of it cash" and "$260k a month in cash ($260k with effort)" read
+    as a typo: all-cash plans say so, and a $400 difference is named."""
+    plan = bundle.plan
+    for extra, cost, budget in (
+        (0.0, "all of it cash", ""),
+        (400.0, f"all but {money(400.0)} of it cash", f"Estimated effort adds {money(400.0)}"),
+    ):
+        p = replace(plan, total_monthly_usd=260_000.0, cash_monthly_usd=260_000.0 - extra)
+        story = {s.key: s for s in sections(replace(bundle, plan=p))}
+        total = money(p.total_monthly_usd)
+        assert dict(story["summary"].rows)["Cost"].startswith(f"{total} a month, {cost};")
+        said = dict(story["decision"].rows)["Budget"]
+        assert "with effort" not in said and said.count(total) == 1
+        assert budget in said
+
+
+def test_the_architecture_says_why_its_workloads_add_up_to_more_than_its_gpus(
+    bundle: Bundle,
+) -> None:
+    """The chart lists each workload at its busiest hour; they add up to more than the
+    reserved GPUs (454 against 360 in the default plan), which the slide left unexplained."""
+    plan = bundle.plan
+    reserved, peaks = float(plan.pools["gpus"].sum()), float(plan.placements["gpus"].sum())
+    assert peaks > reserved
+    lead = next(s for s in sections(bundle) if s.key == "architecture").lead
+    assert f"{reserved:,.0f} reserved GPUs" in lead
+    assert f"add up to {peaks:,.0f} but fall at different hours" in lead
+
+
+def test_a_new_estate_starts_its_workloads_and_the_pilot_counts_its_stand_ins(
+    owned: Bundle,
+) -> None:
+    """A scenario with no estate today: its workloads were shown as "Stays" under "Every
+    workload stays on the platform it runs on today", the up-front purchase was dropped from
+    the slide, and the pilot promised "four real workloads" with two of them absent."""
+    story = {s.key: s for s in sections(owned)}
+    today = story["today"]
+    assert today.title == "Nothing runs today: every workload starts on the new clusters"
+    assert today.table is not None and {r[2] for r in today.table.rows} == {"New"}
+    assert "Runs today on" not in today.table.columns  # an empty column is left out
+    assert money(owned.plan.upfront_usd) in today.lead
+    pilot = story["pilot-workloads"]
+    assert pilot.title.startswith("Pilot: prove two real workloads and two stand-ins")
+
+
+def test_split_service_rows_name_their_gpu_and_two_targets_read_both(bundle: Bundle) -> None:
+    """A workload split over two GPU types had two identical-looking rows; each now names its
+    GPU. Two targets met read "Both", not "All 2"."""
+    plan = bundle.plan
+    first = plan.service_levels.head(1)
+    split = pl.concat([first, first.with_columns(pl.lit("L4").alias("gpu_type"))])
+    p = replace(plan, service_levels=split)
+    service = next(s for s in sections(replace(bundle, plan=p)) if s.key == "service")
+    assert service.title in ("The one service target is met", "1 of 1 service targets are missed")
+    assert service.table is not None
+    names = [r[0] for r in service.table.rows]
+    assert len(set(names)) == 2 and names[1].endswith("(L4)")
+    two = pl.concat([first, plan.service_levels.filter(pl.col("met")).slice(1, 1)])
+    service = next(
+        s
+        for s in sections(replace(bundle, plan=replace(plan, service_levels=two)))
+        if s.key == "service"
+    )
+    if bool(two["met"].all()):
+        assert service.title == "Both service targets are met"
+
+
+def test_plain_words_for_numbers_and_service_targets() -> None:
+    names = Names({}, {})
+    assert names.plain("Close call: a 11% rise flips it; a 18% fall; a 8× rise; a 1.8% one") == (
+        "Close call: an 11% rise flips it; an 18% fall; an 8× rise; a 1.8% one"
+    )
+    assert names.plain("the Chat API SLO relaxed by 25%; two SLOs") == (
+        "The Chat API service target relaxed by 25%; two service targets"
+    )
