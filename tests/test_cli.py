@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import subprocess
 import sys
@@ -12,11 +14,24 @@ import pytest
 from cluster_decide.cli import main
 
 
-def test_solve_prints_a_readable_summary(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["solve"]) == 0
-    out = capsys.readouterr().out
+@pytest.fixture(scope="module")
+def make_run_output() -> list[str]:
+    """What `make run` prints (`cluster-decide solve`, verdict included), run once for the module.
+
+    The verdict re-solves the default scenario a few dozen times, so the two tests that read
+    this output share one run.
+    """
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["solve"]) == 0
+    return out.getvalue().splitlines()
+
+
+def test_solve_prints_a_readable_summary(make_run_output: list[str]) -> None:
+    out = "\n".join(make_run_output)
     for heading in (
         "Architecture:",
+        "Verdict:",
         "Monthly cost:",
         "Pools",
         "Placements",
@@ -28,12 +43,10 @@ def test_solve_prints_a_readable_summary(capsys: pytest.CaptureFixture[str]) -> 
     assert "Traceback" not in out
 
 
-def test_readme_sample_matches_what_make_run_prints(capsys: pytest.CaptureFixture[str]) -> None:
+def test_readme_sample_matches_what_make_run_prints(make_run_output: list[str]) -> None:
     """Every full line of the README's `make run` sample is a line the command prints."""
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
     sample = readme.split("$ make run\n", 1)[1].split("```", 1)[0].splitlines()
-    assert main(["solve"]) == 0
-    printed = capsys.readouterr().out.splitlines()
     # Lines wrapped for the page (the next one is indented) or cut with "..." are left out.
     wrapped = {i for i, ln in enumerate(sample) if ln.startswith("  ")}
     whole = [
@@ -42,7 +55,7 @@ def test_readme_sample_matches_what_make_run_prints(capsys: pytest.CaptureFixtur
         if i not in wrapped and i + 1 not in wrapped and not ln.endswith("...")
     ]
     assert len(whole) >= 6
-    assert [ln for ln in whole if ln not in printed] == []
+    assert [ln for ln in whole if ln not in make_run_output] == []
 
 
 def test_solve_json_is_the_plan(capsys: pytest.CaptureFixture[str]) -> None:
@@ -54,7 +67,17 @@ def test_solve_json_is_the_plan(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_solve_out_writes_json_and_csv(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert (
-        main(["solve", "inference-platform", "--out", str(tmp_path / "o"), "--time-limit", "20"])
+        main(
+            [
+                "solve",
+                "inference-platform",
+                "--out",
+                str(tmp_path / "o"),
+                "--time-limit",
+                "20",
+                "--no-verdict",
+            ]
+        )
         == 0
     )
     names = {p.name for p in (tmp_path / "o").iterdir()}

@@ -56,7 +56,7 @@ def test_a_plan_stopped_by_the_work_limit_says_so_and_is_not_kept() -> None:
     assert scn not in cache  # an unproven plan is solved again, never served from memory
     again = cache.solve(scn)
     assert again.decisions() == plan.decisions()  # and it is the same plan every time
-    app = executive_app(debounce_s=0.0, cache=cache, prefetch=False)
+    app = executive_app(debounce_s=0.0, cache=cache, prefetch=False, recommend=None)
     app.controls.set_value("demand:inference", 3.0)
     if app.plan is not None and app.plan.feasible and app.plan.status is not Status.OPTIMAL:
         headline = app.answer.headline.value

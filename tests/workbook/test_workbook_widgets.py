@@ -156,7 +156,7 @@ def test_preset_pick_resets_controls(dash: Dashboard) -> None:
 
 
 def test_executive_app_shows_every_limit(plan_cache: PlanCache) -> None:
-    app = executive_app(debounce_s=0.0, cache=plan_cache)
+    app = executive_app(debounce_s=0.0, cache=plan_cache, recommend=None)
     assert {"budget", "platforms", "hiring", "gpu_prices"} <= set(app.controls.controls)
     assert app.controls.value("budget") == "3"  # the preset's $3M cap is on screen
     line = app.scenario_line.value
@@ -169,7 +169,7 @@ def test_executive_app_shows_every_limit(plan_cache: PlanCache) -> None:
 
 
 def test_debounced_changes_solve_once_and_show_the_last(plan_cache: PlanCache) -> None:
-    app = executive_app(debounce_s=0.05, cache=plan_cache, prefetch=False)
+    app = executive_app(debounce_s=0.05, cache=plan_cache, prefetch=False, recommend=None)
     misses = plan_cache.misses
     for value in (1.05, 1.1, 1.15):
         app.controls.set_value("demand:training", value)
@@ -181,9 +181,9 @@ def test_debounced_changes_solve_once_and_show_the_last(plan_cache: PlanCache) -
 
 
 def test_prefetch_solves_the_next_slider_step_ahead(plan_cache: PlanCache) -> None:
-    app = executive_app(debounce_s=0.0, cache=plan_cache, prefetch=True)
+    app = executive_app(debounce_s=0.0, cache=plan_cache, prefetch=True, recommend=None)
     app.controls.set_value("fte:kubernetes", 4.5)
-    app.wait()
+    app.wait(timeout_s=300)
     base = app.controls.base
     for value in (5.0, 4.0):
         assert app.controls.scenario_with("fte:kubernetes", value) in plan_cache
@@ -241,16 +241,16 @@ def test_what_would_change_the_answer_panel(dash: Dashboard) -> None:
 
 
 def test_grouped_slider_looks_ahead(plan_cache: PlanCache) -> None:
-    app = executive_app(debounce_s=0.0, cache=plan_cache, prefetch=True)
+    app = executive_app(debounce_s=0.0, cache=plan_cache, prefetch=True, recommend=None)
     app.controls.set_value("demand:training", 1.2)
-    app.wait()
+    app.wait(timeout_s=300)  # two look-ahead solves; a loaded machine takes a while
     assert app.controls.last_changed == "demand:training"
     for value in (1.25, 1.15):
         assert app.controls.scenario_with("demand:training", value) in plan_cache
 
 
 def test_a_jump_is_explained_from_the_two_plans(plan_cache: PlanCache) -> None:
-    app = executive_app(debounce_s=0.0, cache=plan_cache, prefetch=False)
+    app = executive_app(debounce_s=0.0, cache=plan_cache, prefetch=False, recommend=None)
     for old, new in ((1.0, 1.05), (1.05, 1.1), (1.1, 1.15)):
         before = app.plan
         app.controls.set_value("demand:training", new)
@@ -269,13 +269,13 @@ def test_a_jump_is_explained_from_the_two_plans(plan_cache: PlanCache) -> None:
 
 
 def test_reset_undo_and_share_link(plan_cache: PlanCache) -> None:
-    app = executive_app(debounce_s=0.0, cache=plan_cache, prefetch=False)
+    app = executive_app(debounce_s=0.0, cache=plan_cache, prefetch=False, recommend=None)
     start = app.plan
     app.controls.set_value("demand:inference", 1.5)
     app.controls.set_value("fte:hpc", 3.0)
     query = app.share_query()
     assert query == "?scenario=enterprise-mixed&demand:inference=1.5&fte:hpc=3"
-    other = executive_app(debounce_s=0.0, cache=plan_cache, prefetch=False)
+    other = executive_app(debounce_s=0.0, cache=plan_cache, prefetch=False, recommend=None)
     other.apply_query(query)
     assert other.controls.settings() == app.controls.settings()
     assert other.plan is app.plan  # the same question, the same answer
@@ -291,7 +291,7 @@ def test_reset_undo_and_share_link(plan_cache: PlanCache) -> None:
 
 
 def test_invalid_budget_is_refused_and_the_control_restored(plan_cache: PlanCache) -> None:
-    app = executive_app(debounce_s=0.0, cache=plan_cache, prefetch=False)
+    app = executive_app(debounce_s=0.0, cache=plan_cache, prefetch=False, recommend=None)
     plan = app.plan
     for bad in ("abc", "-5", "1e9"):
         app.controls.set_value("budget", bad)
