@@ -96,8 +96,10 @@ def plan_from(
     wall_time_s: float,
     ev: Evaluation | None = None,
 ) -> Plan:
-    """Turn decisions into a Plan, costed by the independent evaluator (``ev``: its verdict on
-    ``dec`` when the caller has it already)."""
+    """Turn decisions into a Plan, costed by the independent evaluator.
+
+    ``ev`` is the evaluator's verdict on ``dec`` when the caller has it already.
+    """
     if ev is None:
         ev = evaluate_decisions(data, dec)
     frames = build_frames(data, dec, ev)
