@@ -252,7 +252,8 @@ def presolve_share(scn: Any) -> tuple[float, float]:
         elif line.startswith("Starting search"):
             marks["search"] = time.perf_counter()
 
-    original = loop._solver
+    name = "solver_for" if hasattr(loop, "solver_for") else "_solver"  # its name before
+    original = getattr(loop, name)
 
     def logged(*args: Any, **kwargs: Any) -> cp_model.CpSolver:
         solver = original(*args, **kwargs)
@@ -262,7 +263,7 @@ def presolve_share(scn: Any) -> tuple[float, float]:
         start.append(time.perf_counter())
         return solver
 
-    loop._solver = logged
+    setattr(loop, name, logged)
     try:
         from cluster_decide.model.data import prepare
 
@@ -281,7 +282,7 @@ def presolve_share(scn: Any) -> tuple[float, float]:
         finally:
             cp_model.CpSolver.solve = solve  # type: ignore[method-assign]
     finally:
-        loop._solver = original
+        setattr(loop, name, original)
     if "search" not in marks or not ends:
         return float("nan"), float("nan")
     return marks["search"] - start[0], ends[0] - marks["search"]
