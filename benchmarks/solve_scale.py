@@ -247,10 +247,11 @@ def presolve_share(scn: Any) -> tuple[float, float]:
     start: list[float] = []
 
     def on_log(line: str) -> None:
+        # The first round only: a later round logs its own presolve and search.
         if line.startswith("Starting presolve"):
-            marks["presolve"] = time.perf_counter()
+            marks.setdefault("presolve", time.perf_counter())
         elif line.startswith("Starting search"):
-            marks["search"] = time.perf_counter()
+            marks.setdefault("search", time.perf_counter())
 
     name = "solver_for" if hasattr(loop, "solver_for") else "_solver"  # its name before
     original = getattr(loop, name)
@@ -388,26 +389,10 @@ def _ms(x: float) -> str:
     return f"{1000 * x:7.0f} ms"
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--runs", type=int, default=12, help="default-scenario solves per tree")
-    parser.add_argument("--blocks", type=int, default=3, help="alternations between the trees")
-    parser.add_argument("--classes", type=int, default=200)
-    parser.add_argument("--time-limit", type=float, default=10.0)
-    parser.add_argument("--baseline", type=Path, help="a checkout of the previous code")
-    parser.add_argument("--no-large", action="store_true", help="skip the large scenario")
-    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--part", default="default", help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.child:
-        child(args)
-        return
-
-    here = Path(__file__).resolve().parent.parent
-    trees = {"new": here} | ({"baseline": args.baseline.resolve()} if args.baseline else {})
-    print(f"start: {_load()}")
-    results: dict[str, list[dict[str, Any]]] = {name: [] for name in trees}
+def _report_default(trees: dict[str, Path], args: argparse.Namespace) -> None:
+    """The default scenario per phase, each tree measured in alternating blocks."""
     per_block = max(1, args.runs // args.blocks)
+    results: dict[str, list[dict[str, Any]]] = {name: [] for name in trees}
     for _block in range(args.blocks):
         for name, tree in trees.items():
             results[name].append(_run_child(tree, "default", args, per_block))
@@ -418,7 +403,7 @@ def main() -> None:
 
     names = list(trees)
     print(f"\ndefault scenario, median of {per_block * args.blocks} solves per tree (cd.solve):")
-    print(f"  {'phase':16s}" + "".join(f"{n + ' wall':>12s}{n + ' CPU':>12s}" for n in names))
+    print(f"  {'phase':16s}" + "".join(f"{n + ' wall':>15s}{n + ' CPU':>15s}" for n in names))
     for phase in [*PHASES, "other"]:
 
         def pick(r: dict[str, Any], phase: str = phase, kind: str = "samples") -> list[float]:
@@ -433,16 +418,16 @@ def main() -> None:
         print(
             f"  {phase:16s}"
             + "".join(
-                f"{_ms(median(n, pick)):>12s}"
-                f"{_ms(median(n, lambda r, pick=pick: pick(r, kind='cpu'))):>12s}"
+                f"{_ms(median(n, pick)):>15s}"
+                f"{_ms(median(n, lambda r, pick=pick: pick(r, kind='cpu'))):>15s}"
                 for n in names
             )
         )
     print(
         f"  {'total':16s}"
         + "".join(
-            f"{_ms(median(n, lambda r: r['samples'])):>12s}"
-            f"{_ms(median(n, lambda r: r['cpu'])):>12s}"
+            f"{_ms(median(n, lambda r: r['samples'])):>15s}"
+            f"{_ms(median(n, lambda r: r['cpu'])):>15s}"
             for n in names
         )
     )
@@ -472,16 +457,47 @@ def main() -> None:
         print(f"  plan JSON identical to the baseline's: {same}")
     print("  goals: ≤ 0.3 s (issues 11, 13, 14); ≤ 50 ms (issue 21)")
 
+
+def _report_redraw(trees: dict[str, Path], args: argparse.Namespace) -> None:
+    """The workbook's live solve of slider values never seen, each tree in alternating blocks."""
     redraw: dict[str, list[float]] = {name: [] for name in trees}
     for _block in range(args.blocks):
         for name, tree in trees.items():
-            redraw[name] += _run_child(tree, "redraw", args, max(1, per_block // 2))["samples"]
+            redraw[name] += _run_child(tree, "redraw", args, max(1, args.runs // args.blocks // 2))[
+                "samples"
+            ]
     print(
         f"\nworkbook live solve of a value never seen (PlanCache, one worker, deterministic work "
         f"limit), median of {len(redraw['new'])}: "
         + ", ".join(f"{n} {_ms(statistics.median(v)).strip()}" for n, v in redraw.items())
         + f"; goal < 200 ms for the whole redraw (issue 18), ≤ 100 ms (issue 21); {_load()}"
     )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=12, help="default-scenario solves per tree")
+    parser.add_argument("--blocks", type=int, default=3, help="alternations between the trees")
+    parser.add_argument("--classes", type=int, default=200)
+    parser.add_argument("--time-limit", type=float, default=10.0)
+    parser.add_argument("--baseline", type=Path, help="a checkout of the previous code")
+    parser.add_argument("--no-large", action="store_true", help="skip the large scenario")
+    parser.add_argument("--no-default", action="store_true", help="skip the default scenario")
+    parser.add_argument("--no-redraw", action="store_true", help="skip the workbook's live solve")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--part", default="default", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(args)
+        return
+
+    here = Path(__file__).resolve().parent.parent
+    trees = {"new": here} | ({"baseline": args.baseline.resolve()} if args.baseline else {})
+    print(f"start: {_load()}")
+    if not args.no_default:
+        _report_default(trees, args)
+    if not args.no_redraw:
+        _report_redraw(trees, args)
 
     if args.no_large:
         return

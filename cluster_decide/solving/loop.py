@@ -14,12 +14,14 @@ everything the plan's pools share) are enforced by lazy constraint generation: s
 the plan's service levels with the queueing formulas (:mod:`cluster_decide.service`), and for
 each pool that misses one add a cut "if this pool hosts at least these shares of these classes,
 it has at least N nodes", N being the fewest nodes with which that pool meets every target;
-solve again (hinted with the repaired plan) until every target holds. Training that fills
-the troughs of a sharing pool is treated the same way: the model starts with one weekly row
-per pool, and where a plan's training waits too long hour by hour (the evaluator's replay,
-:mod:`cluster_decide.sharing`) the loop states that pool's hourly rows and solves again.
-Analyses add their own constraints and objective through the ``constrain`` and ``objective``
-hooks.
+solve again (hinted with the repaired plan) until every target holds. The warm start's plan
+is checked the same way before the first solve and its cuts are added up front
+(:func:`cut_up_front`): the first round would most often find the very same ones. Training
+that fills the troughs of a sharing pool is treated the same way: the model starts with one
+weekly row per pool, and where a plan's training waits too long hour by hour (the
+evaluator's replay, :mod:`cluster_decide.sharing`) the loop states that pool's hourly rows and
+solves again. Analyses add their own constraints and objective through the ``constrain`` and
+``objective`` hooks.
 """
 
 from __future__ import annotations
