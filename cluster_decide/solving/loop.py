@@ -337,6 +337,10 @@ def cut_up_front(data: ModelData, m: Model, start: Decisions) -> tuple[Decisions
     and leaves the optimum as it was; the hint becomes the repaired plan (its short pools
     grown). Returns the plan to hint and the number of cuts added.
     """
+    if any(k not in m.spot for k in start.spot):
+        # Spot the model cannot state (a restricted model drops most spot variables) runs on the
+        # pool's own capacity, as the hint will say: the cuts are those of that plan.
+        start = replace(start, spot={k: v for k, v in start.spot.items() if k in m.spot})
     ev = evaluate_decisions(data, start)
     fixed, needs = repair(data, m, start, ev)
     if not needs:
