@@ -34,15 +34,9 @@ def lp_relaxation(model: cp_model.CpModel) -> tuple[float, list[float]] | None:
     kept as it is. (The model has no other kinds of constraint but an empty clause for an
     impossible archetype, which makes it infeasible anyway.) GLOP's dual simplex first: its
     default primal simplex ended ABNORMAL on the spot-cap rows of the default scenario; the
-    primal one remains the fallback, and the dual simplex without GLOP's presolve the last
-    resort: both others end ABNORMAL on the 200-class benchmark estate, which it solves in
-    0.3 s (without it that estate had no warm start and no restricted search at all).
+    primal one remains the fallback.
     """
-    for params in (
-        "use_dual_simplex:true",
-        "",
-        "use_dual_simplex:true use_preprocessing:false",
-    ):
+    for params in ("use_dual_simplex:true", ""):
         solved = _glop(model.proto, params)
         if solved is not None:
             return solved
