@@ -13,13 +13,17 @@ alternate block by block so both see the same machine load, and printed side by 
 load average. Figures are medians of ``--runs`` solves.
 
 Phases of ``cd.solve`` are timed by wrapping the functions each phase runs (the same names in
-both trees); a call's time goes to its own phase less the time of wrapped calls inside it:
+both trees); a call's time goes to its own phase less the time of wrapped calls inside it. Each
+phase is shown in wall time and in this process's CPU time (``time.process_time``), which the
+other work on a shared machine inflates far less; CP-SAT's own deterministic time (its
+machine-independent measure of work) is printed too:
 
 - prepare: scenario to model tables (demand profiles, queueing sizing of every class);
 - build: the CP-SAT model's variables and constraint families;
 - warm start: LP relaxation, rounding it to a plan, hints;
 - CP-SAT: ``CpSolver.solve`` (presolve and search; their split is printed from one logged solve);
-- service levels: checking the answer's pooled waits and the lazy cuts of each round;
+- service levels: checking a plan's pooled waits, the cuts the warm start calls for (added
+  before the first CP-SAT run) and the lazy cuts of each later round;
 - read back: decisions, the independent evaluation and the plan's frames;
 - explain: the plan's sentences.
 
@@ -54,6 +58,7 @@ PHASES: dict[str, list[tuple[str, str]]] = {
     "service levels": [
         ("cluster_decide.solving.loop", "repair"),
         ("cluster_decide.solving.loop", "add_service_levels"),
+        ("cluster_decide.solving.loop", "cut_up_front"),
     ],
     "read back": [
         ("cluster_decide.solving.loop", "read_decisions"),
@@ -178,11 +183,16 @@ def large_scenario(n: int = 200, seed: int = 7) -> Any:
 
 
 class PhaseClock:
-    """Wraps the functions of :data:`PHASES`; each call's time, less wrapped calls inside it."""
+    """Wraps the functions of :data:`PHASES`; each call's time, less wrapped calls inside it.
+
+    Wall time goes to ``totals``, CPU time of this process to ``cpu``, and CP-SAT's
+    deterministic time to ``cpu["deterministic"]``.
+    """
 
     def __init__(self) -> None:
         self.totals: dict[str, float] = defaultdict(float)
-        self._stack: list[float] = []  # time spent in wrapped callees, per open call
+        self.cpu: dict[str, float] = defaultdict(float)
+        self._stack: list[tuple[float, float]] = []  # wall and CPU of wrapped callees, per call
         for phase, targets in PHASES.items():
             for module, attr in targets:
                 self._wrap(phase, module, attr)
@@ -200,23 +210,30 @@ class PhaseClock:
         clock = self
 
         def timed(*args: Any, **kwargs: Any) -> Any:
-            clock._stack.append(0.0)
-            start = time.perf_counter()
+            clock._stack.append((0.0, 0.0))
+            start, start_cpu = time.perf_counter(), time.process_time()
             try:
-                return original(*args, **kwargs)
+                result = original(*args, **kwargs)
             finally:
                 spent = time.perf_counter() - start
-                inner = clock._stack.pop()
+                spent_cpu = time.process_time() - start_cpu
+                inner, inner_cpu = clock._stack.pop()
                 clock.totals[phase] += spent - inner
+                clock.cpu[phase] += spent_cpu - inner_cpu
                 if clock._stack:
-                    clock._stack[-1] += spent
+                    wall, cpu = clock._stack[-1]
+                    clock._stack[-1] = (wall + spent, cpu + spent_cpu)
+            if phase == "CP-SAT":
+                clock.cpu["deterministic"] += args[0].response_proto.deterministic_time
+            return result
 
         setattr(owner, name, timed)
 
-    def take(self) -> dict[str, float]:
-        """Seconds per phase since the last call, and start again."""
-        out = dict(self.totals)
+    def take(self) -> tuple[dict[str, float], dict[str, float]]:
+        """Wall and CPU seconds per phase since the last call, and start again."""
+        out = dict(self.totals), dict(self.cpu)
         self.totals.clear()
+        self.cpu.clear()
         return out
 
 
@@ -230,12 +247,14 @@ def presolve_share(scn: Any) -> tuple[float, float]:
     start: list[float] = []
 
     def on_log(line: str) -> None:
+        # The first round only: a later round logs its own presolve and search.
         if line.startswith("Starting presolve"):
-            marks["presolve"] = time.perf_counter()
+            marks.setdefault("presolve", time.perf_counter())
         elif line.startswith("Starting search"):
-            marks["search"] = time.perf_counter()
+            marks.setdefault("search", time.perf_counter())
 
-    original = loop._solver
+    name = "solver_for" if hasattr(loop, "solver_for") else "_solver"  # its name before
+    original = getattr(loop, name)
 
     def logged(*args: Any, **kwargs: Any) -> cp_model.CpSolver:
         solver = original(*args, **kwargs)
@@ -245,7 +264,7 @@ def presolve_share(scn: Any) -> tuple[float, float]:
         start.append(time.perf_counter())
         return solver
 
-    loop._solver = logged
+    setattr(loop, name, logged)
     try:
         from cluster_decide.model.data import prepare
 
@@ -264,7 +283,7 @@ def presolve_share(scn: Any) -> tuple[float, float]:
         finally:
             cp_model.CpSolver.solve = solve  # type: ignore[method-assign]
     finally:
-        loop._solver = original
+        setattr(loop, name, original)
     if "search" not in marks or not ends:
         return float("nan"), float("nan")
     return marks["search"] - start[0], ends[0] - marks["search"]
@@ -279,13 +298,16 @@ def child(args: argparse.Namespace) -> None:
         scn = cd.load_scenario()
         cd.solve(scn)  # imports and first-call caches out of the way
         clock = PhaseClock()
-        samples, phases = [], []
+        samples, cpu, phases, cpu_phases = [], [], [], []
         plan = None
         for _ in range(args.runs):
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.process_time()
             plan = cd.solve(scn)
             samples.append(time.perf_counter() - start)
-            phases.append(clock.take())
+            cpu.append(time.process_time() - start_cpu)
+            wall_phases, cpu_phase = clock.take()
+            phases.append(wall_phases)
+            cpu_phases.append(cpu_phase)
         assert plan is not None
         from cluster_decide.model.data import prepare
         from cluster_decide.solving.loop import solve_data
@@ -302,7 +324,9 @@ def child(args: argparse.Namespace) -> None:
             "loop_warm": warm,
             "loop_cold": cold,
             "samples": samples,
+            "cpu": cpu,
             "phases": phases,
+            "cpu_phases": cpu_phases,
             "status": str(plan.status),
             "usd": plan.total_monthly_usd,
             "json": plan.to_json(),
@@ -365,26 +389,10 @@ def _ms(x: float) -> str:
     return f"{1000 * x:7.0f} ms"
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--runs", type=int, default=12, help="default-scenario solves per tree")
-    parser.add_argument("--blocks", type=int, default=3, help="alternations between the trees")
-    parser.add_argument("--classes", type=int, default=200)
-    parser.add_argument("--time-limit", type=float, default=10.0)
-    parser.add_argument("--baseline", type=Path, help="a checkout of the previous code")
-    parser.add_argument("--no-large", action="store_true", help="skip the large scenario")
-    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--part", default="default", help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.child:
-        child(args)
-        return
-
-    here = Path(__file__).resolve().parent.parent
-    trees = {"new": here} | ({"baseline": args.baseline.resolve()} if args.baseline else {})
-    print(f"start: {_load()}")
-    results: dict[str, list[dict[str, Any]]] = {name: [] for name in trees}
+def _report_default(trees: dict[str, Path], args: argparse.Namespace) -> None:
+    """The default scenario per phase, each tree measured in alternating blocks."""
     per_block = max(1, args.runs // args.blocks)
+    results: dict[str, list[dict[str, Any]]] = {name: [] for name in trees}
     for _block in range(args.blocks):
         for name, tree in trees.items():
             results[name].append(_run_child(tree, "default", args, per_block))
@@ -395,18 +403,40 @@ def main() -> None:
 
     names = list(trees)
     print(f"\ndefault scenario, median of {per_block * args.blocks} solves per tree (cd.solve):")
-    print(f"  {'phase':16s}" + "".join(f"{n:>12s}" for n in names))
+    print(f"  {'phase':16s}" + "".join(f"{n + ' wall':>15s}{n + ' CPU':>15s}" for n in names))
     for phase in [*PHASES, "other"]:
 
-        def pick(r: dict[str, Any], phase: str = phase) -> list[float]:
+        def pick(r: dict[str, Any], phase: str = phase, kind: str = "samples") -> list[float]:
+            key = "phases" if kind == "samples" else "cpu_phases"
             if phase == "other":
-                return [s - sum(p.values()) for s, p in zip(r["samples"], r["phases"], strict=True)]
-            return [p.get(phase, 0.0) for p in r["phases"]]
+                return [
+                    s - sum(v for k, v in p.items() if k != "deterministic")
+                    for s, p in zip(r[kind], r[key], strict=True)
+                ]
+            return [p.get(phase, 0.0) for p in r[key]]
 
-        print(f"  {phase:16s}" + "".join(f"{_ms(median(n, pick)):>12s}" for n in names))
+        print(
+            f"  {phase:16s}"
+            + "".join(
+                f"{_ms(median(n, pick)):>15s}"
+                f"{_ms(median(n, lambda r, pick=pick: pick(r, kind='cpu'))):>15s}"
+                for n in names
+            )
+        )
     print(
         f"  {'total':16s}"
-        + "".join(f"{_ms(median(n, lambda r: r['samples'])):>12s}" for n in names)
+        + "".join(
+            f"{_ms(median(n, lambda r: r['samples'])):>15s}"
+            f"{_ms(median(n, lambda r: r['cpu'])):>15s}"
+            for n in names
+        )
+    )
+    print(
+        "  CP-SAT deterministic time (work, machine-independent): "
+        + ", ".join(
+            f"{n} {median(n, lambda r: [p['deterministic'] for p in r['cpu_phases']]):.3f}"
+            for n in names
+        )
     )
     for n in names:
         pre, search = (
@@ -427,16 +457,47 @@ def main() -> None:
         print(f"  plan JSON identical to the baseline's: {same}")
     print("  goals: ≤ 0.3 s (issues 11, 13, 14); ≤ 50 ms (issue 21)")
 
+
+def _report_redraw(trees: dict[str, Path], args: argparse.Namespace) -> None:
+    """The workbook's live solve of slider values never seen, each tree in alternating blocks."""
     redraw: dict[str, list[float]] = {name: [] for name in trees}
     for _block in range(args.blocks):
         for name, tree in trees.items():
-            redraw[name] += _run_child(tree, "redraw", args, max(1, per_block // 2))["samples"]
+            redraw[name] += _run_child(tree, "redraw", args, max(1, args.runs // args.blocks // 2))[
+                "samples"
+            ]
     print(
         f"\nworkbook live solve of a value never seen (PlanCache, one worker, deterministic work "
         f"limit), median of {len(redraw['new'])}: "
         + ", ".join(f"{n} {_ms(statistics.median(v)).strip()}" for n, v in redraw.items())
         + f"; goal < 200 ms for the whole redraw (issue 18), ≤ 100 ms (issue 21); {_load()}"
     )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=12, help="default-scenario solves per tree")
+    parser.add_argument("--blocks", type=int, default=3, help="alternations between the trees")
+    parser.add_argument("--classes", type=int, default=200)
+    parser.add_argument("--time-limit", type=float, default=10.0)
+    parser.add_argument("--baseline", type=Path, help="a checkout of the previous code")
+    parser.add_argument("--no-large", action="store_true", help="skip the large scenario")
+    parser.add_argument("--no-default", action="store_true", help="skip the default scenario")
+    parser.add_argument("--no-redraw", action="store_true", help="skip the workbook's live solve")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--part", default="default", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(args)
+        return
+
+    here = Path(__file__).resolve().parent.parent
+    trees = {"new": here} | ({"baseline": args.baseline.resolve()} if args.baseline else {})
+    print(f"start: {_load()}")
+    if not args.no_default:
+        _report_default(trees, args)
+    if not args.no_redraw:
+        _report_redraw(trees, args)
 
     if args.no_large:
         return

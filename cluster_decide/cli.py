@@ -173,6 +173,7 @@ def _solve(args: argparse.Namespace) -> int:
                 executor=executor,
                 progress=args.samples > 0,
             )
+    today = _today_table(scn, plan, args)
     if args.out:
         out = Path(args.out)
         frames = ("placements", "pools", "staffing", "costs", "service_levels", "relaxations")
@@ -188,13 +189,16 @@ def _solve(args: argparse.Namespace) -> int:
                 )
                 write_atomic(out / "runner_ups.csv", rec.runner_ups.write_csv())
                 write_atomic(out / "flips.csv", rec.flips.write_csv())
+            if today is not None:
+                write_atomic(out / "today_vs_plan.csv", today.write_csv())
     if args.json:
         data = plan.to_dict()
         if rec is not None:
             data["verdict"] = rec.to_dict()
+        if today is not None:
+            data["today_vs_plan"] = today.to_dicts()
         sys.stdout.write(json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False) + "\n")
     else:
-        today = _today_table(scn, plan, args)
         sys.stdout.write(summary(plan, rec.sentence if rec is not None else "", today))
     if args.out and not args.json:
         sys.stdout.write(f"\nWrote plan.json and CSV files to {args.out}\n")

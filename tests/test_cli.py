@@ -254,3 +254,36 @@ def test_solve_prints_today_against_the_plan(
     bare.write_text(_BANK.split("[current]", 1)[0])
     assert main(["solve", str(bare), "--no-verdict"]) == 0
     assert "Today -> plan" not in capsys.readouterr().out
+
+
+def test_solve_json_and_out_carry_today_against_the_plan(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--json`` carries the "Today -> plan" table as ``today_vs_plan``; ``--out`` writes it."""
+    import polars as pl
+
+    path = tmp_path / "bank.toml"
+    path.write_text(_BANK)
+    assert main(["solve", str(path), "--no-verdict"]) == 0
+    text = capsys.readouterr().out
+    out = tmp_path / "o"
+    assert main(["solve", str(path), "--no-verdict", "--json", "--out", str(out)]) == 0
+    rows = json.loads(capsys.readouterr().out)["today_vs_plan"]
+    assert [r["item"] for r in rows][:4] == [
+        "platforms",
+        "baseline GPUs",
+        "engineers",
+        "monthly cost",
+    ]
+    assert set(rows[0]) == {"item", "today", "plan"}
+    # The same cells as the printed table, row for row.
+    for r in rows:
+        assert f"| {r['item']}" in text and r["plan"] in text and r["today"] in text
+    written = pl.read_csv(out / "today_vs_plan.csv", infer_schema_length=0)
+    assert written.to_dicts() == rows
+    # Without [current] there is no today: no key, no file.
+    bare = tmp_path / "bare.toml"
+    bare.write_text(_BANK.split("[current]", 1)[0])
+    assert main(["solve", str(bare), "--no-verdict", "--json", "--out", str(tmp_path / "b")]) == 0
+    assert "today_vs_plan" not in json.loads(capsys.readouterr().out)
+    assert not (tmp_path / "b" / "today_vs_plan.csv").exists()

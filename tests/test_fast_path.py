@@ -16,7 +16,7 @@ from test_people import hpc_centre, slurm_shop, startup
 import cluster_decide as cd
 from cluster_decide.constants import PRESETS
 from cluster_decide.evaluation import Decisions, evaluate_decisions
-from cluster_decide.model.build import build_model
+from cluster_decide.model.build import Model, build_model
 from cluster_decide.model.data import ModelData, prepare
 from cluster_decide.queueing import _deadline_window, deadline_window
 from cluster_decide.solving import loop, warmstart
@@ -89,3 +89,32 @@ def test_warm_start_checks_only_cheaper_options_and_chooses_the_same(
     fast = warmstart.rounded_plan(m, relaxed[1])
     monkeypatch.setattr(warmstart, "_consolidated", _every_option_checked_fully)
     assert warmstart.rounded_plan(m, relaxed[1]) == fast
+
+
+def _no_cuts_up_front(data: ModelData, m: Model, start: Decisions) -> tuple[Decisions, int]:
+    return start, 0
+
+
+@pytest.mark.parametrize("name", ["enterprise-mixed", "inference-platform", "startup"])
+def test_cuts_up_front_change_no_plan(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The warm start's cuts, added before the first round, give the plan the rounds gave."""
+    scn = SCENARIOS[name]()
+    fast = cd.solve(scn)
+    monkeypatch.setattr(loop, "cut_up_front", _no_cuts_up_front)
+    assert cd.solve(scn).to_json() == fast.to_json()
+
+
+def test_default_scenario_is_solved_in_one_cp_sat_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pooled-wait cut the default plan needs is known from the warm start: no second round."""
+    runs: list[int] = []
+    solver_for = loop.solver_for
+
+    def counted(*args: object, **kwargs: object) -> object:
+        runs.append(1)
+        return solver_for(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(loop, "solver_for", counted)
+    result = loop.solve_data(prepare(cd.load_scenario()))
+    assert result.status is cd.Status.OPTIMAL
+    assert result.cuts >= 1  # the cut is there, added up front
+    assert len(runs) == 1

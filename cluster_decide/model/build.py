@@ -536,8 +536,14 @@ def dominated_pairs(d: ModelData) -> list[tuple[str, str]]:
     capacity, effort and fees only shrink), so ``open[a] + open[b] ≤ 1`` keeps the least cost
     (an exact tie goes to the plan with fewer pools) and spares CP-SAT from proving it among
     near-equal twins (Kubernetes with and without a batch add-on, once idle staff cost nothing
-    extra).
+    extra). Computed once per ``d`` (kept in ``d.memo``).
     """
+    if "dominated_pairs" not in d.memo:
+        d.memo["dominated_pairs"] = _dominated_pairs(d)
+    return list(d.memo["dominated_pairs"])
+
+
+def _dominated_pairs(d: ModelData) -> list[tuple[str, str]]:
     people = d.people
     today = {FAMILY[mv.today] for mv in people.moves.values()} if people is not None else set()
     out = []

@@ -12,6 +12,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
@@ -240,6 +241,10 @@ class ModelData:
     preempt_loss_steps: int = 0
     """GPU-hours lost per GPU pushed out by a service, in ``1 / STEPS`` of an hour (half a
     checkpoint interval of work plus the restart)."""
+    memo: dict[str, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
+    """Results derived from these tables alone, computed once (``build.dominated_pairs``, read
+    by the model and by every evaluation of a plan). Not copied by ``dataclasses.replace``: a
+    changed copy derives its own."""
 
     def platform(self, pool: str) -> PlatformKind:
         """The platform kind of a pool."""

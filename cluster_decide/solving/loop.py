@@ -14,12 +14,14 @@ everything the plan's pools share) are enforced by lazy constraint generation: s
 the plan's service levels with the queueing formulas (:mod:`cluster_decide.service`), and for
 each pool that misses one add a cut "if this pool hosts at least these shares of these classes,
 it has at least N nodes", N being the fewest nodes with which that pool meets every target;
-solve again (hinted with the repaired plan) until every target holds. Training that fills
-the troughs of a sharing pool is treated the same way: the model starts with one weekly row
-per pool, and where a plan's training waits too long hour by hour (the evaluator's replay,
-:mod:`cluster_decide.sharing`) the loop states that pool's hourly rows and solves again.
-Analyses add their own constraints and objective through the ``constrain`` and ``objective``
-hooks.
+solve again (hinted with the repaired plan) until every target holds. The warm start's plan
+is checked the same way before the first solve and its cuts are added up front
+(:func:`cut_up_front`): the first round would most often find the very same ones. Training
+that fills the troughs of a sharing pool is treated the same way: the model starts with one
+weekly row per pool, and where a plan's training waits too long hour by hour (the
+evaluator's replay, :mod:`cluster_decide.sharing`) the loop states that pool's hourly rows and
+solves again. Analyses add their own constraints and objective through the ``constrain`` and
+``objective`` hooks.
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ __all__ = [
     "ModelInvalidError",
     "Objective",
     "SolveResult",
+    "cut_up_front",
     "deterministic_work",
     "nodes_to_meet",
     "piece_cuts",
@@ -114,6 +117,9 @@ class SolveResult:
     slack: dict[str, int]
     cuts: int = 0
     message: str = ""
+    evaluation: Evaluation | None = None
+    """The evaluator's verdict on ``decisions`` when the loop computed it (so the plan built
+    from them need not evaluate them again)."""
 
 
 def restricted(data: ModelData, m: Model, lp_values: list[float], top: int = 2) -> ModelData:
@@ -307,6 +313,41 @@ def piece_cuts(
     return cuts
 
 
+def _add_cuts(
+    data: ModelData, m: Model, dec: Decisions, ev: Evaluation, needs: dict[tuple[str, str], int]
+) -> int:
+    """Add the cuts that ``dec`` (evaluated as ``ev``, pools short by ``needs``) calls for.
+
+    The pool cuts of every pool that misses a target and the piece cuts of its failing
+    classes, each stated once. Returns how many cuts were added.
+    """
+    pool_cuts = [_cut(dec, p, g, need) for (p, g), need in needs.items()]
+    pieces = piece_cuts(data, m, dec, ev)
+    add_service_levels(m, list(dict.fromkeys(pool_cuts + pieces)))
+    return len(needs) + len(pieces)
+
+
+def cut_up_front(data: ModelData, m: Model, start: Decisions) -> tuple[Decisions, int]:
+    """The cuts the starting plan calls for, added before the first solve; the plan, repaired.
+
+    The warm start (the rounded LP plan) puts work where CP-SAT's first answer will too, so
+    where it misses a pooled service level the first round would miss it the same way and pay
+    a whole second round for the cut. The cuts hold for every plan (see
+    :func:`add_service_levels`), so adding them early removes no plan that meets its targets
+    and leaves the optimum as it was; the hint becomes the repaired plan (its short pools
+    grown). Returns the plan to hint and the number of cuts added.
+    """
+    if any(k not in m.spot for k in start.spot):
+        # Spot the model cannot state (a restricted model drops most spot variables) runs on the
+        # pool's own capacity, as the hint will say: the cuts are those of that plan.
+        start = replace(start, spot={k: v for k, v in start.spot.items() if k in m.spot})
+    ev = evaluate_decisions(data, start)
+    fixed, needs = repair(data, m, start, ev)
+    if not needs:
+        return start, 0
+    return fixed, _add_cuts(data, m, start, ev, needs)
+
+
 def workers_for(m: Model, workers: int | None) -> int:
     """CP-SAT workers for ``m``: as asked, else 1 below the large-model size, 2 above it."""
     if workers is not None:
@@ -359,7 +400,9 @@ def run(
         constrain(m)
     scale = tie_break_scale(m)
     lp_bound = -math.inf
+    cuts = 0
     if not relax and hint is not None:
+        hint, cuts = cut_up_front(data, m, hint)
         add_hints(m, hint)
     elif not relax and warm_start:
         m.cp.minimize(m.cost_cents)
@@ -383,6 +426,7 @@ def run(
                     data, start_from
                 ):
                     start_from = narrow.decisions
+            start_from, cuts = cut_up_front(data, m, start_from)
             add_hints(m, start_from)
     if relax:
         # Fewest extra FTE first (a thousandth of an FTE outweighs any cost); a budget slack
@@ -398,7 +442,6 @@ def run(
         goal = m.cost_cents * scale + m.tie_break
         div = scale
     m.cp.minimize(goal)
-    cuts = 0
     repaired: Decisions | None = None
     bound = -math.inf
     spent = 0.0  # CP-SAT deterministic time used so far: the limit covers the whole loop
@@ -443,11 +486,9 @@ def run(
             if m.budget_slack is not None:
                 slack["budget"] = int(solver.value(m.budget_slack))
             return SolveResult(
-                status, dec, solver.objective_value / div, bound, wall, m, slack, cuts
+                status, dec, solver.objective_value / div, bound, wall, m, slack, cuts, "", ev
             )
-        pieces = piece_cuts(data, m, dec, ev)
-        add_service_levels(m, [_cut(dec, p, g, need) for (p, g), need in needs.items()] + pieces)
-        cuts += len(needs) + len(pieces)
+        cuts += _add_cuts(data, m, dec, ev, needs)
         # Training in the troughs waits too long hour by hour: state those pools' hourly rows.
         add_sharing_hours(m, hourly)
         # Cuts and hourly rows only remove plans, so the last round's bound still holds
@@ -492,6 +533,7 @@ def run(
         {},
         cuts,
         "The plan meets every service level but was not proven optimal within the limit.",
+        ev,
     )
 
 

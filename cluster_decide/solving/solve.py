@@ -13,7 +13,7 @@ from dataclasses import replace
 
 import polars as pl
 
-from cluster_decide.evaluation import Decisions, evaluate_decisions
+from cluster_decide.evaluation import Decisions, Evaluation, evaluate_decisions
 from cluster_decide.explain import explain
 from cluster_decide.model.data import ModelData, prepare
 from cluster_decide.plan import RELAXATION_SCHEMA, Plan, Status, build_frames, investment
@@ -83,6 +83,7 @@ def solve(
         result.objective_cents,
         result.bound_cents,
         time.perf_counter() - start,
+        result.evaluation,
     )
 
 
@@ -93,9 +94,14 @@ def plan_from(
     objective_cents: float,
     bound_cents: float,
     wall_time_s: float,
+    ev: Evaluation | None = None,
 ) -> Plan:
-    """Turn decisions into a Plan, costed by the independent evaluator."""
-    ev = evaluate_decisions(data, dec)
+    """Turn decisions into a Plan, costed by the independent evaluator.
+
+    ``ev`` is the evaluator's verdict on ``dec`` when the caller has it already.
+    """
+    if ev is None:
+        ev = evaluate_decisions(data, dec)
     frames = build_frames(data, dec, ev)
     upfront_usd, cash = investment(data, dec, ev)
     gap = (
