@@ -18,7 +18,7 @@ import numpy as np
 
 from cluster_decide import resources
 from cluster_decide.constants import CAPABILITIES, HOURS_PER_WEEK, PLATFORMS, SKILLS, WORKLOAD_KINDS
-from cluster_decide.market import (
+from cluster_decide.offers import (
     Offer,
     OnPremNode,
     read_burst_caps,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 import polars as pl
@@ -26,12 +26,12 @@ from cluster_decide.sharing import Sharing, replay_sharing
 from cluster_decide.vocabulary import DEMAND_UNITS_PER_GPU_PERCENT
 
 if TYPE_CHECKING:
-    from cluster_decide.plan import Plan
     from cluster_decide.scenario import Scenario
 
 __all__ = [
     "COST_COMPONENTS",
     "ONE_TIME_COMPONENTS",
+    "Decided",
     "Decisions",
     "Evaluation",
     "archetype_of",
@@ -630,6 +630,18 @@ def check_spot(data: ModelData, dec: Decisions) -> list[str]:
     return v
 
 
-def evaluate(scn: Scenario, plan: Plan) -> Evaluation:
+class Decided(Protocol):
+    """Anything that states its decisions: a :class:`~cluster_decide.plan.Plan` above all.
+
+    Naming the one method :func:`evaluate` reads keeps this module below the plan module, which
+    imports it (no import cycle, not even for types).
+    """
+
+    def decisions(self) -> Decisions:
+        """The shares, nodes and spot placements a person could write down."""
+        ...
+
+
+def evaluate(scn: Scenario, plan: Decided) -> Evaluation:
     """Cost and feasibility of any plan for ``scn``, recomputed without the solver."""
     return evaluate_decisions(prepare(scn), plan.decisions())

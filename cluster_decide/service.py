@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Literal
+from typing import Literal, Protocol
 
 import numpy as np
 import polars as pl
@@ -35,6 +36,7 @@ from cluster_decide.model.data import (
     queued_class,
     realtime_rates,
 )
+from cluster_decide.model.decisions import Decisions
 from cluster_decide.queueing import (
     batch_waits,
     deadline_window,
@@ -48,19 +50,41 @@ from cluster_decide.scenario import (
     TrainingWorkload,
     Workload,
 )
-from cluster_decide.sharing import trough_waits
+from cluster_decide.sharing import Sharing, trough_waits
 from cluster_decide.vocabulary import DEMAND_UNITS_PER_GPU_PERCENT
-
-if TYPE_CHECKING:
-    from cluster_decide.evaluation import Decisions, Evaluation
 
 __all__ = [
     "SERVICE_LEVEL_SCHEMA",
+    "PoolLoads",
     "batch_waits_by_pool",
     "busy_gpus_by_pool",
     "realtime_replicas",
     "service_levels",
 ]
+
+
+class PoolLoads(Protocol):
+    """What the service levels read of an evaluation: the load and burst of every pool.
+
+    :class:`cluster_decide.evaluation.Evaluation` has these fields; naming only them here keeps
+    this module below the evaluator, which calls it (no import cycle, not even for types).
+    """
+
+    @property
+    def placed_units(self) -> Mapping[tuple[str, str], np.ndarray]:
+        """Work placed on each (pool, GPU type) per hour of the week, in demand units."""
+        ...
+
+    @property
+    def burst(self) -> Mapping[tuple[str, str], np.ndarray]:
+        """On-demand GPUs per hour of the week, in tenths of a GPU."""
+        ...
+
+    @property
+    def sharing(self) -> Mapping[tuple[str, str], Sharing]:
+        """The replayed week of each pool where training fills the troughs."""
+        ...
+
 
 SERVICE_LEVEL_SCHEMA = {
     "workload": pl.String,
@@ -172,7 +196,7 @@ def busy_gpus_by_pool(data: ModelData, dec: Decisions) -> dict[tuple[str, str], 
 
 
 def batch_waits_by_pool(
-    data: ModelData, dec: Decisions, ev: Evaluation, pools: Pools = None
+    data: ModelData, dec: Decisions, ev: PoolLoads, pools: Pools = None
 ) -> dict[tuple[str, str, str], float]:
     """Predicted mean queue wait (hours) of every placed batch share, pooled per (pool, GPU type).
 
@@ -289,7 +313,7 @@ def _spot_waits(
 
 
 def _deadline_window(
-    data: ModelData, dec: Decisions, ev: Evaluation, key: tuple[str, str, str]
+    data: ModelData, dec: Decisions, ev: PoolLoads, key: tuple[str, str, str]
 ) -> float:
     """Hours a deadline class's work waits for capacity in its pool (fluid EDF over the week).
 
@@ -313,7 +337,7 @@ def _deadline_window(
 
 
 def service_levels(
-    data: ModelData, dec: Decisions, ev: Evaluation, pools: Pools = None
+    data: ModelData, dec: Decisions, ev: PoolLoads, pools: Pools = None
 ) -> pl.DataFrame:
     """One row per placed workload share (in ``pools``, or all): the prediction beside the target.
 

@@ -16,7 +16,8 @@ import polars as pl
 from cluster_decide.datasources import load_facts
 from cluster_decide.export.words import effort, skill, text_table, usd
 from cluster_decide.export.words import platform as platform_label
-from cluster_decide.market import TERM_WORDS, Market, Offer, resolve_markets
+from cluster_decide.market import TERM_WORDS, Market, resolve_markets
+from cluster_decide.offers import Offer
 from cluster_decide.plan import Plan
 from cluster_decide.scenario import Scenario
 

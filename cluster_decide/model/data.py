@@ -25,8 +25,9 @@ from cluster_decide.constants import (
     PLATFORMS,
     SKILLS,
 )
-from cluster_decide.market import Market, OnPremNode, onprem_cost, resolve_markets, spot_overhead
+from cluster_decide.market import Market, onprem_cost, resolve_markets, spot_overhead
 from cluster_decide.model.people import FAMILY, PeopleData, prepare_people
+from cluster_decide.offers import OnPremNode
 from cluster_decide.queueing import (
     BatchClass,
     arrival_load_factor,

@@ -21,8 +21,9 @@ import polars as pl
 from cluster_decide.constants import CAPABILITY_WORDS, PLATFORM_WORDS, PLATFORMS, SKILLS
 from cluster_decide.explain import SKILL_WORDS, money
 from cluster_decide.explain_people import plural
-from cluster_decide.market import CLOUD_CLASSES, PROVIDER_WORDS, TERM_WORDS, resolve_markets
+from cluster_decide.market import PROVIDER_WORDS, TERM_WORDS, resolve_markets
 from cluster_decide.model.data import MILLI, ModelData, prepare
+from cluster_decide.offers import CLOUD_CLASSES
 from cluster_decide.plan import RELAXATION_SCHEMA
 from cluster_decide.scenario import RealtimeWorkload, Scenario
 
