@@ -66,14 +66,6 @@ PHASES: dict[str, list[tuple[str, str]]] = {
 REDRAW_SLIDERS = {"demand:training": 0.05, "fte:kubernetes": 0.5}
 """The sliders ``interaction.py`` moves, and their steps: each new value is solved live."""
 
-KINDS = (  # the order of cluster_decide.vocabulary.WORKLOAD_KINDS (the estate depends on it)
-    "distributed_training",
-    "fine_tuning",
-    "experimentation",
-    "batch_inference",
-    "pipeline",
-    "realtime_inference",
-)
 TYPES = ["A100", "H100", "H200", "B200", "L40S", "L4", "MI300X", "A10G"]
 # Two GPU types beyond the catalog, for scale only (figures illustrative, not catalog data).
 EXTRA_GPUS = {
@@ -114,14 +106,38 @@ POOLS = [
 ]
 
 
+def _module(name: str) -> Any:
+    """Import ``name``; in a baseline tree from before the layer folders, the module of its last name.
+
+    ``--baseline`` may name a checkout where ``cluster_decide.planning.loop`` was still
+    ``cluster_decide.solving.loop`` (or ``base.vocabulary`` a top-level ``vocabulary``): the one
+    module file of that name in the tree imported instead.
+    """
+    import importlib
+
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError:
+        import cluster_decide
+
+        leaf = name.rsplit(".", 1)[-1]
+        root = Path(cluster_decide.__file__).parent
+        found = sorted(root.rglob(f"{leaf}.py"))
+        if len(found) != 1:
+            raise
+        parts = found[0].relative_to(root.parent).with_suffix("").parts
+        return importlib.import_module(".".join(parts))
+
+
 def large_scenario(n: int = 200, seed: int = 7) -> Any:
     """A generated estate of ``n`` workload classes over 8 GPU types and 6 candidate pools."""
     import cluster_decide as cd
 
+    kinds = _module("cluster_decide.vocabulary").WORKLOAD_KINDS  # the estate follows its order
     rng = random.Random(seed)
     workloads: list[dict[str, Any]] = []
     for i in range(n):
-        kind = KINDS[i % len(KINDS)]
+        kind = kinds[i % len(kinds)]
         types = rng.sample(TYPES, k=rng.choice([1, 2, 3]))
         w: dict[str, Any] = {
             "name": f"{kind.split('_')[0]}-{i:03d}",
@@ -188,9 +204,7 @@ class PhaseClock:
                 self._wrap(phase, module, attr)
 
     def _wrap(self, phase: str, module: str, attr: str) -> None:
-        import importlib
-
-        owner: Any = importlib.import_module(module)
+        owner: Any = _module(module)
         *path, name = attr.split(".")
         for part in path:
             owner = getattr(owner, part)
@@ -224,8 +238,7 @@ def presolve_share(scn: Any) -> tuple[float, float]:
     """Seconds of presolve and of search in one logged CP-SAT solve of ``scn``'s first round."""
     from ortools.sat.python import cp_model
 
-    from cluster_decide.solving import loop
-
+    loop = _module("cluster_decide.solving.loop")
     marks: dict[str, float] = {}
     start: list[float] = []
 
@@ -288,7 +301,8 @@ def child(args: argparse.Namespace) -> None:
             phases.append(clock.take())
         assert plan is not None
         from cluster_decide.model.data import prepare
-        from cluster_decide.solving.loop import solve_data
+
+        solve_data = _module("cluster_decide.solving.loop").solve_data
 
         data = prepare(scn)
         warm, cold = [], []
@@ -325,7 +339,8 @@ def child(args: argparse.Namespace) -> None:
     else:
         from cluster_decide.model.build import build_model
         from cluster_decide.model.data import prepare
-        from cluster_decide.solving.warmstart import lp_relaxation
+
+        lp_relaxation = _module("cluster_decide.solving.warmstart").lp_relaxation
 
         big = large_scenario(args.classes)
         data = prepare(big)
