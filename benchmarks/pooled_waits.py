@@ -21,10 +21,10 @@ from typing import Any
 import polars as pl
 
 import cluster_decide as cd
+from cluster_decide.inputs.scenario import PRESETS
 from cluster_decide.model.data import prepare
-from cluster_decide.scenario import PRESETS
-from cluster_decide.simengine import SimOptions, run, wait_stats
-from cluster_decide.simulation import WARMUP_H, scenario_jobs, simulated_pools
+from cluster_decide.simulation.engine import SimOptions, run, wait_stats
+from cluster_decide.simulation.replay import WARMUP_H, scenario_jobs, simulated_pools
 
 MIN_WAIT_H = 5.0 / 60.0
 

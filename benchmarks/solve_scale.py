@@ -43,23 +43,23 @@ from pathlib import Path
 from typing import Any
 
 PHASES: dict[str, list[tuple[str, str]]] = {
-    "prepare": [("cluster_decide.solving.solve", "prepare")],
-    "build": [("cluster_decide.solving.loop", "build_model")],
+    "prepare": [("cluster_decide.planning.solve", "prepare")],
+    "build": [("cluster_decide.planning.loop", "build_model")],
     "warm start": [
-        ("cluster_decide.solving.loop", "lp_relaxation"),
-        ("cluster_decide.solving.loop", "rounded_plan"),
-        ("cluster_decide.solving.loop", "add_hints"),
+        ("cluster_decide.planning.loop", "lp_relaxation"),
+        ("cluster_decide.planning.loop", "rounded_plan"),
+        ("cluster_decide.planning.loop", "add_hints"),
     ],
     "CP-SAT": [("ortools.sat.python.cp_model", "CpSolver.solve")],
     "service levels": [
-        ("cluster_decide.solving.loop", "repair"),
-        ("cluster_decide.solving.loop", "add_service_levels"),
+        ("cluster_decide.planning.loop", "repair"),
+        ("cluster_decide.planning.loop", "add_service_levels"),
     ],
     "read back": [
-        ("cluster_decide.solving.loop", "read_decisions"),
-        ("cluster_decide.solving.solve", "plan_from"),
+        ("cluster_decide.planning.loop", "read_decisions"),
+        ("cluster_decide.planning.solve", "plan_from"),
     ],
-    "explain": [("cluster_decide.solving.solve", "explain")],
+    "explain": [("cluster_decide.planning.solve", "explain")],
 }
 """Phase name → the functions (module, attribute) whose calls it counts."""
 
@@ -110,7 +110,7 @@ def _module(name: str) -> Any:
     """Import ``name``; in a baseline tree from before the layer folders, the module of its last name.
 
     ``--baseline`` may name a checkout where ``cluster_decide.planning.loop`` was still
-    ``cluster_decide.solving.loop`` (or ``base.vocabulary`` a top-level ``vocabulary``): the one
+    ``cluster_decide.planning.loop`` (or ``base.vocabulary`` a top-level ``vocabulary``): the one
     module file of that name in the tree imported instead.
     """
     import importlib
@@ -133,7 +133,7 @@ def large_scenario(n: int = 200, seed: int = 7) -> Any:
     """A generated estate of ``n`` workload classes over 8 GPU types and 6 candidate pools."""
     import cluster_decide as cd
 
-    kinds = _module("cluster_decide.vocabulary").WORKLOAD_KINDS  # the estate follows its order
+    kinds = _module("cluster_decide.base.vocabulary").WORKLOAD_KINDS  # the estate follows its order
     rng = random.Random(seed)
     workloads: list[dict[str, Any]] = []
     for i in range(n):
@@ -238,7 +238,7 @@ def presolve_share(scn: Any) -> tuple[float, float]:
     """Seconds of presolve and of search in one logged CP-SAT solve of ``scn``'s first round."""
     from ortools.sat.python import cp_model
 
-    loop = _module("cluster_decide.solving.loop")
+    loop = _module("cluster_decide.planning.loop")
     marks: dict[str, float] = {}
     start: list[float] = []
 
@@ -302,7 +302,7 @@ def child(args: argparse.Namespace) -> None:
         assert plan is not None
         from cluster_decide.model.data import prepare
 
-        solve_data = _module("cluster_decide.solving.loop").solve_data
+        solve_data = _module("cluster_decide.planning.loop").solve_data
 
         data = prepare(scn)
         warm, cold = [], []
@@ -340,7 +340,7 @@ def child(args: argparse.Namespace) -> None:
         from cluster_decide.model.build import build_model
         from cluster_decide.model.data import prepare
 
-        lp_relaxation = _module("cluster_decide.solving.warmstart").lp_relaxation
+        lp_relaxation = _module("cluster_decide.planning.warmstart").lp_relaxation
 
         big = large_scenario(args.classes)
         data = prepare(big)

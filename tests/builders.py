@@ -98,7 +98,7 @@ def solve_by_work(scn: cd.Scenario, work: float = 5.0) -> cd.Plan:
     on a loaded machine (a feasible plan instead of the optimum, or a repaired one), so the
     comparison would depend on the load. The generous wall limit is only a safety net.
     """
-    from cluster_decide.solving.solve import deterministic_work
+    from cluster_decide.planning.solve import deterministic_work
 
     with deterministic_work(work):
         return cd.solve(scn, time_limit_s=600.0, workers=1)

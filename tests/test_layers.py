@@ -2,7 +2,7 @@
 
 Layers, lowest first: base (vocabulary, resources, errors, ranges...), inputs (catalog, scenario,
 inventory), demand (queueing), model (data, families, the raw CP-SAT solve returning decisions),
-plan (the solve loop in ``solving/``, evaluation, plan, service, explain), analyses, views.
+plan (the solve loop in ``planning/``, evaluation, plan, service, explain), analyses, views.
 ``KNOWN_UPWARD`` lists tolerated upward imports: none are left, and the test fails when one
 appears (or when a listed one is gone, so the list could only shrink). No module imports
 itself through others either: the graph counts every import, also those inside functions and

@@ -19,8 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import cluster_decide as cd
-from cluster_decide.evaluation import evaluate_decisions
 from cluster_decide.model.data import lease_months, prepare
+from cluster_decide.planning.evaluation import evaluate_decisions
 
 NODES = 8
 

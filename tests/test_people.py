@@ -14,9 +14,9 @@ import pytest
 from builders import chat_service, component_usd, fine_tuning, small_scenario, solve_by_work
 
 import cluster_decide as cd
-from cluster_decide.evaluation import evaluate_decisions
 from cluster_decide.model.data import MILLI, prepare
 from cluster_decide.model.people import cheapest_staffing
+from cluster_decide.planning.evaluation import evaluate_decisions
 
 
 def _fte(plan: cd.Plan) -> float:

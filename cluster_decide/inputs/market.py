@@ -23,12 +23,12 @@ from typing import TYPE_CHECKING, Final
 
 import polars as pl
 
-from cluster_decide.constants import HOURS_PER_MONTH
-from cluster_decide.offers import Offer, OnPremNode
+from cluster_decide.base.constants import HOURS_PER_MONTH
+from cluster_decide.inputs.offers import Offer, OnPremNode
 
 if TYPE_CHECKING:
-    from cluster_decide.catalog import Catalog, CostParameters, GpuType
-    from cluster_decide.scenario import Scenario
+    from cluster_decide.inputs.catalog import Catalog, CostParameters, GpuType
+    from cluster_decide.inputs.scenario import Scenario
 
 __all__ = [
     "CASH_FLOW_SCHEMA",

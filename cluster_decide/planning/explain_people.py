@@ -6,11 +6,11 @@ tables (``model.people``), so the amounts it quotes are the ones the plan pays.
 
 from __future__ import annotations
 
-from cluster_decide.constants import PLATFORM_WORDS, SKILLS
-from cluster_decide.evaluation import Decisions, Evaluation
+from cluster_decide.base.constants import PLATFORM_WORDS, SKILLS
+from cluster_decide.base.vocabulary import MANAGED_WORDS, SKILL_LABELS
 from cluster_decide.model.data import MILLI, ModelData
 from cluster_decide.model.people import FAMILY
-from cluster_decide.vocabulary import MANAGED_WORDS, SKILL_LABELS
+from cluster_decide.planning.evaluation import Decisions, Evaluation
 
 __all__ = ["MANAGED_WORDS", "money", "people_sentences", "plural"]
 
@@ -23,7 +23,7 @@ def plural(n: int, word: str) -> str:
 def money(usd: float) -> str:
     """Dollars the way people say them in a meeting: $1.2M, $85k, $900.
 
-    Defined here, below :mod:`cluster_decide.explain` (which imports this module and offers
+    Defined here, below :mod:`cluster_decide.planning.explain` (which imports this module and offers
     ``money`` to everyone else), so the two modules form no import cycle.
     """
     sign = "-" if usd < 0 else ""

@@ -1,15 +1,15 @@
 """Predicted service levels of a plan beside each workload's target: one row per placed share.
 
 Real-time inference: the worst hour's p99 latency (M/G/c queue wait + service time, see
-:func:`cluster_decide.queueing.latency_quantile`) of each piece with the replicas the plan
+:func:`cluster_decide.demand.queueing.latency_quantile`) of each piece with the replicas the plan
 provides for that piece's own traffic; with ``headroom = "n+1"`` one node's worth of replicas is
 left out, so the p99 holds with a node down. Interactive (experimentation) classes: the worst
-hour's mean wait for a seat, M/M/c over sessions (:func:`cluster_decide.queueing.mean_wait_mmc`).
+hour's mean wait for a seat, M/M/c over sessions (:func:`cluster_decide.demand.queueing.mean_wait_mmc`).
 Training and batch: the mean queue wait of each class in its pool from the effective-slot M/G/c
-approximation of :func:`cluster_decide.queueing.batch_waits`, over the pool's baseline GPUs plus
+approximation of :func:`cluster_decide.demand.queueing.batch_waits`, over the pool's baseline GPUs plus
 its average burst, less what its non-batch work holds on average; preemptible training that
 fills a sharing pool's troughs waits on the GPUs the services leave hour by hour instead
-(:func:`cluster_decide.sharing.trough_waits`). Deadline classes report their
+(:func:`cluster_decide.planning.sharing.trough_waits`). Deadline classes report their
 completion time: the window in which fluid earliest-deadline-first scheduling finishes each
 hour's work on the capacity the rest of the pool leaves free, plus one job's run time.
 
@@ -27,6 +27,20 @@ from typing import Literal, Protocol
 import numpy as np
 import polars as pl
 
+from cluster_decide.base.vocabulary import DEMAND_UNITS_PER_GPU_PERCENT
+from cluster_decide.demand.queueing import (
+    batch_waits,
+    deadline_window,
+    latency_quantile,
+    mean_wait_mmc,
+)
+from cluster_decide.inputs.scenario import (
+    DeadlineWorkload,
+    ExperimentationWorkload,
+    RealtimeWorkload,
+    TrainingWorkload,
+    Workload,
+)
 from cluster_decide.model.data import (
     DEMAND_UNITS_PER_GPU,
     ModelData,
@@ -37,21 +51,7 @@ from cluster_decide.model.data import (
     realtime_rates,
 )
 from cluster_decide.model.decisions import Decisions
-from cluster_decide.queueing import (
-    batch_waits,
-    deadline_window,
-    latency_quantile,
-    mean_wait_mmc,
-)
-from cluster_decide.scenario import (
-    DeadlineWorkload,
-    ExperimentationWorkload,
-    RealtimeWorkload,
-    TrainingWorkload,
-    Workload,
-)
-from cluster_decide.sharing import Sharing, trough_waits
-from cluster_decide.vocabulary import DEMAND_UNITS_PER_GPU_PERCENT
+from cluster_decide.planning.sharing import Sharing, trough_waits
 
 __all__ = [
     "SERVICE_LEVEL_SCHEMA",
@@ -66,7 +66,7 @@ __all__ = [
 class PoolLoads(Protocol):
     """What the service levels read of an evaluation: the load and burst of every pool.
 
-    :class:`cluster_decide.evaluation.Evaluation` has these fields; naming only them here keeps
+    :class:`cluster_decide.planning.evaluation.Evaluation` has these fields; naming only them here keeps
     this module below the evaluator, which calls it (no import cycle, not even for types).
     """
 

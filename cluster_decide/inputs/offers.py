@@ -2,8 +2,8 @@
 
 Read from ``data/catalog`` (``offers.csv``, ``onprem.csv``, ``resale.csv``, ``burst_caps.csv``),
 every row checked for its provenance: a source with a URL and date, or the source
-``assumption`` with its reasoning. :mod:`cluster_decide.catalog` loads them with the rest of the
-catalog; :mod:`cluster_decide.market` prices a scenario's GPUs from them.
+``assumption`` with its reasoning. :mod:`cluster_decide.inputs.catalog` loads them with the rest of the
+catalog; :mod:`cluster_decide.inputs.market` prices a scenario's GPUs from them.
 """
 
 from __future__ import annotations
