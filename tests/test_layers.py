@@ -73,6 +73,13 @@ def test_every_module_has_a_layer() -> None:
     assert missing == []
 
 
+def test_every_layer_entry_is_in_the_tree() -> None:
+    """The table names folders and modules that exist: the layers are the tree's own."""
+    assert [p for ps in LAYERS.values() for p in ps if not _is_module(p)] == []
+    folders = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()}
+    assert folders == {p for ps in LAYERS.values() for p in ps} - {"style", "cli", "guard"}
+
+
 def test_no_import_runs_upward_beyond_the_known_ones() -> None:
     upward = {
         (module, dep)
