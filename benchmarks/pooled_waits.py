@@ -23,11 +23,18 @@ from typing import Any, Literal
 import polars as pl
 
 import cluster_decide as cd
+from cluster_decide.demand.queueing import BatchClass, batch_waits
+from cluster_decide.inputs.scenario import PRESETS
 from cluster_decide.model.data import prepare
-from cluster_decide.queueing import BatchClass, batch_waits
-from cluster_decide.scenario import PRESETS
-from cluster_decide.simengine import JobClass, Pool, SimOptions, generate_jobs, run, wait_stats
-from cluster_decide.simulation import WARMUP_H, scenario_jobs, simulated_pools
+from cluster_decide.simulation.engine import (
+    JobClass,
+    Pool,
+    SimOptions,
+    generate_jobs,
+    run,
+    wait_stats,
+)
+from cluster_decide.simulation.replay import WARMUP_H, scenario_jobs, simulated_pools
 
 MIN_WAIT_H = 5.0 / 60.0
 
@@ -95,7 +102,7 @@ SCV)): a large gang beside smaller jobs, sized near where a plan would put them.
 
 
 def fixed(seeds: int, days: float) -> list[dict[str, Any]]:
-    """:func:`cluster_decide.queueing.batch_waits` against the simulator on :data:`FIXED_POOLS`.
+    """:func:`cluster_decide.demand.queueing.batch_waits` against the simulator on :data:`FIXED_POOLS`.
 
     Poisson arrivals, gamma durations; the first 20 days are left out of the statistics.
     """

@@ -18,8 +18,8 @@ import numpy as np
 import polars as pl
 from scipy import stats
 
-from cluster_decide import queueing as q
-from cluster_decide import simengine as se
+from cluster_decide.demand import queueing as q
+from cluster_decide.simulation import engine as se
 
 GOAL = 0.15
 MIN_WAIT_H = 5.0 / 60.0

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from cluster_decide import simengine as se
+from cluster_decide.simulation import engine as se
 
 MIX = (  # (gang size, mean hours, share of GPU load)
     (1, 1.0, 0.10),

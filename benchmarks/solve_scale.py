@@ -47,38 +47,30 @@ from pathlib import Path
 from typing import Any
 
 PHASES: dict[str, list[tuple[str, str]]] = {
-    "prepare": [("cluster_decide.solving.solve", "prepare")],
-    "build": [("cluster_decide.solving.loop", "build_model")],
+    "prepare": [("cluster_decide.planning.solve", "prepare")],
+    "build": [("cluster_decide.planning.loop", "build_model")],
     "warm start": [
-        ("cluster_decide.solving.loop", "lp_relaxation"),
-        ("cluster_decide.solving.loop", "rounded_plan"),
-        ("cluster_decide.solving.loop", "add_hints"),
+        ("cluster_decide.planning.loop", "lp_relaxation"),
+        ("cluster_decide.planning.loop", "rounded_plan"),
+        ("cluster_decide.planning.loop", "add_hints"),
     ],
     "CP-SAT": [("ortools.sat.python.cp_model", "CpSolver.solve")],
     "service levels": [
-        ("cluster_decide.solving.loop", "repair"),
-        ("cluster_decide.solving.loop", "add_service_levels"),
-        ("cluster_decide.solving.loop", "cut_up_front"),
+        ("cluster_decide.planning.loop", "repair"),
+        ("cluster_decide.planning.loop", "add_service_levels"),
+        ("cluster_decide.planning.loop", "cut_up_front"),
     ],
     "read back": [
-        ("cluster_decide.solving.loop", "read_decisions"),
-        ("cluster_decide.solving.solve", "plan_from"),
+        ("cluster_decide.planning.loop", "read_decisions"),
+        ("cluster_decide.planning.solve", "plan_from"),
     ],
-    "explain": [("cluster_decide.solving.solve", "explain")],
+    "explain": [("cluster_decide.planning.solve", "explain")],
 }
 """Phase name → the functions (module, attribute) whose calls it counts."""
 
 REDRAW_SLIDERS = {"demand:training": 0.05, "fte:kubernetes": 0.5}
 """The sliders ``interaction.py`` moves, and their steps: each new value is solved live."""
 
-KINDS = (  # the order of cluster_decide.vocabulary.WORKLOAD_KINDS (the estate depends on it)
-    "distributed_training",
-    "fine_tuning",
-    "experimentation",
-    "batch_inference",
-    "pipeline",
-    "realtime_inference",
-)
 TYPES = ["A100", "H100", "H200", "B200", "L40S", "L4", "MI300X", "A10G"]
 # Two GPU types beyond the catalog, for scale only (figures illustrative, not catalog data).
 EXTRA_GPUS = {
@@ -119,14 +111,38 @@ POOLS = [
 ]
 
 
+def _module(name: str) -> Any:
+    """Import ``name``; in a baseline tree from before the layer folders, the module of its last name.
+
+    ``--baseline`` may name a checkout where ``cluster_decide.planning.loop`` was still
+    ``cluster_decide.planning.loop`` (or ``base.vocabulary`` a top-level ``vocabulary``): the one
+    module file of that name in the tree imported instead.
+    """
+    import importlib
+
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError:
+        import cluster_decide
+
+        leaf = name.rsplit(".", 1)[-1]
+        root = Path(cluster_decide.__file__).parent
+        found = sorted(root.rglob(f"{leaf}.py"))
+        if len(found) != 1:
+            raise
+        parts = found[0].relative_to(root.parent).with_suffix("").parts
+        return importlib.import_module(".".join(parts))
+
+
 def large_scenario(n: int = 200, seed: int = 7) -> Any:
     """A generated estate of ``n`` workload classes over 8 GPU types and 6 candidate pools."""
     import cluster_decide as cd
 
+    kinds = _module("cluster_decide.base.vocabulary").WORKLOAD_KINDS  # the estate follows its order
     rng = random.Random(seed)
     workloads: list[dict[str, Any]] = []
     for i in range(n):
-        kind = KINDS[i % len(KINDS)]
+        kind = kinds[i % len(kinds)]
         types = rng.sample(TYPES, k=rng.choice([1, 2, 3]))
         w: dict[str, Any] = {
             "name": f"{kind.split('_')[0]}-{i:03d}",
@@ -198,9 +214,7 @@ class PhaseClock:
                 self._wrap(phase, module, attr)
 
     def _wrap(self, phase: str, module: str, attr: str) -> None:
-        import importlib
-
-        owner: Any = importlib.import_module(module)
+        owner: Any = _module(module)
         *path, name = attr.split(".")
         for part in path:
             owner = getattr(owner, part)
@@ -241,8 +255,7 @@ def presolve_share(scn: Any) -> tuple[float, float]:
     """Seconds of presolve and of search in one logged CP-SAT solve of ``scn``'s first round."""
     from ortools.sat.python import cp_model
 
-    from cluster_decide.solving import loop
-
+    loop = _module("cluster_decide.planning.loop")
     marks: dict[str, float] = {}
     start: list[float] = []
 
@@ -310,7 +323,8 @@ def child(args: argparse.Namespace) -> None:
             cpu_phases.append(cpu_phase)
         assert plan is not None
         from cluster_decide.model.data import prepare
-        from cluster_decide.solving.loop import solve_data
+
+        solve_data = _module("cluster_decide.planning.loop").solve_data
 
         data = prepare(scn)
         warm, cold = [], []
@@ -349,7 +363,8 @@ def child(args: argparse.Namespace) -> None:
     else:
         from cluster_decide.model.build import build_model
         from cluster_decide.model.data import prepare
-        from cluster_decide.solving.warmstart import lp_relaxation
+
+        lp_relaxation = _module("cluster_decide.planning.warmstart").lp_relaxation
 
         big = large_scenario(args.classes)
         data = prepare(big)

@@ -23,18 +23,18 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # the names as mypy and editors see them; at run time they load lazily
     from cluster_decide.analysis.comparison import compare
     from cluster_decide.analysis.recommendation import Recommendation, recommend
-    from cluster_decide.errors import ScenarioError
-    from cluster_decide.evaluation import Evaluation, evaluate
-    from cluster_decide.plan import Plan, Status
-    from cluster_decide.scenario import (
+    from cluster_decide.base.errors import ScenarioError
+    from cluster_decide.inputs.scenario import (
         PRESETS,
         Scenario,
         load_scenario,
         parse_scenario,
         save_scenario,
     )
-    from cluster_decide.simulation import Simulation, simulate
-    from cluster_decide.solving.solve import solve
+    from cluster_decide.planning.evaluation import Evaluation, evaluate
+    from cluster_decide.planning.plan import Plan, Status
+    from cluster_decide.planning.solve import solve
+    from cluster_decide.simulation.replay import Simulation, simulate
 
 __all__ = [
     "PRESETS",
@@ -57,22 +57,22 @@ __all__ = [
 __version__ = "0.1.0"
 
 _LAZY = {
-    "PRESETS": "cluster_decide.constants",
+    "PRESETS": "cluster_decide.base.constants",
     "Recommendation": "cluster_decide.analysis",
-    "Evaluation": "cluster_decide.evaluation",
-    "Plan": "cluster_decide.plan",
-    "Scenario": "cluster_decide.scenario",
-    "ScenarioError": "cluster_decide.errors",
-    "Simulation": "cluster_decide.simulation",
-    "Status": "cluster_decide.plan",
+    "Evaluation": "cluster_decide.planning.evaluation",
+    "Plan": "cluster_decide.planning.plan",
+    "Scenario": "cluster_decide.inputs.scenario",
+    "ScenarioError": "cluster_decide.base.errors",
+    "Simulation": "cluster_decide.simulation.replay",
+    "Status": "cluster_decide.planning.plan",
     "compare": "cluster_decide.analysis",
-    "evaluate": "cluster_decide.evaluation",
-    "load_scenario": "cluster_decide.scenario",
-    "parse_scenario": "cluster_decide.scenario",
+    "evaluate": "cluster_decide.planning.evaluation",
+    "load_scenario": "cluster_decide.inputs.scenario",
+    "parse_scenario": "cluster_decide.inputs.scenario",
     "recommend": "cluster_decide.analysis",
-    "save_scenario": "cluster_decide.scenario",
-    "simulate": "cluster_decide.simulation",
-    "solve": "cluster_decide.solving.solve",
+    "save_scenario": "cluster_decide.inputs.scenario",
+    "simulate": "cluster_decide.simulation.replay",
+    "solve": "cluster_decide.planning.solve",
 }
 """Public name -> the module that defines it, imported on first access."""
 

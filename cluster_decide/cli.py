@@ -17,15 +17,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cluster_decide import ranges
-from cluster_decide.atomic import (
+from cluster_decide.base import ranges
+from cluster_decide.base.atomic import (
     OutputError,
     all_or_nothing,
     refuse_inputs_as_outputs,
     write_atomic,
 )
-from cluster_decide.constants import PRESETS
-from cluster_decide.errors import ScenarioError
+from cluster_decide.base.constants import PRESETS
+from cluster_decide.base.errors import ScenarioError
 from cluster_decide.guard import (
     EXIT_BAD_INPUT,
     EXIT_CODES_HELP,
@@ -47,8 +47,8 @@ from cluster_decide.guard import (
 if TYPE_CHECKING:
     import polars as pl
 
-    from cluster_decide.plan import Plan
-    from cluster_decide.scenario import Scenario
+    from cluster_decide.inputs.scenario import Scenario
+    from cluster_decide.planning.plan import Plan
 
 # Each command imports what it uses inside its function, so `cluster-decide ingest` and every
 # `--help` start without OR-Tools, SciPy or pydantic (see benchmarks/startup.py).
@@ -82,8 +82,8 @@ def summary(plan: Plan, verdict: str = "", today: pl.DataFrame | None = None) ->
     """
     import polars as pl
 
-    from cluster_decide.explain import ARCHETYPE_WORDS, money
-    from cluster_decide.plan import Status
+    from cluster_decide.planning.explain import ARCHETYPE_WORDS, money
+    from cluster_decide.planning.plan import Status
 
     status = plan.status.value
     if plan.status is Status.FEASIBLE:
@@ -155,8 +155,8 @@ def _executor(args: argparse.Namespace, pool: bool) -> Iterator[Executor | None]
 
 def _solve(args: argparse.Namespace) -> int:
     from cluster_decide.analysis import recommend
-    from cluster_decide.scenario import load_scenario
-    from cluster_decide.solving.solve import solve
+    from cluster_decide.inputs.scenario import load_scenario
+    from cluster_decide.planning.solve import solve
 
     scn = load_scenario(args.scenario)
     plan = solve(scn, time_limit_s=args.time_limit, workers=args.workers, seed=args.seed)
@@ -217,7 +217,7 @@ def _today_table(scn: Scenario, plan: Plan, args: argparse.Namespace) -> pl.Data
 
 def exit_code(plan: Plan) -> int:
     """0 answered, 1 infeasible, 3 no answer within the time limit (``EXIT_CODES_HELP``)."""
-    from cluster_decide.plan import Status
+    from cluster_decide.planning.plan import Status
 
     if plan.status is Status.TIME_LIMIT:
         return EXIT_TIME_LIMIT
@@ -226,7 +226,7 @@ def exit_code(plan: Plan) -> int:
 
 def _compare(args: argparse.Namespace) -> int:
     from cluster_decide.analysis import compare, near_optimal
-    from cluster_decide.scenario import load_scenario
+    from cluster_decide.inputs.scenario import load_scenario
 
     scn = load_scenario(args.scenario)
     frame = compare(scn, time_limit_s=args.time_limit, workers=args.workers, seed=args.seed)
@@ -257,7 +257,7 @@ def _compare(args: argparse.Namespace) -> int:
 
 def _sensitivity(args: argparse.Namespace) -> int:
     from cluster_decide.analysis import break_evens, lever_values, tornado
-    from cluster_decide.scenario import load_scenario
+    from cluster_decide.inputs.scenario import load_scenario
 
     scn = load_scenario(args.scenario)
     inputs = args.inputs.split(",") if args.inputs else None
@@ -291,7 +291,7 @@ def _uncertainty(args: argparse.Namespace) -> int:
         describe_inputs,
         uncertainty,
     )
-    from cluster_decide.scenario import load_scenario
+    from cluster_decide.inputs.scenario import load_scenario
 
     scn = load_scenario(args.scenario)
     tracked = args.track.split(",") if args.track else None
@@ -337,8 +337,8 @@ def _export(args: argparse.Namespace) -> int:
 
     from cluster_decide import export
     from cluster_decide.analysis import compare
-    from cluster_decide.scenario import load_scenario
-    from cluster_decide.solving.solve import solve
+    from cluster_decide.inputs.scenario import load_scenario
+    from cluster_decide.planning.solve import solve
 
     if not (args.pptx or args.html or args.md or args.images or args.data):
         raise ValueError("export: give at least one of --pptx, --html, --md, --images, --data")
@@ -487,9 +487,9 @@ INGEST_SKIPPED_FILES = 5
 
 def _simulate(args: argparse.Namespace) -> int:
     """Replay jobs on the recommended plan and set simulated waits beside predicted ones."""
-    from cluster_decide.scenario import load_scenario
-    from cluster_decide.simulation import read_jobs, simulate
-    from cluster_decide.solving.solve import solve
+    from cluster_decide.inputs.scenario import load_scenario
+    from cluster_decide.planning.solve import solve
+    from cluster_decide.simulation.replay import read_jobs, simulate
 
     plan = solve(
         load_scenario(args.scenario),

@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from cluster_decide.ranges import Range
+from cluster_decide.base.ranges import Range
 
 __all__ = [
     "EXIT_ANSWERED",

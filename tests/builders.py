@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import polars as pl
+
 import cluster_decide as cd
 
 
@@ -51,6 +53,44 @@ def service(name: str = "api", **kw: Any) -> dict[str, Any]:
     return base
 
 
+def fine_tuning(name: str = "finetune", **kw: Any) -> dict[str, Any]:
+    """Fine-tuning on Slurm today: 8-GPU jobs of 8 hours on H100, queued at most 6 hours."""
+    base = {
+        "name": name,
+        "kind": "fine_tuning",
+        "interface": "slurm",
+        "gpu_types": ["H100"],
+        "gpus_per_job": 8,
+        "gpu_hours_per_month": 20_000.0,
+        "mean_job_hours": 8.0,
+        "max_queue_wait_hours": 6.0,
+    }
+    base.update(kw)
+    return base
+
+
+def chat_service(name: str = "chat", **kw: Any) -> dict[str, Any]:
+    """A business-hours chat service on H100 in containers: 30 req/s, p99 within 2 s."""
+    base = {
+        "name": name,
+        "kind": "realtime_inference",
+        "interface": "containers",
+        "gpu_types": ["H100"],
+        "peak_requests_per_second": 30.0,
+        "gpu_seconds_per_request": 0.2,
+        "p99_latency_ms": 2000.0,
+        "profile": "business_hours",
+        "requires": ["autoscaling", "self_healing", "rolling_updates"],
+    }
+    base.update(kw)
+    return base
+
+
+def component_usd(plan: cd.Plan, component: str) -> float:
+    """Monthly dollars of one cost component of ``plan`` (one row per component)."""
+    return float(plan.costs.filter(pl.col("component") == component)["monthly_usd"].item())
+
+
 def solve_by_work(scn: cd.Scenario, work: float = 5.0) -> cd.Plan:
     """``cd.solve`` on one worker, stopping on CP-SAT's deterministic work instead of the clock.
 
@@ -58,7 +98,7 @@ def solve_by_work(scn: cd.Scenario, work: float = 5.0) -> cd.Plan:
     on a loaded machine (a feasible plan instead of the optimum, or a repaired one), so the
     comparison would depend on the load. The generous wall limit is only a safety net.
     """
-    from cluster_decide.solving.solve import deterministic_work
+    from cluster_decide.planning.solve import deterministic_work
 
     with deterministic_work(work):
         return cd.solve(scn, time_limit_s=600.0, workers=1)

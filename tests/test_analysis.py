@@ -15,8 +15,8 @@ from cluster_decide.analysis.core import DETERMINISTIC_LIMIT
 from cluster_decide.analysis.showback_costs import STAFF_KEYS
 from cluster_decide.charts import analysis as ac
 from cluster_decide.cli import main
-from cluster_decide.evaluation import evaluate_decisions
 from cluster_decide.model.data import prepare
+from cluster_decide.planning.evaluation import evaluate_decisions
 
 
 @pytest.fixture(scope="module")

@@ -17,8 +17,8 @@ import pytest
 from builders import small_scenario
 
 import cluster_decide as cd
-from cluster_decide.evaluation import Decisions, evaluate_decisions
 from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, ModelData, prepare
+from cluster_decide.planning.evaluation import Decisions, evaluate_decisions
 
 PLATFORM_SETS = [
     ["slurm", "kubernetes", "kubernetes_batch"],

@@ -211,7 +211,7 @@ def test_solve_prints_today_against_the_plan(
 
     import cluster_decide as cd
     from cluster_decide.analysis.today import status_quo
-    from cluster_decide.explain import money
+    from cluster_decide.planning.explain import money
 
     path = tmp_path / "bank.toml"
     path.write_text(_BANK)

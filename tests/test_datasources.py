@@ -9,8 +9,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from cluster_decide import constants
-from cluster_decide.datasources import (
+from cluster_decide.base import constants
+from cluster_decide.inputs.datasources import (
     ASSUMPTION,
     CATALOG_DIR,
     CONFIDENCE_LEVELS,
@@ -376,7 +376,7 @@ def test_docs_are_up_to_date() -> None:
     expected = render_markdown()
     assert DOCS_PATH.read_text(encoding="utf-8") == expected, (
         "docs/data-sources.md is stale: run "
-        "`python -m cluster_decide.datasources > docs/data-sources.md`"
+        "`python -m cluster_decide.inputs.datasources > docs/data-sources.md`"
     )
 
 

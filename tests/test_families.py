@@ -14,10 +14,10 @@ import pytest
 from builders import service, small_scenario, training
 
 import cluster_decide as cd
-from cluster_decide.evaluation import Decisions, evaluate_decisions
 from cluster_decide.model.build import FAMILIES, build_model
 from cluster_decide.model.data import prepare
-from cluster_decide.solving.solve import solve_data
+from cluster_decide.planning.evaluation import Decisions, evaluate_decisions
+from cluster_decide.planning.solve import solve_data
 
 
 def test_every_family_has_a_test() -> None:
@@ -290,7 +290,7 @@ def test_family_sharing() -> None:
 
 def test_every_family_has_an_add_and_a_check() -> None:
     """The model adds each family with ``add_<family>``; ``cd.evaluate`` checks it with ``check_<family>``."""
-    evaluate = importlib.import_module("cluster_decide.evaluation")
+    evaluate = importlib.import_module("cluster_decide.planning.evaluation")
     build = importlib.import_module("cluster_decide.model.build")
 
     missing = [f"add_{f}" for f in FAMILIES if not callable(getattr(build, f"add_{f}", None))]

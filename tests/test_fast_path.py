@@ -14,12 +14,12 @@ import pytest
 from test_people import hpc_centre, slurm_shop, startup
 
 import cluster_decide as cd
-from cluster_decide.constants import PRESETS
-from cluster_decide.evaluation import Decisions, evaluate_decisions
+from cluster_decide.base.constants import PRESETS
+from cluster_decide.demand.queueing import _deadline_window, deadline_window
 from cluster_decide.model.build import Model, build_model
 from cluster_decide.model.data import ModelData, prepare
-from cluster_decide.queueing import _deadline_window, deadline_window
-from cluster_decide.solving import loop, warmstart
+from cluster_decide.planning import loop, warmstart
+from cluster_decide.planning.evaluation import Decisions, evaluate_decisions
 
 SCENARIOS = {
     **{name: lambda name=name: cd.load_scenario(name) for name in PRESETS},

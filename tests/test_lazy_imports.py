@@ -84,9 +84,9 @@ def test_ingest_run_loads_no_solver_scipy_or_pydantic(tmp_path: Path) -> None:
 def test_public_api_still_resolves() -> None:
     """`cd.solve`, `cd.evaluate`, `cd.simulate` are the functions, whatever loaded first."""
     code = (
-        "import cluster_decide.simulation, cluster_decide.evaluation\n"
+        "import cluster_decide.simulation.replay, cluster_decide.planning.evaluation\n"
         "import cluster_decide as cd\n"
-        "from cluster_decide.solving.solve import solve\n"
+        "from cluster_decide.planning.solve import solve\n"
         "assert callable(cd.simulate) and callable(cd.evaluate) and cd.solve is solve\n"
         "assert cd.Status.OPTIMAL and cd.PRESETS[0] == 'enterprise-mixed'\n"
         "assert set(cd.__all__) <= set(dir(cd))"

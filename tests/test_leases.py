@@ -14,42 +14,20 @@ from typing import Any
 
 import polars as pl
 import pytest
-from builders import small_scenario
+from builders import chat_service, component_usd, fine_tuning, small_scenario
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import cluster_decide as cd
-from cluster_decide.evaluation import evaluate_decisions
 from cluster_decide.model.data import lease_months, prepare
+from cluster_decide.planning.evaluation import evaluate_decisions
 
 NODES = 8
 
 
 def bank(leased_until: str | None = "2027-06", **changes: Any) -> cd.Scenario:
     """Fine-tuning on a leased Slurm cluster, a chat service on Kubernetes."""
-    workloads = [
-        {
-            "name": "finetune",
-            "kind": "fine_tuning",
-            "interface": "slurm",
-            "gpu_types": ["H100"],
-            "gpus_per_job": 8,
-            "gpu_hours_per_month": 20_000.0,
-            "mean_job_hours": 8.0,
-            "max_queue_wait_hours": 6.0,
-        },
-        {
-            "name": "chat",
-            "kind": "realtime_inference",
-            "interface": "containers",
-            "gpu_types": ["H100"],
-            "peak_requests_per_second": 30.0,
-            "gpu_seconds_per_request": 0.2,
-            "p99_latency_ms": 2000.0,
-            "profile": "business_hours",
-            "requires": ["autoscaling", "self_healing", "rolling_updates"],
-        },
-    ]
+    workloads = [fine_tuning(), chat_service()]
     cluster: dict[str, Any] = {
         "name": "hpc-a",
         "platform": "slurm",
@@ -75,10 +53,6 @@ def bank(leased_until: str | None = "2027-06", **changes: Any) -> cd.Scenario:
     return small_scenario(workloads, **data)
 
 
-def _component(plan: cd.Plan, name: str) -> float:
-    return float(plan.costs.filter(pl.col("component") == name)["monthly_usd"].sum())
-
-
 def test_lease_months_count_both_ends_within_the_horizon() -> None:
     assert lease_months("2026-12", "2027-06", 36) == 7
     assert lease_months("2026-12", "2027-06-30", 36) == 7
@@ -93,11 +67,11 @@ def test_a_lease_is_paid_whether_the_plan_uses_the_cluster_or_not() -> None:
     committed = NODES * price * 7 / 36
     kept = cd.solve(scn)
     assert kept.feasible
-    assert _component(kept, "leases") == pytest.approx(committed, abs=0.5)
+    assert component_usd(kept, "leases") == pytest.approx(committed, abs=0.5)
     # Ruling Slurm out does not end the lease: the plan still pays it, for nothing.
     gone = cd.solve(scn.restrict_platforms(["kubernetes", "kubernetes_batch"]))
     assert gone.feasible
-    assert _component(gone, "leases") == pytest.approx(committed, abs=0.5)
+    assert component_usd(gone, "leases") == pytest.approx(committed, abs=0.5)
     assert gone.total_monthly_usd >= kept.total_monthly_usd
     text = " ".join(gone.explanations)
     assert "hpc-a lease (8 H100 nodes) is paid for the first 7 of the plan's 36 months" in text
@@ -117,14 +91,14 @@ def test_a_lease_that_covers_the_horizon_keeps_the_work_on_the_cluster() -> None
     assert set(placed["pool"]) == {"hpc-a"}, placed
     row = plan.transition.filter(pl.col("workload") == "finetune").row(0, named=True)
     assert row["action"] == "keep"
-    assert _component(plan, "leases") == pytest.approx(
+    assert component_usd(plan, "leases") == pytest.approx(
         NODES * data.node_cents["H100"] / 100, abs=0.5
     )
 
 
 def test_a_rolling_lease_without_an_end_is_not_committed() -> None:
     plan = cd.solve(bank(leased_until=None))
-    assert _component(plan, "leases") == 0.0
+    assert component_usd(plan, "leases") == 0.0
 
 
 def test_cash_flow_pays_the_lease_while_it_runs_and_drops_after() -> None:

@@ -13,11 +13,12 @@ import pytest
 from builders import service, small_scenario, training
 
 import cluster_decide as cd
-from cluster_decide.datasources import CATALOG_DIR, load_facts, provenance_problems
-from cluster_decide.errors import ScenarioError
-from cluster_decide.evaluation import Decisions, evaluate_decisions
-from cluster_decide.market import onprem_cost, read_offers, residual_fraction, resolve_markets
+from cluster_decide.base.errors import ScenarioError
+from cluster_decide.inputs.datasources import CATALOG_DIR, load_facts, provenance_problems
+from cluster_decide.inputs.market import onprem_cost, residual_fraction, resolve_markets
+from cluster_decide.inputs.offers import read_offers
 from cluster_decide.model.data import prepare
+from cluster_decide.planning.evaluation import Decisions, evaluate_decisions
 
 
 def batch(name: str = "scoring", **kw: Any) -> dict[str, Any]:

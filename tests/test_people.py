@@ -11,16 +11,12 @@ from typing import Any
 
 import polars as pl
 import pytest
-from builders import small_scenario, solve_by_work
+from builders import chat_service, component_usd, fine_tuning, small_scenario, solve_by_work
 
 import cluster_decide as cd
-from cluster_decide.evaluation import evaluate_decisions
 from cluster_decide.model.data import MILLI, prepare
 from cluster_decide.model.people import cheapest_staffing
-
-
-def _component(plan: cd.Plan, name: str) -> float:
-    return float(plan.costs.filter(pl.col("component") == name)["monthly_usd"][0])
+from cluster_decide.planning.evaluation import evaluate_decisions
 
 
 def _fte(plan: cd.Plan) -> float:
@@ -85,7 +81,7 @@ def test_one_person_startup_gets_a_managed_platform_well_under_two_fte() -> None
     assert plan.pools["managed"].all(), plan.pools
     assert "slurm" not in set(plan.pools["platform"])
     assert int(plan.pools["gpus"].sum()) <= 32
-    assert _component(plan, "managed_fees") == pytest.approx(73.0, abs=0.01)
+    assert component_usd(plan, "managed_fees") == pytest.approx(73.0, abs=0.01)
     assert any("managed Kubernetes" in s for s in plan.explanations), plan.explanations
     ev = cd.evaluate(startup(), plan)
     assert ev.feasible and ev.total_cents == round(plan.total_monthly_usd * 100)
@@ -165,8 +161,8 @@ def test_hpc_centre_trains_its_own_people_for_a_tiny_service() -> None:
     climate = plan.placements.filter(pl.col("workload") == "climate")
     assert climate["pool"].to_list() == ["hpc-main"]
     assert plan.transition.filter(pl.col("workload") == "climate")["action"][0] == "keep"
-    assert _component(plan, "migration") == 0.0
-    assert _component(plan, "retraining") > 0
+    assert component_usd(plan, "migration") == 0.0
+    assert component_usd(plan, "retraining") > 0
     # The owned cluster costs its power and space only; the gateway cluster is new.
     assert plan.pools.filter(pl.col("pool") == "hpc-main")["existing"][0]
     assert not plan.pools["managed"].any(), "managed services are a cloud option only"
@@ -187,16 +183,7 @@ def slurm_shop(research_users: int = 80, notebooks: int = 12, **changes: Any) ->
     migration, and the plan must say so.
     """
     workloads = [
-        {
-            "name": "finetune",
-            "kind": "fine_tuning",
-            "interface": "slurm",
-            "gpu_types": ["H100"],
-            "gpus_per_job": 8,
-            "gpu_hours_per_month": 12_000.0,
-            "mean_job_hours": 8.0,
-            "max_queue_wait_hours": 6.0,
-        },
+        fine_tuning(gpu_hours_per_month=12_000.0),
         {
             "name": "notebooks",
             "kind": "experimentation",
@@ -206,17 +193,7 @@ def slurm_shop(research_users: int = 80, notebooks: int = 12, **changes: Any) ->
             "gpus_per_user": 1,
             "max_queue_wait_hours": 0.25,
         },
-        {
-            "name": "chat",
-            "kind": "realtime_inference",
-            "interface": "containers",
-            "gpu_types": ["H100"],
-            "peak_requests_per_second": 30.0,
-            "gpu_seconds_per_request": 0.2,
-            "p99_latency_ms": 2000.0,
-            "profile": "business_hours",
-            "requires": ["autoscaling", "self_healing", "rolling_updates"],
-        },
+        chat_service(),
     ]
     data: dict[str, Any] = {
         "team": {"hpc": {"fte": 2.0}, "kubernetes": {"fte": 3.0}},
@@ -243,7 +220,7 @@ def test_slurm_shop_keeps_its_researchers_where_they_work() -> None:
     assert any("It keeps" in s and "finetune" in s for s in plan.explanations)
     moved = [w for w, a in moves.items() if a == "move"]
     if not moved:
-        assert _component(plan, "migration") == 0.0
+        assert component_usd(plan, "migration") == 0.0
     # A move holds only when it pays: keeping each moved class on Slurm costs no less. (Notebooks
     # sized by their wait target need a sixth Slurm node beside fine-tuning, so moving the 12
     # users' notebooks is about 0.4% cheaper, migration included.)
@@ -264,7 +241,7 @@ def test_a_forced_move_is_priced_and_said() -> None:
     assert moved.feasible
     row = moved.transition.filter(pl.col("workload") == "finetune").row(0, named=True)
     assert row["action"] == "move" and row["retool"] and row["users"] == 80
-    migration = _component(moved, "migration")
+    migration = component_usd(moved, "migration")
     assert migration > 0
     assert row["one_time_usd"] == pytest.approx(row["monthly_usd"] * 36, abs=0.5)
     assert moved.total_monthly_usd >= keep.total_monthly_usd
@@ -288,7 +265,7 @@ def test_the_move_holds_only_when_it_pays(users: int) -> None:
     moves = set(free.transition.filter(pl.col("action") == "move")["workload"])
     if moves:
         assert free.total_monthly_usd < keep.total_monthly_usd - 0.01
-        assert _component(free, "migration") > 0
+        assert component_usd(free, "migration") > 0
     else:
         assert free.total_monthly_usd == pytest.approx(keep.total_monthly_usd, abs=0.01)
     if users == 80:
@@ -304,7 +281,7 @@ def test_idle_staff_are_paid_and_reported_as_capacity_to_redeploy() -> None:
     payroll = 2.0 * scn.loaded_cost_usd_per_year("hpc") / 12 + 3.0 * (
         scn.loaded_cost_usd_per_year("kubernetes") / 12
     )
-    assert _component(plan, "staff") == pytest.approx(payroll, abs=0.05)
+    assert component_usd(plan, "staff") == pytest.approx(payroll, abs=0.05)
     idle = float(plan.staffing["idle_fte"].sum())
     assert idle == pytest.approx(5.0 - _fte(plan), abs=1e-6)
     assert any("free to redeploy" in s for s in plan.explanations)

@@ -53,8 +53,15 @@ def test_gang_admission_counts_the_drain_before_a_512_gpu_gang() -> None:
     replayed (35% low: a plan would claim a target it misses); the drain term must put the
     prediction at or above the replay, and the large class within twice it.
     """
-    from cluster_decide.queueing import BatchClass, batch_waits
-    from cluster_decide.simengine import JobClass, Pool, SimOptions, generate_jobs, run, wait_stats
+    from cluster_decide.demand.queueing import BatchClass, batch_waits
+    from cluster_decide.simulation.engine import (
+        JobClass,
+        Pool,
+        SimOptions,
+        generate_jobs,
+        run,
+        wait_stats,
+    )
 
     nodes, days, warmup = 80, 3000.0, 480.0
     spec = [("pretraining", 512, 250.0, 24.0), ("finetuning", 8, 60.0, 4.0)]

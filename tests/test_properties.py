@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from test_bruteforce import instance
 
 import cluster_decide as cd
-from cluster_decide.constants import PLATFORMS, SKILLS
+from cluster_decide.base.constants import PLATFORMS, SKILLS
 
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from cluster_decide import queueing as q
-from cluster_decide import simengine as se
+from cluster_decide.demand import queueing as q
+from cluster_decide.simulation import engine as se
 
 
 def erlang_c_exact(c: int, a: Fraction) -> Fraction:
@@ -281,7 +281,7 @@ def test_a_business_hours_stream_is_predicted_from_the_load_it_arrives_into(
     At the weekly average rate the stationary formula says less than half the simulated wait
     (jobs arrive when the pool is busiest); the factor brings it within the goal.
     """
-    from cluster_decide.catalog import load_catalog
+    from cluster_decide.inputs.catalog import load_catalog
 
     shape = load_catalog().profile("business_hours")
     cls = se.JobClass("ft", "p", rate, 8, hours, "exponential", 1.0, profile=tuple(shape.tolist()))

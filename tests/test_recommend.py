@@ -28,9 +28,9 @@ from cluster_decide.analysis.recommendation import (
     FRAGILE_WIN_RATE,
     PILOT_STEP_COLUMNS,
 )
+from cluster_decide.base.constants import ARCHETYPES
 from cluster_decide.cli import main
-from cluster_decide.constants import ARCHETYPES
-from cluster_decide.explain import money
+from cluster_decide.planning.explain import money
 
 GANG_AND_TOPOLOGY = ["gang_scheduling", "topology_aware"]
 

@@ -8,7 +8,7 @@ import pytest
 from builders import small_scenario, training
 
 import cluster_decide as cd
-from cluster_decide.scenario import PRESETS
+from cluster_decide.inputs.scenario import PRESETS
 
 VALID = """\
 schema_version = 1

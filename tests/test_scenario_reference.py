@@ -10,8 +10,8 @@ import pytest
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
-from cluster_decide import ranges
-from cluster_decide import scenario as s
+from cluster_decide.base import ranges
+from cluster_decide.inputs import scenario as s
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "scenario.md"
 BASE = tuple(s._WorkloadBase.model_fields)

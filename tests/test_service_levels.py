@@ -18,10 +18,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import cluster_decide as cd
-from cluster_decide.evaluation import Decisions, evaluate_decisions
+from cluster_decide.base.vocabulary import DEMAND_UNITS_PER_GPU_PERCENT
+from cluster_decide.inputs.scenario import PRESETS, load_scenario
 from cluster_decide.model.data import prepare
-from cluster_decide.scenario import PRESETS, load_scenario
-from cluster_decide.vocabulary import DEMAND_UNITS_PER_GPU_PERCENT
+from cluster_decide.planning.evaluation import Decisions, evaluate_decisions
 
 GANGS = (1, 4, 8, 16, 64, 128, 512)
 
@@ -210,7 +210,7 @@ def test_a_piece_cut_holds_whatever_else_the_pool_hosts() -> None:
     piece cut names the failing class alone, and the class alone indeed still needs the nodes.
     """
     from cluster_decide.model.build import ServiceCut, build_model
-    from cluster_decide.solving.loop import piece_cuts
+    from cluster_decide.planning.loop import piece_cuts
 
     scn = small_scenario(
         [

@@ -24,8 +24,8 @@ import pytest
 from builders import small_scenario
 
 import cluster_decide as cd
-from cluster_decide.evaluation import Decisions, evaluate_decisions
 from cluster_decide.model.data import prepare
+from cluster_decide.planning.evaluation import Decisions, evaluate_decisions
 
 ON_PREM = {"mode": "on_prem", "on_demand_burst": False}
 TEAM = {"hpc": {"fte": 3.0}, "kubernetes": {"fte": 4.0}}
@@ -225,7 +225,7 @@ def test_the_simulator_agrees_with_the_predicted_training_wait_and_completion(
     a week before the end (so they complete).
     """
     from cluster_decide.model.data import batch_class, job_stretch
-    from cluster_decide.sharing import trough_waits
+    from cluster_decide.planning.sharing import trough_waits
 
     scn = estate("hybrid_shared", profile=shallower(depth))
     plan = cd.solve(scn)

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cluster_decide import simengine as se
+from cluster_decide.simulation import engine as se
 
 
 def table(rows: list[tuple[float, int, float, int, bool]], pool: str = "p") -> pl.DataFrame:

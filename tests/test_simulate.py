@@ -8,7 +8,7 @@ from builders import small_scenario, training
 
 import cluster_decide as cd
 from cluster_decide.cli import main
-from cluster_decide.simulation import POLICY_OF, simulate, simulated_pools
+from cluster_decide.simulation.replay import POLICY_OF, simulate, simulated_pools
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ import pytest
 from builders import service, small_scenario, training
 
 import cluster_decide as cd
-from cluster_decide.constants import ARCHETYPES
+from cluster_decide.base.constants import ARCHETYPES
 
 
 @pytest.fixture(scope="module")
@@ -180,11 +180,11 @@ def test_a_hint_speeds_the_search_but_never_changes_the_plan(default_scenario: c
 def test_the_restricted_search_gives_a_feasible_start_for_the_full_model(
     default_scenario: cd.Scenario,
 ) -> None:
-    from cluster_decide.evaluation import evaluate_decisions
     from cluster_decide.model.build import build_model
     from cluster_decide.model.data import prepare
-    from cluster_decide.solving.solve import restricted, solve_data
-    from cluster_decide.solving.warmstart import lp_relaxation
+    from cluster_decide.planning.evaluation import evaluate_decisions
+    from cluster_decide.planning.solve import restricted, solve_data
+    from cluster_decide.planning.warmstart import lp_relaxation
 
     data = prepare(default_scenario)
     m = build_model(data)

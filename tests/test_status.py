@@ -15,12 +15,12 @@ from ortools.sat.python import cp_model
 
 import cluster_decide as cd
 from cluster_decide.cli import main
+from cluster_decide.inputs.scenario import save_scenario
 from cluster_decide.model import cpsat
 from cluster_decide.model.build import build_model
 from cluster_decide.model.data import prepare
-from cluster_decide.plan import Status
-from cluster_decide.scenario import save_scenario
-from cluster_decide.solving.solve import no_answer_plan
+from cluster_decide.planning.plan import Status
+from cluster_decide.planning.solve import no_answer_plan
 from cluster_decide.widgets.cache import PlanCache
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from cluster_decide import constants, scenario, vocabulary
-from cluster_decide.catalog import load_catalog
+from cluster_decide.base import constants, vocabulary
+from cluster_decide.inputs import scenario
+from cluster_decide.inputs.catalog import load_catalog
 
 PACKAGE = Path(__file__).resolve().parents[1] / "cluster_decide"
 
@@ -93,7 +94,7 @@ def test_the_unit_factor_the_toml_fallback_and_the_hint_are_written_once() -> No
 
 
 def test_reading_a_label_loads_no_plotting_library() -> None:
-    code = "import sys, cluster_decide.vocabulary, cluster_decide.style; print('altair' in sys.modules)"
+    code = "import sys, cluster_decide.base.vocabulary, cluster_decide.style; print('altair' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
@@ -145,11 +146,11 @@ def test_no_module_but_the_vocabulary_names_the_vocabulary() -> None:
     """A dict of two or more kinds, platforms, archetypes, skills, capabilities, metrics or
     cost components to words is a label set when it is named like one (``*_LABELS``,
     ``*_WORDS``, ``short``...) or repeats a vocabulary text; label sets live in
-    ``vocabulary.py``. (Other dicts keyed by these names hold data: pool names, policies.)"""
+    ``base/vocabulary.py``. (Other dicts keyed by these names hold data: pool names, policies.)"""
     redefined = []
     for path in sorted(PACKAGE.rglob("*.py")):
         rel = path.relative_to(PACKAGE).as_posix()
-        if rel == "vocabulary.py":
+        if rel == "base/vocabulary.py":
             continue
         for name, node in _string_dicts(ast.parse(path.read_text(encoding="utf-8"))):
             keys = {k.value for k in node.keys if isinstance(k, ast.Constant)}

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from cluster_decide.scenario import tomllib
+from cluster_decide.inputs.scenario import tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -72,7 +72,7 @@ def test_wheel_installs_and_solves_from_another_directory(tmp_path: Path) -> Non
         [
             python,
             "-c",
-            "import cluster_decide.resources as r; print(r.__file__); print(r.data_dir())",
+            "import cluster_decide.base.resources as r; print(r.__file__); print(r.data_dir())",
         ],
         cwd=elsewhere,
         env=env,

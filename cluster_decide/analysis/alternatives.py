@@ -16,10 +16,10 @@ import polars as pl
 from ortools.sat.python import cp_model
 
 from cluster_decide.analysis.core import Outcome, outcome_of, quick_solve, solve_model
-from cluster_decide.explain import ARCHETYPE_WORDS, money
+from cluster_decide.inputs.scenario import Scenario
 from cluster_decide.model.build import Model
 from cluster_decide.model.data import prepare
-from cluster_decide.scenario import Scenario
+from cluster_decide.planning.explain import ARCHETYPE_WORDS, money
 
 __all__ = [
     "ALTERNATIVES_SCHEMA",

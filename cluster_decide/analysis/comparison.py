@@ -6,10 +6,10 @@ import math
 
 import polars as pl
 
-from cluster_decide.constants import ARCHETYPES
-from cluster_decide.plan import Plan
-from cluster_decide.scenario import Scenario
-from cluster_decide.solving.solve import solve
+from cluster_decide.base.constants import ARCHETYPES
+from cluster_decide.inputs.scenario import Scenario
+from cluster_decide.planning.plan import Plan
+from cluster_decide.planning.solve import solve
 
 __all__ = ["COMPARE_SCHEMA", "capability_gaps", "compare"]
 

@@ -1,11 +1,11 @@
 """Fast, reproducible solves for analyses that run many scenarios, and a way to run them in parallel.
 
 An analysis asks the same model hundreds of questions, so it needs a solve that is cheap and
-repeatable rather than a full :class:`~cluster_decide.plan.Plan`: :func:`quick_solve` builds the
+repeatable rather than a full :class:`~cluster_decide.planning.plan.Plan`: :func:`quick_solve` builds the
 model of ``model/build.py``, lets a caller add constraints or replace the objective (the hook
 near-optimal alternatives and the Pareto front need), and runs CP-SAT on one worker with a
 *deterministic* time limit, so the answer never depends on the machine's load or on how many
-processes share it. It runs the same solve loop as ``solve`` (:mod:`cluster_decide.solving.loop`),
+processes share it. It runs the same solve loop as ``solve`` (:mod:`cluster_decide.planning.loop`),
 so statuses and service levels mean the same everywhere. Infeasible answers are reported, not
 diagnosed (that is ``solve``'s job).
 :func:`run_all` maps it over scenarios with any ``concurrent.futures.Executor``.
@@ -24,11 +24,11 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from cluster_decide.evaluation import Decisions, evaluate_decisions
+from cluster_decide.inputs.scenario import Scenario, parse_scenario
 from cluster_decide.model.build import Model
 from cluster_decide.model.data import ModelData, prepare
-from cluster_decide.scenario import Scenario, parse_scenario
-from cluster_decide.solving.loop import Constrain, Objective, run
+from cluster_decide.planning.evaluation import Decisions, evaluate_decisions
+from cluster_decide.planning.loop import Constrain, Objective, run
 
 __all__ = [
     "DETERMINISTIC_LIMIT",

@@ -28,9 +28,9 @@ import polars as pl
 
 from cluster_decide.analysis.core import Outcome, run_all
 from cluster_decide.analysis.inputs import apply_inputs, base_value, input_label, input_unit
-from cluster_decide.constants import SKILLS, WORKLOAD_KINDS
-from cluster_decide.explain import ARCHETYPE_SHORT, money
-from cluster_decide.scenario import Scenario
+from cluster_decide.base.constants import SKILLS, WORKLOAD_KINDS
+from cluster_decide.inputs.scenario import Scenario
+from cluster_decide.planning.explain import ARCHETYPE_SHORT, money
 
 __all__ = ["FLIPS_SCHEMA", "LEVELS", "Flip", "flip_inputs", "flips_frame", "nearest_flips"]
 

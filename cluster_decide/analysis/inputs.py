@@ -20,10 +20,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from cluster_decide.constants import SKILLS, WORKLOAD_KINDS
-from cluster_decide.explain import SKILL_WORDS
-from cluster_decide.scenario import DEMAND_KEYS, SLO_KEYS, Scenario, parse_scenario
-from cluster_decide.vocabulary import KIND_WORDS
+from cluster_decide.base.constants import SKILLS, WORKLOAD_KINDS
+from cluster_decide.base.vocabulary import KIND_WORDS
+from cluster_decide.inputs.scenario import DEMAND_KEYS, SLO_KEYS, Scenario, parse_scenario
+from cluster_decide.planning.explain import SKILL_WORDS
 
 __all__ = [
     "DEMAND_KEYS",

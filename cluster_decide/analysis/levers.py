@@ -14,9 +14,9 @@ from concurrent.futures import Executor
 import polars as pl
 
 from cluster_decide.analysis.core import Outcome, quick_solve, run_all
-from cluster_decide.constants import SKILLS
-from cluster_decide.explain import ARCHETYPE_WORDS, SKILL_WORDS, money
-from cluster_decide.scenario import Scenario
+from cluster_decide.base.constants import SKILLS
+from cluster_decide.inputs.scenario import Scenario
+from cluster_decide.planning.explain import ARCHETYPE_WORDS, SKILL_WORDS, money
 
 __all__ = ["LEVER_SCHEMA", "lever_scenarios", "lever_values"]
 

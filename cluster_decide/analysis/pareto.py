@@ -23,10 +23,10 @@ from ortools.sat.python import cp_model
 
 from cluster_decide.analysis.core import Outcome, quick_solve
 from cluster_decide.analysis.inputs import apply_inputs
-from cluster_decide.constants import WORKLOAD_KINDS
+from cluster_decide.base.constants import WORKLOAD_KINDS
+from cluster_decide.inputs.scenario import Scenario
 from cluster_decide.model.build import Model
 from cluster_decide.model.data import prepare
-from cluster_decide.scenario import Scenario
 
 __all__ = ["PARETO_SCHEMA", "RISK_MEASURES", "gap_weights", "pareto_front"]
 

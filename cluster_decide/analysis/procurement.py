@@ -15,12 +15,12 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from cluster_decide.evaluation import Decisions, evaluate_decisions
-from cluster_decide.explain import money
+from cluster_decide.inputs.scenario import Scenario, parse_scenario
 from cluster_decide.model.data import prepare
-from cluster_decide.plan import Plan, investment
-from cluster_decide.scenario import Scenario, parse_scenario
-from cluster_decide.solving.solve import solve
+from cluster_decide.planning.evaluation import Decisions, evaluate_decisions
+from cluster_decide.planning.explain import money
+from cluster_decide.planning.plan import Plan, investment
+from cluster_decide.planning.solve import solve
 
 __all__ = [
     "BUY_VS_RENT_SCHEMA",

@@ -28,9 +28,9 @@ from scipy import stats
 
 from cluster_decide.analysis.inputs import input_label
 from cluster_decide.analysis.uncertainty_samples import Distribution
-from cluster_decide.constants import SKILLS, WORKLOAD_KINDS
-from cluster_decide.datasources import CONFIDENCE_LEVELS, load_facts
-from cluster_decide.scenario import Scenario
+from cluster_decide.base.constants import SKILLS, WORKLOAD_KINDS
+from cluster_decide.inputs.datasources import CONFIDENCE_LEVELS, load_facts
+from cluster_decide.inputs.scenario import Scenario
 
 __all__ = [
     "DEMAND_P95",

@@ -39,10 +39,10 @@ from cluster_decide.analysis.flips import LEVELS, Flip, flips_frame, nearest_fli
 from cluster_decide.analysis.inputs import input_label
 from cluster_decide.analysis.ranges import RANGES_SCHEMA, catalog_distributions, input_ranges
 from cluster_decide.analysis.uncertainty_samples import UncertaintyResult, uncertainty
-from cluster_decide.explain import ARCHETYPE_SHORT, money
-from cluster_decide.plan import Plan
-from cluster_decide.scenario import DEMAND_KEYS, Scenario
-from cluster_decide.solving.solve import solve
+from cluster_decide.inputs.scenario import DEMAND_KEYS, Scenario
+from cluster_decide.planning.explain import ARCHETYPE_SHORT, money
+from cluster_decide.planning.plan import Plan
+from cluster_decide.planning.solve import solve
 
 __all__ = [
     "CLEAR_FLIP",

@@ -23,8 +23,8 @@ from cluster_decide.analysis.inputs import (
     input_label,
     input_unit,
 )
-from cluster_decide.explain import ARCHETYPE_WORDS
-from cluster_decide.scenario import Scenario
+from cluster_decide.inputs.scenario import Scenario
+from cluster_decide.planning.explain import ARCHETYPE_WORDS
 
 __all__ = [
     "BREAK_EVEN_SCHEMA",

@@ -26,11 +26,11 @@ from collections import defaultdict
 
 import polars as pl
 
-from cluster_decide.constants import HOURS_PER_WEEK, SKILLS
-from cluster_decide.evaluation import evaluate_decisions
+from cluster_decide.base.constants import HOURS_PER_WEEK, SKILLS
+from cluster_decide.inputs.scenario import Scenario
 from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, ModelData, prepare
-from cluster_decide.plan import Plan
-from cluster_decide.scenario import Scenario
+from cluster_decide.planning.evaluation import evaluate_decisions
+from cluster_decide.planning.plan import Plan
 
 __all__ = ["IDLE", "SHOWBACK_SCHEMA", "STAFF_KEYS", "showback", "showback_by_team"]
 

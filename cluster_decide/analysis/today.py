@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import polars as pl
 
-from cluster_decide.explain import money
+from cluster_decide.inputs.scenario import Scenario
 from cluster_decide.model.people import FAMILY
-from cluster_decide.plan import Plan
-from cluster_decide.scenario import Scenario
-from cluster_decide.solving.solve import solve
+from cluster_decide.planning.explain import money
+from cluster_decide.planning.plan import Plan
+from cluster_decide.planning.solve import solve
 
 __all__ = ["TODAY_SCHEMA", "status_quo", "today_plan", "today_vs_plan"]
 

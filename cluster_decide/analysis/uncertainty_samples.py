@@ -31,9 +31,9 @@ from tqdm.auto import tqdm
 
 from cluster_decide.analysis.core import Outcome, quick_solve
 from cluster_decide.analysis.inputs import apply_inputs, base_value, input_label
-from cluster_decide.constants import ARCHETYPES, SKILLS, WORKLOAD_KINDS
-from cluster_decide.explain import ARCHETYPE_WORDS, money
-from cluster_decide.scenario import Scenario, parse_scenario
+from cluster_decide.base.constants import ARCHETYPES, SKILLS, WORKLOAD_KINDS
+from cluster_decide.inputs.scenario import Scenario, parse_scenario
+from cluster_decide.planning.explain import ARCHETYPE_WORDS, money
 
 __all__ = [
     "COSTS_SCHEMA",

@@ -9,7 +9,7 @@
 - :mod:`~cluster_decide.charts.inventory`: the evidence behind an ingested inventory.
 
 Colours, font, width and the number format are :mod:`cluster_decide.style` (re-exported here);
-labels are :mod:`cluster_decide.vocabulary`.
+labels are :mod:`cluster_decide.base.vocabulary`.
 """
 
 from __future__ import annotations

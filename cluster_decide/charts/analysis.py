@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any
 import altair as alt
 import polars as pl
 
+from cluster_decide.base.constants import ARCHETYPES
+from cluster_decide.base.vocabulary import ARCHETYPE_LABELS, COMPONENT_LABELS
 from cluster_decide.charts.plan import finish
-from cluster_decide.constants import ARCHETYPES
 from cluster_decide.style import ARCHETYPE_COLORS, INK, PALETTE, WIDTH
-from cluster_decide.vocabulary import ARCHETYPE_LABELS, COMPONENT_LABELS
 
 if TYPE_CHECKING:
     from cluster_decide.analysis.uncertainty_samples import UncertaintyResult

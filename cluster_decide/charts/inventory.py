@@ -17,7 +17,7 @@ import altair as alt
 import numpy as np
 import polars as pl
 
-from cluster_decide import vocabulary
+from cluster_decide.base import vocabulary
 from cluster_decide.charts.plan import finish, to_png, to_svg
 from cluster_decide.inventory.rules import EXCLUDED
 from cluster_decide.style import KIND_COLORS, PALETTE, WIDTH

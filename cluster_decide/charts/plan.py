@@ -19,11 +19,8 @@ import altair as alt
 import polars as pl
 import vl_convert as vlc
 
-from cluster_decide.constants import PLATFORMS
-from cluster_decide.explain import money
-from cluster_decide.plan import Plan
-from cluster_decide.style import FONT, INK, PALETTE, PLATFORM_COLORS, WIDTH, short_number
-from cluster_decide.vocabulary import (
+from cluster_decide.base.constants import PLATFORMS
+from cluster_decide.base.vocabulary import (
     ARCHETYPE_LABELS,
     ARCHETYPE_WORDS,
     COMPONENT_LABELS,
@@ -31,6 +28,9 @@ from cluster_decide.vocabulary import (
     PLATFORM_LABELS,
     SKILL_LABELS,
 )
+from cluster_decide.planning.explain import money
+from cluster_decide.planning.plan import Plan
+from cluster_decide.style import FONT, INK, PALETTE, PLATFORM_COLORS, WIDTH, short_number
 
 __all__ = [
     "architecture",

@@ -18,8 +18,8 @@ from cluster_decide.export.atomic import write_atomic
 from cluster_decide.export.content import Bundle, gather
 from cluster_decide.export.figures import render
 from cluster_decide.export.pilot import pilot_plan
-from cluster_decide.plan import Plan
-from cluster_decide.scenario import Scenario
+from cluster_decide.inputs.scenario import Scenario
+from cluster_decide.planning.plan import Plan
 from cluster_decide.style import WIDTH
 
 __all__ = ["PLAN_FRAMES", "frames", "images"]

@@ -13,12 +13,13 @@ from typing import Any, Final
 
 import polars as pl
 
-from cluster_decide.datasources import load_facts
 from cluster_decide.export.words import effort, skill, text_table, usd
 from cluster_decide.export.words import platform as platform_label
-from cluster_decide.market import TERM_WORDS, Market, Offer, resolve_markets
-from cluster_decide.plan import Plan
-from cluster_decide.scenario import Scenario
+from cluster_decide.inputs.datasources import load_facts
+from cluster_decide.inputs.market import TERM_WORDS, Market, resolve_markets
+from cluster_decide.inputs.offers import Offer
+from cluster_decide.inputs.scenario import Scenario
+from cluster_decide.planning.plan import Plan
 
 __all__ = ["ASSUMPTION_COLUMNS", "key_assumptions"]
 
@@ -160,7 +161,7 @@ def key_assumptions(plan: Plan, scenario: Scenario | None = None) -> pl.DataFram
     "scenario file").
     Columns: figure, value, unit, source, date, confidence, note, key.
     """
-    from cluster_decide.catalog import load_catalog
+    from cluster_decide.inputs.catalog import load_catalog
 
     catalog = scenario.catalog if scenario is not None else load_catalog()
     rows: list[dict[str, Any]] = []

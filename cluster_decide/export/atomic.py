@@ -1,7 +1,7 @@
 """Reproducible file writing for every export.
 
 A deck or report handed on must never be half a file: each one is written through
-:func:`cluster_decide.atomic.write_atomic` (re-exported here), so a failure (a full disk, an
+:func:`cluster_decide.base.atomic.write_atomic` (re-exported here), so a failure (a full disk, an
 exception mid-render) leaves the old file or none. Zip containers (``.pptx``) are re-packed with fixed member dates, because Python's zipfile stamps each member with the current
 time and the same deck would otherwise differ byte for byte from run to run.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 import io
 import zipfile
 
-from cluster_decide.atomic import write_atomic
+from cluster_decide.base.atomic import write_atomic
 
 __all__ = ["ZIP_EPOCH", "repack_zip", "write_atomic"]
 

@@ -21,6 +21,14 @@ from typing import Any, Final
 import polars as pl
 
 from cluster_decide.analysis import compare
+from cluster_decide.base.vocabulary import (
+    ARCHETYPE_LABELS,
+    ARCHETYPE_WORDS,
+    COMPONENT_LABELS,
+    KIND_WORDS,
+    METRIC_WORDS,
+    PLATFORM_LABELS,
+)
 from cluster_decide.export.assumptions import key_assumptions
 from cluster_decide.export.pilot import pilot_plan
 from cluster_decide.export.words import (
@@ -42,17 +50,9 @@ from cluster_decide.export.words import (
     usd,
     usd_year,
 )
-from cluster_decide.plan import Plan
-from cluster_decide.scenario import Scenario
-from cluster_decide.solving.solve import solve
-from cluster_decide.vocabulary import (
-    ARCHETYPE_LABELS,
-    ARCHETYPE_WORDS,
-    COMPONENT_LABELS,
-    KIND_WORDS,
-    METRIC_WORDS,
-    PLATFORM_LABELS,
-)
+from cluster_decide.inputs.scenario import Scenario
+from cluster_decide.planning.plan import Plan
+from cluster_decide.planning.solve import solve
 
 __all__ = [
     "PILOT_WEEKS",

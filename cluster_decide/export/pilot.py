@@ -17,6 +17,9 @@ from typing import Any, Final
 
 import polars as pl
 
+from cluster_decide.base.resources import data_dir
+from cluster_decide.base.tomlread import tomllib
+from cluster_decide.base.vocabulary import INTERFACE_WORDS, SKILLS
 from cluster_decide.export.words import (
     Names,
     display,
@@ -27,11 +30,8 @@ from cluster_decide.export.words import (
     text_table,
     usd,
 )
-from cluster_decide.plan import Plan
-from cluster_decide.resources import data_dir
-from cluster_decide.scenario import Scenario
-from cluster_decide.tomlread import tomllib
-from cluster_decide.vocabulary import INTERFACE_WORDS, SKILLS
+from cluster_decide.inputs.scenario import Scenario
+from cluster_decide.planning.plan import Plan
 
 __all__ = ["PILOT_COLUMNS", "pilot_plan"]
 

@@ -21,8 +21,8 @@ import polars as pl
 from cluster_decide.export.atomic import write_atomic
 from cluster_decide.export.content import Bundle, Section, Table, gather, headline, sections
 from cluster_decide.export.figures import CHART_TITLES, Rendered, render
-from cluster_decide.plan import Plan
-from cluster_decide.scenario import Scenario
+from cluster_decide.inputs.scenario import Scenario
+from cluster_decide.planning.plan import Plan
 from cluster_decide.style import FONT, INK, PALETTE, WIDTH
 
 __all__ = ["html_report", "markdown_report", "report", "report_html"]

@@ -26,16 +26,16 @@ from pptx.enum.shapes import MSO_SHAPE
 from pptx.enum.text import MSO_ANCHOR, MSO_AUTO_SIZE, PP_ALIGN
 from pptx.util import Emu, Inches, Pt
 
-from cluster_decide.explain import money
+from cluster_decide.base.vocabulary import ARCHETYPE_LABELS
 from cluster_decide.export.atomic import repack_zip, write_atomic
 from cluster_decide.export.content import Bundle, Section, Table, gather, headline, sections
 from cluster_decide.export.figures import chart_names, render
 from cluster_decide.export.layout import EMU_PER_IN, Geometry, Metrics, Theme, metrics, theme_of
 from cluster_decide.export.words import NOTE_WORDS
-from cluster_decide.plan import Plan
-from cluster_decide.scenario import Scenario
+from cluster_decide.inputs.scenario import Scenario
+from cluster_decide.planning.explain import money
+from cluster_decide.planning.plan import Plan
 from cluster_decide.style import PALETTE
-from cluster_decide.vocabulary import ARCHETYPE_LABELS
 
 __all__ = ["FIXED_DATE", "build_deck", "deck"]
 

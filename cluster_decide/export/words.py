@@ -17,11 +17,11 @@ from typing import Any, Final
 
 import polars as pl
 
-from cluster_decide.explain import money
-from cluster_decide.plan import Plan
-from cluster_decide.scenario import Scenario
+from cluster_decide.base.vocabulary import ARCHETYPE_LABELS, PLATFORM_LABELS, SKILL_LABELS
+from cluster_decide.inputs.scenario import Scenario
+from cluster_decide.planning.explain import money
+from cluster_decide.planning.plan import Plan
 from cluster_decide.style import short_number
-from cluster_decide.vocabulary import ARCHETYPE_LABELS, PLATFORM_LABELS, SKILL_LABELS
 
 __all__ = [
     "GLOSSARY",

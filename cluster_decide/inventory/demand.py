@@ -21,7 +21,7 @@ import numpy as np
 import polars as pl
 import tomli_w
 
-from cluster_decide.constants import DEADLINE_KINDS, HOURS_PER_MONTH, HOURS_PER_WEEK
+from cluster_decide.base.constants import DEADLINE_KINDS, HOURS_PER_MONTH, HOURS_PER_WEEK
 from cluster_decide.inventory.errors import InventoryError
 from cluster_decide.inventory.jobs import time_zone_of
 from cluster_decide.inventory.rules import EXCLUDED
@@ -623,6 +623,6 @@ def write_scenario(path: str | Path, workloads: Sequence[Mapping[str, Any]], **k
 
     The write is atomic: a failure (a full disk) leaves the old file as it was.
     """
-    from cluster_decide.atomic import write_atomic
+    from cluster_decide.base.atomic import write_atomic
 
     return write_atomic(path, tomli_w.dumps(scenario_document(workloads, **kwargs)))

@@ -14,7 +14,8 @@ from typing import Any
 
 import polars as pl
 
-from cluster_decide import ranges
+from cluster_decide.base import ranges
+from cluster_decide.base.tomlread import tomllib
 from cluster_decide.inventory.classification import Classification, classify
 from cluster_decide.inventory.demand import Demand, derive_workloads
 from cluster_decide.inventory.detect import Source, detect_format, source_name
@@ -22,7 +23,6 @@ from cluster_decide.inventory.errors import InventoryError
 from cluster_decide.inventory.jobs import JOB_COLUMNS, ReadResult
 from cluster_decide.inventory.read import read_jobs, read_many
 from cluster_decide.inventory.rules import load_rules
-from cluster_decide.tomlread import tomllib
 
 __all__ = ["Ingest", "RowProgress", "ingest", "load_column_map"]
 

@@ -2,7 +2,7 @@
 
 `ingest` refuses a log whose counts derive an implausible demand before it writes anything (4
 billion GPU-hours a month is a unit mistake, not an estate). The ranges are the scenario's own
-(:mod:`cluster_decide.ranges`: the same bounds and the same words as `solve`'s check). The check
+(:mod:`cluster_decide.base.ranges`: the same bounds and the same words as `solve`'s check). The check
 runs here, on the plain workload dicts, so that `ingest` never loads the scenario model:
 importing pydantic and building the model takes longer than reading a small log. A test keeps
 `WORKLOAD_RANGES` and `NAME_PATTERN` equal to the scenario model's.
@@ -15,11 +15,11 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from cluster_decide import ranges
-from cluster_decide.catalog import Catalog, load_catalog
-from cluster_decide.estate_size import size_problem
+from cluster_decide.base import ranges
+from cluster_decide.base.ranges import Range, show_number
+from cluster_decide.inputs.catalog import Catalog, load_catalog
+from cluster_decide.inputs.estate_size import size_problem
 from cluster_decide.inventory.errors import InventoryError
-from cluster_decide.ranges import Range, show_number
 
 __all__ = ["NAME_PATTERN", "WORKLOAD_RANGES", "check_workloads"]
 
@@ -81,7 +81,7 @@ def check_workloads(
     """Raise InventoryError for the first derived value the scenario would refuse.
 
     Each value against its range, then the estate as a whole against the size the model can
-    count (:func:`cluster_decide.estate_size.size_problem`, at the derived scenario's default
+    count (:func:`cluster_decide.inputs.estate_size.size_problem`, at the derived scenario's default
     prices and horizon). `target` is the scenario file about to be written (the message names
     its key, as `solve` would); `logs` names the job logs the values were derived from.
     """

@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cluster_decide.constants import WORKLOAD_KINDS
-from cluster_decide.errors import did_you_mean
+from cluster_decide.base.constants import WORKLOAD_KINDS
+from cluster_decide.base.errors import did_you_mean
+from cluster_decide.base.resources import data_dir
+from cluster_decide.base.tomlread import tomllib
 from cluster_decide.inventory.errors import InventoryError
-from cluster_decide.resources import data_dir
-from cluster_decide.tomlread import tomllib
 
 __all__ = [
     "CONDITION_KEYS",

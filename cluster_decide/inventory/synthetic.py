@@ -34,7 +34,7 @@ from zoneinfo import ZoneInfo
 import numpy as np
 import polars as pl
 
-from cluster_decide.constants import HOURS_PER_MONTH, HOURS_PER_WEEK
+from cluster_decide.base.constants import HOURS_PER_MONTH, HOURS_PER_WEEK
 
 __all__ = [
     "ESTATES",
@@ -856,7 +856,7 @@ def write_sacct(
     scale: float = 1.0,
 ) -> Path:
     """Write `generate_sacct(...)` to `path`, gzip-compressed when it ends in `.gz`."""
-    from cluster_decide.atomic import write_atomic
+    from cluster_decide.base.atomic import write_atomic
 
     out = Path(path)
     text = generate_sacct(estate, days=days, seed=seed, scale=scale).encode()

@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 from ortools.sat.python import cp_model
 
-from cluster_decide.constants import HOURS_PER_WEEK, SKILLS
+from cluster_decide.base.constants import HOURS_PER_WEEK, SKILLS
+from cluster_decide.base.vocabulary import DEMAND_UNITS_PER_GPU_PERCENT
 from cluster_decide.model.data import (
     DEMAND_UNITS_PER_GPU,
     MILLI,
@@ -26,7 +27,6 @@ from cluster_decide.model.data import (
     pushed_out,
 )
 from cluster_decide.model.people import FAMILY
-from cluster_decide.vocabulary import DEMAND_UNITS_PER_GPU_PERCENT
 
 __all__ = [
     "FAMILIES",

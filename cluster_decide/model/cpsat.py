@@ -1,7 +1,7 @@
 """The raw CP-SAT solve: solver parameters, the result code as a Status, the answer as Decisions.
 
 Everything here is below the plan: it knows the built model and CP-SAT, nothing about costs,
-service levels or sentences. The solve loop (:mod:`cluster_decide.solving.loop`) runs it.
+service levels or sentences. The solve loop (:mod:`cluster_decide.planning.loop`) runs it.
 """
 
 from __future__ import annotations

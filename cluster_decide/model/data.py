@@ -16,9 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from cluster_decide import vocabulary
-from cluster_decide.catalog import Catalog, GpuType, PlatformKind
-from cluster_decide.constants import (
+from cluster_decide.base import vocabulary
+from cluster_decide.base.constants import (
     CAPABILITY_WORDS,
     HOURS_PER_MONTH,
     HOURS_PER_WEEK,
@@ -26,9 +25,7 @@ from cluster_decide.constants import (
     PLATFORMS,
     SKILLS,
 )
-from cluster_decide.market import Market, OnPremNode, onprem_cost, resolve_markets, spot_overhead
-from cluster_decide.model.people import FAMILY, PeopleData, prepare_people
-from cluster_decide.queueing import (
+from cluster_decide.demand.queueing import (
     BatchClass,
     arrival_load_factor,
     autoscaled_rates,
@@ -38,7 +35,10 @@ from cluster_decide.queueing import (
     min_gpus_for_wait,
     min_servers_for_mean_wait,
 )
-from cluster_decide.scenario import (
+from cluster_decide.inputs.catalog import Catalog, GpuType, PlatformKind
+from cluster_decide.inputs.market import Market, onprem_cost, resolve_markets, spot_overhead
+from cluster_decide.inputs.offers import OnPremNode
+from cluster_decide.inputs.scenario import (
     DeadlineWorkload,
     ExperimentationWorkload,
     RealtimeWorkload,
@@ -46,6 +46,7 @@ from cluster_decide.scenario import (
     TrainingWorkload,
     Workload,
 )
+from cluster_decide.model.people import FAMILY, PeopleData, prepare_people
 
 __all__ = [
     "DEMAND_UNITS_PER_GPU",
@@ -352,14 +353,14 @@ def gpu_demand(
 
     Training and fine-tuning: enough GPUs that the class's mean queue wait stays within
     ``max_queue_wait_hours`` (the G/G/c approximation over gang-sized job slots of
-    :func:`cluster_decide.queueing.min_gpus_for_wait`), and never less than its busy GPUs
+    :func:`cluster_decide.demand.queueing.min_gpus_for_wait`), and never less than its busy GPUs
     divided by the utilization the platform achieves for the kind. Batch inference and
     pipelines: the flat capacity that finishes every night's work within
-    ``max_completion_hours`` (:func:`cluster_decide.queueing.deadline_gpus`), over the same
+    ``max_completion_hours`` (:func:`cluster_decide.demand.queueing.deadline_gpus`), over the same
     utilization. Busy GPUs are GPU-hours per month / 730 converted to this GPU's speed and shaped
     by the profile. Experimentation: seats for the sessions in progress (``concurrent_users``
     shaped by the profile) such that the M/M/c mean wait for a seat stays within
-    ``max_queue_wait_hours`` (:func:`cluster_decide.queueing.min_servers_for_mean_wait`), times
+    ``max_queue_wait_hours`` (:func:`cluster_decide.demand.queueing.min_servers_for_mean_wait`), times
     ``gpus_per_user``. Real-time inference: the M/G/c replica count for the p99 SLO at each
     hour's request rate, following the profile (with the scale-up lag) where the side of the
     platform it is submitted through autoscales (a Deployment in a Slurm-on-Kubernetes pool
@@ -411,7 +412,7 @@ def realtime_rates(w: RealtimeWorkload, platform: PlatformKind, catalog: Catalog
     """Requests per second to provision for in each hour: the profile, or its peak without autoscaling.
 
     Where the side of the platform it is submitted through autoscales, each hour must cover the
-    highest rate within the scale-up lag (:func:`cluster_decide.queueing.autoscaled_rates`).
+    highest rate within the scale-up lag (:func:`cluster_decide.demand.queueing.autoscaled_rates`).
     """
     rates = w.peak_requests_per_second * _profile(w, catalog)
     if platform.supports("autoscaling", w.interface) != "native":
@@ -515,7 +516,7 @@ def queued_class(
 
     A class that submits in business hours loads its pool more, when its jobs arrive, than its
     weekly average says; the rate is scaled by
-    :func:`cluster_decide.queueing.arrival_load_factor` (1 for a flat profile), as met by
+    :func:`cluster_decide.demand.queueing.arrival_load_factor` (1 for a flat profile), as met by
     arrivals shaped by ``seen_by`` (the class's own profile by default). The simulator replays
     the unscaled stream with its profile.
     """
@@ -771,7 +772,7 @@ def _spot_cents(
     replaced without a person), when a spot offer of the GPU type fits the class's jobs (a
     multi-node gang needs one sold with a cluster fabric) and the class's SLO can be met. The
     charge is the class's own hourly need at the spot price, times 1 + the interruption overhead
-    (:func:`cluster_decide.market.spot_overhead`, growing with the nodes a job spans).
+    (:func:`cluster_decide.inputs.market.spot_overhead`, growing with the nodes a job spans).
     """
     if not scn.procurement.spot_allowed:
         return {}
@@ -797,7 +798,7 @@ def _spot_cents(
 def _running_cents(scn: Scenario, gpu_type: str) -> int:
     """Cents a month to run one owned node whose capex is already spent: support, power, space.
 
-    The same running costs a newly bought node pays (:func:`cluster_decide.market.onprem_cost`),
+    The same running costs a newly bought node pays (:func:`cluster_decide.inputs.market.onprem_cost`),
     without its capital charge: today's owned clusters are paid for.
     """
     cat, proc = scn.catalog, scn.procurement

@@ -1,8 +1,8 @@
 """What the model returns: the decisions a plan makes, and how the solve ended.
 
 These are the model layer's answer, before anything is costed, checked or explained: the
-evaluator, the Plan and the explanations read them from here (``cluster_decide.evaluation`` and
-``cluster_decide.plan`` re-export them under their public names).
+evaluator, the Plan and the explanations read them from here (``cluster_decide.planning.evaluation`` and
+``cluster_decide.planning.plan`` re-export them under their public names).
 """
 
 from __future__ import annotations

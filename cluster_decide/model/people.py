@@ -23,9 +23,9 @@ import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from cluster_decide.catalog import Catalog
-from cluster_decide.constants import HOURS_PER_MONTH, SKILLS
-from cluster_decide.scenario import Scenario, Workload
+from cluster_decide.base.constants import HOURS_PER_MONTH, SKILLS
+from cluster_decide.inputs.catalog import Catalog
+from cluster_decide.inputs.scenario import Scenario, Workload
 
 __all__ = [
     "FAMILY",

@@ -5,7 +5,7 @@ Notebooks stay thin: ``cluster_decide.widgets.dashboard()`` is the review-meetin
 that arrange their own. ``Dashboard.live(render)`` gives a view that redraws with every answer.
 """
 
-from cluster_decide.plan import Plan
+from cluster_decide.planning.plan import Plan
 from cluster_decide.widgets.answer import CHARTS, AnswerPanel
 from cluster_decide.widgets.apps import APP_TITLE, Dashboard, dashboard, executive_app
 from cluster_decide.widgets.cache import INTERACTIVE_TIME_LIMIT_S, INTERACTIVE_WORK_LIMIT, PlanCache

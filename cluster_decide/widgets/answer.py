@@ -15,7 +15,7 @@ from typing import Any
 import ipywidgets as w
 
 from cluster_decide import charts
-from cluster_decide.plan import Plan
+from cluster_decide.planning.plan import Plan
 from cluster_decide.widgets.html import (
     busy_html,
     chart_html,

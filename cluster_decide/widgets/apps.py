@@ -27,11 +27,11 @@ from typing import Any
 
 import ipywidgets as w
 
-from cluster_decide.errors import ScenarioError
-from cluster_decide.explain import money
+from cluster_decide.base.errors import ScenarioError
+from cluster_decide.inputs.scenario import PRESETS, Scenario
 from cluster_decide.model.stopping import SolveStopped, StopSignal, stoppable
-from cluster_decide.plan import Plan
-from cluster_decide.scenario import PRESETS, Scenario
+from cluster_decide.planning.explain import money
+from cluster_decide.planning.plan import Plan
 from cluster_decide.style import WIDTH
 from cluster_decide.widgets.a11y import SliderNames
 from cluster_decide.widgets.answer import AnswerPanel
@@ -469,7 +469,7 @@ class Dashboard:
 
     def _verdicts(self) -> None:
         """Run the queued checks until none is left; show each only if it is still current."""
-        from cluster_decide.solving.solve import deterministic_work
+        from cluster_decide.planning.solve import deterministic_work
 
         recommend = self.recommend
         assert recommend is not None

@@ -12,15 +12,15 @@ import csv
 import html
 from functools import cache
 
-from cluster_decide.catalog import data_dir
-from cluster_decide.explain import money
-from cluster_decide.scenario import (
+from cluster_decide.base.vocabulary import ARCHETYPE_LABELS, KIND_LABELS
+from cluster_decide.inputs.catalog import data_dir
+from cluster_decide.inputs.scenario import (
     DeadlineWorkload,
     RealtimeWorkload,
     Scenario,
     TrainingWorkload,
 )
-from cluster_decide.vocabulary import ARCHETYPE_LABELS, KIND_LABELS
+from cluster_decide.planning.explain import money
 
 __all__ = ["assumptions_html", "scenario_line", "sources"]
 

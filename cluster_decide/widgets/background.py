@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from cluster_decide.model.stopping import SolveStopped, StopSignal, stoppable
-from cluster_decide.solving.solve import deterministic_work
+from cluster_decide.planning.solve import deterministic_work
 from cluster_decide.widgets.cache import INTERACTIVE_WORK_LIMIT
 
 __all__ = ["BackgroundJob"]

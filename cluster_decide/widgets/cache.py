@@ -21,10 +21,10 @@ import threading
 from collections import OrderedDict
 from contextlib import nullcontext
 
+from cluster_decide.inputs.scenario import Scenario
 from cluster_decide.model.stopping import StopSignal, stoppable
-from cluster_decide.plan import Plan, Status
-from cluster_decide.scenario import Scenario
-from cluster_decide.solving.solve import deterministic_work, solve
+from cluster_decide.planning.plan import Plan, Status
+from cluster_decide.planning.solve import deterministic_work, solve
 
 __all__ = ["INTERACTIVE_TIME_LIMIT_S", "INTERACTIVE_WORK_LIMIT", "PlanCache"]
 

@@ -12,10 +12,10 @@ import math
 
 import polars as pl
 
-from cluster_decide.explain import money
-from cluster_decide.plan import Plan
-from cluster_decide.scenario import Scenario, TrainingWorkload
-from cluster_decide.vocabulary import ARCHETYPE_LABELS, PLATFORM_LABELS
+from cluster_decide.base.vocabulary import ARCHETYPE_LABELS, PLATFORM_LABELS
+from cluster_decide.inputs.scenario import Scenario, TrainingWorkload
+from cluster_decide.planning.explain import money
+from cluster_decide.planning.plan import Plan
 
 __all__ = ["JUMP_SHARE", "change_sentence", "is_jump"]
 

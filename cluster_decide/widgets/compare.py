@@ -8,10 +8,10 @@ from typing import Any
 
 import ipywidgets as w
 
-from cluster_decide.explain import money
-from cluster_decide.plan import Plan
-from cluster_decide.scenario import Scenario
-from cluster_decide.vocabulary import COMPONENT_LABELS
+from cluster_decide.base.vocabulary import COMPONENT_LABELS
+from cluster_decide.inputs.scenario import Scenario
+from cluster_decide.planning.explain import money
+from cluster_decide.planning.plan import Plan
 from cluster_decide.widgets.html import archetype_label, message_html
 
 __all__ = ["ABCompare", "ab_rows", "scenario_changes"]

@@ -14,9 +14,9 @@ from typing import Any
 
 import ipywidgets as w
 
-from cluster_decide.constants import PLATFORMS, WORKLOAD_KINDS
-from cluster_decide.scenario import Scenario
-from cluster_decide.vocabulary import KIND_LABELS, PLATFORM_LABELS, PLATFORM_SHORT
+from cluster_decide.base.constants import PLATFORMS, WORKLOAD_KINDS
+from cluster_decide.base.vocabulary import KIND_LABELS, PLATFORM_LABELS, PLATFORM_SHORT
+from cluster_decide.inputs.scenario import Scenario
 
 __all__ = [
     "CONTROL_LABELS",

@@ -10,8 +10,8 @@ import re
 
 import ipywidgets as w
 
-from cluster_decide.plan import Plan
-from cluster_decide.scenario import Scenario
+from cluster_decide.inputs.scenario import Scenario
+from cluster_decide.planning.plan import Plan
 from cluster_decide.widgets.html import download_link, message_html
 
 __all__ = ["PPTX_MIME", "ExportPanel"]

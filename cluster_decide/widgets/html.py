@@ -15,10 +15,10 @@ from typing import Any
 
 import polars as pl
 
-from cluster_decide.explain import ARCHETYPE_WORDS, money
-from cluster_decide.plan import Plan, Status
+from cluster_decide.base.vocabulary import ARCHETYPE_LABELS, PLATFORM_LABELS, SKILL_SHORT
+from cluster_decide.planning.explain import ARCHETYPE_WORDS, money
+from cluster_decide.planning.plan import Plan, Status
 from cluster_decide.style import INK, PALETTE, PLATFORM_COLORS
-from cluster_decide.vocabulary import ARCHETYPE_LABELS, PLATFORM_LABELS, SKILL_SHORT
 
 __all__ = [
     "STYLE",

@@ -16,8 +16,8 @@ from typing import Any
 import ipywidgets as w
 
 from cluster_decide import charts
-from cluster_decide.plan import Plan
-from cluster_decide.scenario import Scenario
+from cluster_decide.inputs.scenario import Scenario
+from cluster_decide.planning.plan import Plan
 from cluster_decide.widgets.background import BackgroundJob
 from cluster_decide.widgets.html import message_html
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import html
 
-from cluster_decide.plan import Plan
-from cluster_decide.scenario import Scenario
+from cluster_decide.inputs.scenario import Scenario
+from cluster_decide.planning.plan import Plan
 from cluster_decide.widgets.answer import AnswerPanel
 from cluster_decide.widgets.html import (
     STYLE,

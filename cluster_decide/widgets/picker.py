@@ -11,8 +11,8 @@ from typing import Any
 
 import ipywidgets as w
 
-from cluster_decide.errors import Problem, ScenarioError
-from cluster_decide.scenario import (
+from cluster_decide.base.errors import Problem, ScenarioError
+from cluster_decide.inputs.scenario import (
     MAX_SCENARIO_BYTES,
     PRESETS,
     Scenario,

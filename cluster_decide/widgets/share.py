@@ -12,7 +12,7 @@ import os
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
-from cluster_decide.constants import PLATFORMS
+from cluster_decide.base.constants import PLATFORMS
 from cluster_decide.widgets.controls import Controls
 
 __all__ = ["from_query", "request_query", "to_query"]

@@ -13,7 +13,7 @@ from typing import Any
 
 import polars as pl
 
-from cluster_decide.vocabulary import ARCHETYPE_LABELS, KIND_LABELS, PLATFORM_LABELS
+from cluster_decide.base.vocabulary import ARCHETYPE_LABELS, KIND_LABELS, PLATFORM_LABELS
 
 __all__ = ["FORMATS", "readable", "styled"]
 

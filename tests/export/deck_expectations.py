@@ -8,10 +8,10 @@ from typing import Any
 import polars as pl
 
 import cluster_decide as cd
-from cluster_decide.explain import ARCHETYPE_WORDS, money
+from cluster_decide.base.vocabulary import ARCHETYPE_LABELS, SKILL_LABELS
 from cluster_decide.export import Bundle
 from cluster_decide.export.assumptions import key_assumptions
-from cluster_decide.vocabulary import ARCHETYPE_LABELS, SKILL_LABELS
+from cluster_decide.planning.explain import ARCHETYPE_WORDS, money
 
 _MID_SENTENCE = {
     "slurm_only": "Slurm only",

@@ -10,9 +10,9 @@ import pytest
 
 import cluster_decide as cd
 from cluster_decide.analysis import BREAK_EVEN_SCHEMA, LEVER_SCHEMA
-from cluster_decide.explain import money
 from cluster_decide.export import Bundle, gather, headline, key_assumptions, pilot_plan, sections
 from cluster_decide.export.figures import chart_names
+from cluster_decide.planning.explain import money
 
 
 def _levers() -> pl.DataFrame:

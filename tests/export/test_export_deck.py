@@ -19,13 +19,13 @@ from pptx.enum.shapes import MSO_SHAPE_TYPE
 from pptx.util import Inches
 
 import cluster_decide as cd
-from cluster_decide.datasources import load_facts
-from cluster_decide.explain import ARCHETYPE_WORDS, money
+from cluster_decide.base.vocabulary import PLATFORM_LABELS, SKILL_LABELS
 from cluster_decide.export import Bundle, atomic, deck
 from cluster_decide.export.slides import FIXED_DATE, build_deck
 from cluster_decide.export.words import Names
-from cluster_decide.market import TERM_WORDS
-from cluster_decide.vocabulary import PLATFORM_LABELS, SKILL_LABELS
+from cluster_decide.inputs.datasources import load_facts
+from cluster_decide.inputs.market import TERM_WORDS
+from cluster_decide.planning.explain import ARCHETYPE_WORDS, money
 
 
 @pytest.fixture(scope="module")

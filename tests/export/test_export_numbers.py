@@ -21,10 +21,10 @@ from pptx import Presentation
 
 import cluster_decide as cd
 from cluster_decide.analysis import break_evens
-from cluster_decide.explain import money
 from cluster_decide.export import Bundle, build_deck, report_html
 from cluster_decide.export.reports import markdown_report
-from cluster_decide.market import resolve_markets
+from cluster_decide.inputs.market import resolve_markets
+from cluster_decide.planning.explain import money
 
 pytestmark = pytest.mark.slow
 

@@ -10,9 +10,9 @@ from typing import Any
 import polars as pl
 import pytest
 
+from cluster_decide.base.resources import ENV, data_dir
 from cluster_decide.export import pilot
 from cluster_decide.export.words import Names
-from cluster_decide.resources import ENV, data_dir
 
 
 def test_a_conditional_part_shows_only_with_its_facts() -> None:

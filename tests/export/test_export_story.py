@@ -18,10 +18,10 @@ from pptx.enum.shapes import MSO_SHAPE_TYPE
 
 import cluster_decide as cd
 from cluster_decide.analysis.flips import FLIPS_SCHEMA
-from cluster_decide.explain import money
+from cluster_decide.base.vocabulary import PLATFORM_LABELS, SKILL_LABELS
 from cluster_decide.export import Bundle, build_deck, gather, report_html, sections
 from cluster_decide.export.words import NOTE_WORDS, Names
-from cluster_decide.vocabulary import PLATFORM_LABELS, SKILL_LABELS
+from cluster_decide.planning.explain import money
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cluster_decide.constants import WORKLOAD_KINDS
+from cluster_decide.base.constants import WORKLOAD_KINDS
 from cluster_decide.inventory import InventoryError
 from cluster_decide.inventory.classification import UNCLASSIFIED, classify
 from cluster_decide.inventory.jobs import conform

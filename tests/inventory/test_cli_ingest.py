@@ -40,7 +40,7 @@ def test_ingest_prints_reports_and_writes_a_loadable_scenario(
     kinds = {w["kind"] for w in doc["workloads"]}
     assert {"distributed_training", "realtime_inference"} <= kinds
     assert f"to {out}" in printed.out
-    from cluster_decide.scenario import load_scenario
+    from cluster_decide.inputs.scenario import load_scenario
 
     assert len(load_scenario(out).workloads) == len(doc["workloads"])
     # The same export gives the same scenario file, byte for byte.

@@ -10,7 +10,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from cluster_decide.constants import HOURS_PER_MONTH
+from cluster_decide.base.constants import HOURS_PER_MONTH
 from cluster_decide.inventory.classification import classify
 from cluster_decide.inventory.demand import (
     busy_gpus,
@@ -198,7 +198,7 @@ def test_write_scenario_round_trips(tmp_path: Path, enterprise: tuple) -> None:
         w["name"]: {"platform": "slurm"} for w in demand.workloads
     }
     try:
-        from cluster_decide.scenario import load_scenario
+        from cluster_decide.inputs.scenario import load_scenario
     except Exception as exc:  # the loader belongs to another module that may be mid-change
         pytest.skip(f"scenario loader not importable: {exc}")
     scenario = load_scenario(path)

@@ -16,13 +16,13 @@ from typing import Any
 import pytest
 from pydantic import TypeAdapter
 
-from cluster_decide.errors import ScenarioError
+from cluster_decide.base.errors import ScenarioError
+from cluster_decide.inputs.scenario import Name, parse_scenario, scenario_ranges
 from cluster_decide.inventory.demand import scenario_document
 from cluster_decide.inventory.errors import InventoryError
 from cluster_decide.inventory.ingest import ingest
 from cluster_decide.inventory.plausible import NAME_PATTERN, WORKLOAD_RANGES, check_workloads
 from cluster_decide.inventory.synthetic import generate_sacct
-from cluster_decide.scenario import Name, parse_scenario, scenario_ranges
 
 
 @pytest.fixture(scope="module")

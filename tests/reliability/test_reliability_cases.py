@@ -26,9 +26,9 @@ import pytest
 import tomli_w
 
 from cluster_decide import cli
-from cluster_decide.scenario import preset_path, scenario_ranges
-from cluster_decide.solving import solve as solving_solve
-from cluster_decide.tomlread import tomllib
+from cluster_decide.base.tomlread import tomllib
+from cluster_decide.inputs.scenario import preset_path, scenario_ranges
+from cluster_decide.planning import solve as solving_solve
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -455,7 +455,7 @@ def test_killed_writer_leaves_the_old_files_and_no_temporary(tmp_path: Path, com
         target = out / "plan.json"
         script = _KILLED.replace(
             "sys.exit(cli.main(sys.argv[1:]))",
-            "from cluster_decide.atomic import write_atomic\n"
+            "from cluster_decide.base.atomic import write_atomic\n"
             "for i in range(3): write_atomic(sys.argv[1], 'new' * 100000)",
         )
         argv = [sys.executable, "-c", script, str(target)]

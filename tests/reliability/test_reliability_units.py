@@ -11,10 +11,11 @@ from typing import Any
 import pytest
 
 import cluster_decide as cd
-from cluster_decide import atomic, guard, ranges
-from cluster_decide.atomic import OutputError, all_or_nothing, write_atomic
-from cluster_decide.ranges import CLI_FLAGS, Range, markdown_table
-from cluster_decide.scenario import parse_scenario, scenario_ranges
+from cluster_decide import guard
+from cluster_decide.base import atomic, ranges
+from cluster_decide.base.atomic import OutputError, all_or_nothing, write_atomic
+from cluster_decide.base.ranges import CLI_FLAGS, Range, markdown_table
+from cluster_decide.inputs.scenario import parse_scenario, scenario_ranges
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -199,7 +200,7 @@ def test_reports_escape_a_scenario_named_like_markup(tmp_path: Path) -> None:
 
 
 def test_a_replay_too_large_is_refused_before_drawing_jobs() -> None:
-    from cluster_decide.simulation import MAX_JOBS, _check_size
+    from cluster_decide.simulation.replay import MAX_JOBS, _check_size
 
     _check_size(MAX_JOBS, 28)
     with pytest.raises(ValueError, match=r"limit of 5,000,000 .* at most 14.0 days"):

@@ -6,7 +6,7 @@ import polars as pl
 
 import cluster_decide as cd
 from cluster_decide import charts
-from cluster_decide.vocabulary import PLATFORM_LABELS
+from cluster_decide.base.vocabulary import PLATFORM_LABELS
 from cluster_decide.widgets import PlanCache
 
 

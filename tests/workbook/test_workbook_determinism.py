@@ -12,7 +12,7 @@ from contextlib import contextmanager
 import pytest
 
 import cluster_decide as cd
-from cluster_decide.plan import Status
+from cluster_decide.planning.plan import Status
 from cluster_decide.widgets import PlanCache, executive_app
 
 

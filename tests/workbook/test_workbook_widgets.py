@@ -8,8 +8,8 @@ from datetime import datetime, timezone
 from typing import Any
 
 import cluster_decide as cd
-from cluster_decide.explain import ARCHETYPE_WORDS, money
-from cluster_decide.scenario import preset_path
+from cluster_decide.inputs.scenario import preset_path
+from cluster_decide.planning.explain import ARCHETYPE_WORDS, money
 from cluster_decide.widgets import Dashboard, PlanCache, executive_app, read_upload
 
 

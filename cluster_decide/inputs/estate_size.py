@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from cluster_decide.catalog import Catalog, GpuType
-from cluster_decide.constants import DEADLINE_KINDS
+from cluster_decide.base.constants import DEADLINE_KINDS
+from cluster_decide.inputs.catalog import Catalog, GpuType
 
 __all__ = ["MAX_ESTATE_GPUS", "MAX_ESTATE_USD_PER_MONTH", "size_problem"]
 

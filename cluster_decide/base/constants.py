@@ -1,6 +1,6 @@
 """The fixed vocabulary's names and units, as the rest of the code has long imported them.
 
-They live in :mod:`cluster_decide.vocabulary` (one place, with their labels); this module
+They live in :mod:`cluster_decide.base.vocabulary` (one place, with their labels); this module
 re-exports them so existing imports keep working.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from cluster_decide.vocabulary import (
+from cluster_decide.base.vocabulary import (
     ARCHETYPES,
     BATCH_KINDS,
     CAPABILITIES,

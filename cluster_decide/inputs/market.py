@@ -16,52 +16,35 @@ life costs: a longer horizon never raises the monthly cost of an owned GPU.
 
 from __future__ import annotations
 
-import csv
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from itertools import pairwise
-from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 import polars as pl
 
-from cluster_decide.constants import HOURS_PER_MONTH
+from cluster_decide.base.constants import HOURS_PER_MONTH
+from cluster_decide.inputs.offers import Offer, OnPremNode
 
 if TYPE_CHECKING:
-    from cluster_decide.catalog import Catalog, CostParameters, GpuType
-    from cluster_decide.scenario import Scenario
+    from cluster_decide.inputs.catalog import Catalog, CostParameters, GpuType
+    from cluster_decide.inputs.scenario import Scenario
 
 __all__ = [
     "CASH_FLOW_SCHEMA",
-    "CLOUD_CLASSES",
     "COMMITMENT_MONTHS",
-    "PROVIDER_CLASSES",
     "PROVIDER_WORDS",
-    "TERMS",
     "TERM_WORDS",
     "Market",
-    "Offer",
     "OnPremCost",
-    "OnPremNode",
     "annuity_factor",
     "cash_flow",
     "onprem_cost",
-    "read_burst_caps",
-    "read_offers",
-    "read_onprem",
-    "read_resale",
     "residual_fraction",
     "resolve_markets",
     "spot_overhead",
 ]
 
-PROVIDER_CLASSES: Final = ("on_prem", "hyperscaler", "gpu_cloud", "marketplace")
-"""Where GPUs come from: owned, or rented from one of three kinds of seller."""
-CLOUD_CLASSES: Final = ("hyperscaler", "gpu_cloud", "marketplace")
-"""Provider classes that rent GPUs (a scenario's ``procurement.provider_classes``)."""
-TERMS: Final = ("on_demand", "commit_1y", "commit_3y", "spot")
-"""How rented GPUs are paid for: by the hour, on a 1- or 3-year commitment, or as spot."""
 COMMITMENT_MONTHS: Final = {"none": 0, "1y": 12, "3y": 36}
 """A scenario's ``procurement.commitment`` and the months it binds."""
 TERM_MONTHS: Final = {"on_demand": 0, "commit_1y": 12, "commit_3y": 36, "owned": 0}
@@ -90,27 +73,6 @@ CASH_FLOW_SCHEMA: Final = {
     "cumulative_usd": pl.Float64,
 }
 """Columns of the cumulative-cash frame: one row per month, month 0 is the purchase."""
-
-
-@dataclass(frozen=True)
-class Offer:
-    """One way to rent a GPU type: seller class, seller, term and price per GPU-hour."""
-
-    gpu: str
-    provider_class: str
-    provider: str
-    term: str
-    usd_per_gpu_hour: float
-    multi_node: bool
-    """Sold as a cluster with a fabric between nodes, so multi-node gangs can run on it."""
-
-
-@dataclass(frozen=True)
-class OnPremNode:
-    """What an owned node needs besides the server: its share of the network fabric and storage."""
-
-    fabric_usd: float
-    storage_usd: float
 
 
 @dataclass(frozen=True)
@@ -170,88 +132,6 @@ class Market:
     def upfront_usd_per_node(self) -> float:
         """Up-front outlay per node (zero when rented)."""
         return self.onprem.upfront_usd if self.onprem is not None else 0.0
-
-
-def _rows(path: Path) -> list[dict[str, str]]:
-    with path.open(newline="", encoding="utf-8") as handle:
-        return list(csv.DictReader(handle))
-
-
-def _check_provenance(path: Path, line: int, row: Mapping[str, str]) -> None:
-    """A figure needs a source with a URL and date, or the source ``assumption`` with a note."""
-    where = f"data/catalog/{path.name}, line {line}"
-    source, url, date, note = (row.get(k, "").strip() for k in ("source", "url", "date", "note"))
-    if source == "assumption":
-        if not note:
-            raise ValueError(f"{where}: an assumption needs its reasoning in the note column")
-        return
-    if not source or not date:
-        raise ValueError(
-            f"{where}: every figure needs a source and a date (or source 'assumption' and a note)"
-        )
-    if not url and not note:
-        raise ValueError(f"{where}: a source without a URL must say why in the note column")
-
-
-def read_offers(folder: Path) -> tuple[Offer, ...]:
-    """The rental offers of ``offers.csv``, each checked for its provenance."""
-    path = folder / "offers.csv"
-    offers = []
-    for line, row in enumerate(_rows(path), start=2):
-        _check_provenance(path, line, row)
-        if row["provider_class"] not in CLOUD_CLASSES or row["term"] not in TERMS:
-            raise ValueError(
-                f"data/catalog/offers.csv, line {line}: provider_class must be one of "
-                f"{', '.join(CLOUD_CLASSES)} and term one of {', '.join(TERMS)}"
-            )
-        offers.append(
-            Offer(
-                gpu=row["gpu"],
-                provider_class=row["provider_class"],
-                provider=row["provider"],
-                term=row["term"],
-                usd_per_gpu_hour=float(row["usd_per_gpu_hour"]),
-                multi_node=row["multi_node"].strip().lower() == "true",
-            )
-        )
-    return tuple(offers)
-
-
-def read_resale(folder: Path) -> tuple[tuple[int, float], ...]:
-    """The resale curve of ``resale.csv``: (months owned, fraction of the outlay), sorted."""
-    path = folder / "resale.csv"
-    points = []
-    for line, row in enumerate(_rows(path), start=2):
-        _check_provenance(path, line, row)
-        points.append((int(row["months"]), float(row["residual_fraction"])))
-    points.sort()
-    fractions = [1.0] + [f for _m, f in points]
-    if any(b > a for a, b in pairwise(fractions)):
-        raise ValueError("data/catalog/resale.csv: the residual fraction must never rise with age")
-    return tuple(points)
-
-
-def read_onprem(folder: Path) -> dict[str, OnPremNode]:
-    """Fabric and storage shares per owned node of each GPU type (``onprem.csv``)."""
-    path = folder / "onprem.csv"
-    values: dict[str, dict[str, float]] = {}
-    for line, row in enumerate(_rows(path), start=2):
-        _check_provenance(path, line, row)
-        values.setdefault(row["gpu"], {})[row["attribute"]] = float(row["value"])
-    return {
-        gpu: OnPremNode(fabric_usd=v["fabric_usd_per_node"], storage_usd=v["storage_usd_per_node"])
-        for gpu, v in values.items()
-    }
-
-
-def read_burst_caps(folder: Path) -> dict[str, int]:
-    """On-demand GPUs an estate can rent per hour, per GPU type (``burst_caps.csv``)."""
-    path = folder / "burst_caps.csv"
-    caps = {}
-    for line, row in enumerate(_rows(path), start=2):
-        _check_provenance(path, line, row)
-        caps[row["gpu"]] = int(row["gpus"])
-    return caps
 
 
 def residual_fraction(curve: Sequence[tuple[int, float]], months: float) -> float:

@@ -12,7 +12,7 @@ Two families of workloads need two families of formulas.
 All functions are pure. Times may be in any unit as long as rates use its inverse (requests
 per second with seconds, jobs per hour with hours). The formulas, their sources and their
 validity ranges are collected in ``docs/queueing.md``; the simulator in
-``cluster_decide.simengine`` checks them.
+``cluster_decide.simulation.engine`` checks them.
 
 Sources:
   [GH]  Gross, Shortle, Thompson & Harris, *Fundamentals of Queueing Theory*, 4th ed., Wiley

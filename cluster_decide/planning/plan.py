@@ -26,7 +26,7 @@ Frames and their columns (units in the names):
   planned (platforms it runs on in the plan), action (keep | move | new), users, retool (users
   must change tools), one_time_usd, monthly_usd (spread over the horizon).
 - ``service_levels``: workload, pool, gpu_type, metric, predicted, target, met (one row per
-  placed share; see :mod:`cluster_decide.service`).
+  placed share; see :mod:`cluster_decide.planning.service`).
 - ``relaxations`` (infeasible plans): change, amount, unit, monthly_usd, sentence.
 """
 
@@ -41,16 +41,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
-from cluster_decide.constants import HOURS_PER_MONTH, HOURS_PER_WEEK, SKILLS
-from cluster_decide.evaluation import Decisions, Evaluation
-from cluster_decide.market import CASH_FLOW_SCHEMA, cash_flow, residual_fraction
+from cluster_decide.base.constants import HOURS_PER_MONTH, HOURS_PER_WEEK, SKILLS
+from cluster_decide.base.vocabulary import DEMAND_UNITS_PER_GPU_PERCENT
+from cluster_decide.inputs.market import CASH_FLOW_SCHEMA, cash_flow, residual_fraction
 from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, ModelData
 from cluster_decide.model.decisions import Status
-from cluster_decide.service import SERVICE_LEVEL_SCHEMA, busy_gpus_by_pool
-from cluster_decide.vocabulary import DEMAND_UNITS_PER_GPU_PERCENT
+from cluster_decide.planning.evaluation import Decisions, Evaluation
+from cluster_decide.planning.service import SERVICE_LEVEL_SCHEMA, busy_gpus_by_pool
 
 if TYPE_CHECKING:
-    from cluster_decide.scenario import Scenario
+    from cluster_decide.inputs.scenario import Scenario
 
 __all__ = [
     "RELAXATION_SCHEMA",
@@ -174,13 +174,13 @@ class Plan:
     def hourly_split(self) -> pl.DataFrame:
         """Hour by hour, each sharing pool's GPUs: services, trough-filling training, idle.
 
-        Columns (:data:`cluster_decide.sharing.HOURLY_SPLIT_SCHEMA`): ``hour`` (0 = Monday
+        Columns (:data:`cluster_decide.planning.sharing.HOURLY_SPLIT_SCHEMA`): ``hour`` (0 = Monday
         00:00), ``pool``, ``gpu_type``, ``services_gpus``, ``training_gpus``, ``idle_gpus``; one
         row per hour of the week and pool where preemptible training fills the troughs, none
         when no pool does (or the plan has no scenario). Drawn as a week of stacked areas.
         """
-        from cluster_decide.evaluation import evaluate
-        from cluster_decide.sharing import HOURLY_SPLIT_SCHEMA, hourly_split
+        from cluster_decide.planning.evaluation import evaluate
+        from cluster_decide.planning.sharing import HOURLY_SPLIT_SCHEMA, hourly_split
 
         if self.inputs is None or not self.feasible:
             return pl.DataFrame(schema=HOURLY_SPLIT_SCHEMA)

@@ -1,7 +1,7 @@
 """Replay jobs on a plan's pools and set the simulated waits beside the predicted ones.
 
-This is the adapter between a :class:`~cluster_decide.plan.Plan` and the scheduling simulator
-of :mod:`cluster_decide.simengine`, which knows nothing of scenarios. Each (pool, GPU type) of
+This is the adapter between a :class:`~cluster_decide.planning.plan.Plan` and the scheduling simulator
+of :mod:`cluster_decide.simulation.engine`, which knows nothing of scenarios. Each (pool, GPU type) of
 the plan becomes a simulated pool of its baseline nodes plus the nodes its average burst
 would add, under the policy of its platform: Slurm (priority FIFO, EASY backfill), the default
 Kubernetes scheduler (pods placed one at a time), gang admission (Kubernetes with a batch
@@ -19,7 +19,12 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from cluster_decide.evaluation import evaluate_decisions
+from cluster_decide.inputs.scenario import (
+    DeadlineWorkload,
+    ExperimentationWorkload,
+    RealtimeWorkload,
+    TrainingWorkload,
+)
 from cluster_decide.model.data import (
     DEMAND_UNITS_PER_GPU,
     STEPS,
@@ -28,15 +33,17 @@ from cluster_decide.model.data import (
     job_stretch,
     prepare,
 )
-from cluster_decide.plan import Plan
-from cluster_decide.scenario import (
-    DeadlineWorkload,
-    ExperimentationWorkload,
-    RealtimeWorkload,
-    TrainingWorkload,
+from cluster_decide.planning.evaluation import evaluate_decisions
+from cluster_decide.planning.plan import Plan
+from cluster_decide.planning.service import realtime_replicas
+from cluster_decide.simulation.engine import (
+    JobClass,
+    Pool,
+    SimOptions,
+    generate_jobs,
+    run,
+    wait_stats,
 )
-from cluster_decide.service import realtime_replicas
-from cluster_decide.simengine import JobClass, Pool, SimOptions, generate_jobs, run, wait_stats
 
 __all__ = [
     "JOB_COLUMNS",

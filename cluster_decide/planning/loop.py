@@ -3,7 +3,7 @@
 Every path that solves (``cd.solve``, the relaxation search, every analysis) runs
 :func:`run`, so every path shares the same status handling:
 
-- CP-SAT ``OPTIMAL``/``FEASIBLE`` become :class:`~cluster_decide.plan.Status` ``optimal`` /
+- CP-SAT ``OPTIMAL``/``FEASIBLE`` become :class:`~cluster_decide.planning.plan.Status` ``optimal`` /
   ``feasible`` (with the bound, so the gap can be shown);
 - ``INFEASIBLE`` is ``infeasible`` (proved: only then is a relaxation searched for);
 - ``UNKNOWN`` (no solution within the limit) is ``time_limit``, never ``infeasible``;
@@ -11,7 +11,7 @@ Every path that solves (``cd.solve``, the relaxation search, every analysis) run
 
 Service levels that depend on several classes at once (pooled gang waits, deadline windows,
 everything the plan's pools share) are enforced by lazy constraint generation: solve, check
-the plan's service levels with the queueing formulas (:mod:`cluster_decide.service`), and for
+the plan's service levels with the queueing formulas (:mod:`cluster_decide.planning.service`), and for
 each pool that misses one add a cut "if this pool hosts at least these shares of these classes,
 it has at least N nodes", N being the fewest nodes with which that pool meets every target;
 solve again (hinted with the repaired plan) until every target holds. The warm start's plan
@@ -19,7 +19,7 @@ is checked the same way before the first solve and its cuts are added up front
 (:func:`cut_up_front`): the first round would most often find the very same ones. Training
 that fills the troughs of a sharing pool is treated the same way: the model starts with one
 weekly row per pool, and where a plan's training waits too long hour by hour (the
-evaluator's replay, :mod:`cluster_decide.sharing`) the loop states that pool's hourly rows and
+evaluator's replay, :mod:`cluster_decide.planning.sharing`) the loop states that pool's hourly rows and
 solves again. Analyses add their own constraints and objective through the ``constrain`` and
 ``objective`` hooks.
 """
@@ -32,7 +32,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from cluster_decide.evaluation import Decisions, Evaluation, evaluate_decisions
 from cluster_decide.model.build import (
     Model,
     ServiceCut,
@@ -50,7 +49,8 @@ from cluster_decide.model.cpsat import (
 )
 from cluster_decide.model.data import ModelData
 from cluster_decide.model.decisions import Status
-from cluster_decide.solving.warmstart import add_hints, lp_relaxation, rounded_plan
+from cluster_decide.planning.evaluation import Decisions, Evaluation, evaluate_decisions
+from cluster_decide.planning.warmstart import add_hints, lp_relaxation, rounded_plan
 
 __all__ = [
     "HOOKED_ROUND_SHARE",

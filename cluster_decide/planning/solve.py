@@ -13,20 +13,20 @@ from dataclasses import replace
 
 import polars as pl
 
-from cluster_decide.evaluation import Decisions, Evaluation, evaluate_decisions
-from cluster_decide.explain import explain
+from cluster_decide.inputs.scenario import Scenario
 from cluster_decide.model.data import ModelData, prepare
-from cluster_decide.plan import RELAXATION_SCHEMA, Plan, Status, build_frames, investment
-from cluster_decide.scenario import Scenario
-from cluster_decide.service import SERVICE_LEVEL_SCHEMA
-from cluster_decide.solving.loop import (
+from cluster_decide.planning.evaluation import Decisions, Evaluation, evaluate_decisions
+from cluster_decide.planning.explain import explain
+from cluster_decide.planning.loop import (
     SolveResult,
     deterministic_work,
     read_decisions,
     restricted,
     solve_data,
 )
-from cluster_decide.solving.relax import diagnose
+from cluster_decide.planning.plan import RELAXATION_SCHEMA, Plan, Status, build_frames, investment
+from cluster_decide.planning.relax import diagnose
+from cluster_decide.planning.service import SERVICE_LEVEL_SCHEMA
 
 __all__ = [
     "SolveResult",
@@ -52,7 +52,7 @@ def solve(
     no relaxation is searched for, and the sentence says how to give it more time). Every
     service level of an ``optimal`` or ``feasible`` plan holds. ``workers`` and ``seed`` are
     passed to CP-SAT as they are (``workers`` None: one for a model of the default scenario's
-    size, two for a large estate; see :func:`~cluster_decide.solving.loop.workers_for`). ``hint`` (a feasible plan of a similar scenario) starts the
+    size, two for a large estate; see :func:`~cluster_decide.planning.loop.workers_for`). ``hint`` (a feasible plan of a similar scenario) starts the
     search from that plan.
     """
     start = time.perf_counter()

@@ -16,9 +16,15 @@ from typing import Any
 
 import numpy as np
 
-from cluster_decide import resources
-from cluster_decide.constants import CAPABILITIES, HOURS_PER_WEEK, PLATFORMS, SKILLS, WORKLOAD_KINDS
-from cluster_decide.market import (
+from cluster_decide.base import resources
+from cluster_decide.base.constants import (
+    CAPABILITIES,
+    HOURS_PER_WEEK,
+    PLATFORMS,
+    SKILLS,
+    WORKLOAD_KINDS,
+)
+from cluster_decide.inputs.offers import (
     Offer,
     OnPremNode,
     read_burst_caps,

@@ -17,10 +17,10 @@ import numpy as np
 from ortools.linear_solver import pywraplp
 from ortools.sat.python import cp_model
 
-from cluster_decide.constants import SKILLS
-from cluster_decide.evaluation import Decisions, evaluate_decisions
+from cluster_decide.base.constants import SKILLS
 from cluster_decide.model.build import SPOT_STEPS, Model
 from cluster_decide.model.data import ModelData
+from cluster_decide.planning.evaluation import Decisions, evaluate_decisions
 
 __all__ = ["add_hints", "lp_relaxation", "rounded_plan"]
 

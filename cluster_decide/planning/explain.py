@@ -11,14 +11,14 @@ from collections import defaultdict
 
 import numpy as np
 
-from cluster_decide.constants import PLATFORM_WORDS, SKILLS
-from cluster_decide.evaluation import Decisions, Evaluation
-from cluster_decide.explain_people import people_sentences
-from cluster_decide.market import PROVIDER_WORDS, TERM_WORDS
+from cluster_decide.base.constants import PLATFORM_WORDS, SKILLS
+from cluster_decide.base.vocabulary import ARCHETYPE_SHORT, ARCHETYPE_WORDS, SKILL_LABELS
+from cluster_decide.inputs.market import PROVIDER_WORDS, TERM_WORDS
 from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, Combo, ModelData
-from cluster_decide.service import busy_gpus_by_pool
-from cluster_decide.sharing import sharing_sentence
-from cluster_decide.vocabulary import ARCHETYPE_SHORT, ARCHETYPE_WORDS, SKILL_LABELS
+from cluster_decide.planning.evaluation import Decisions, Evaluation
+from cluster_decide.planning.explain_people import money, people_sentences
+from cluster_decide.planning.service import busy_gpus_by_pool
+from cluster_decide.planning.sharing import sharing_sentence
 
 __all__ = [
     "ARCHETYPE_SHORT",
@@ -33,19 +33,6 @@ __all__ = [
 
 SKILL_WORDS = SKILL_LABELS
 _DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
-
-
-def money(usd: float) -> str:
-    """Dollars the way people say them in a meeting: $1.2M, $85k, $900."""
-    sign = "-" if usd < 0 else ""
-    usd = abs(usd)
-    if usd >= 1e6:
-        return f"{sign}${usd / 1e6:.2f}M"
-    if usd >= 1e4:
-        return f"{sign}${usd / 1e3:.0f}k"
-    if usd >= 1e3:
-        return f"{sign}${usd / 1e3:.1f}k"
-    return f"{sign}${usd:.0f}"
 
 
 def hour_name(hour_of_week: int) -> str:

@@ -18,16 +18,17 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from cluster_decide.constants import CAPABILITY_WORDS, PLATFORM_WORDS, PLATFORMS, SKILLS
-from cluster_decide.explain import SKILL_WORDS, money
-from cluster_decide.explain_people import plural
-from cluster_decide.market import CLOUD_CLASSES, PROVIDER_WORDS, TERM_WORDS, resolve_markets
+from cluster_decide.base.constants import CAPABILITY_WORDS, PLATFORM_WORDS, PLATFORMS, SKILLS
+from cluster_decide.inputs.market import PROVIDER_WORDS, TERM_WORDS, resolve_markets
+from cluster_decide.inputs.offers import CLOUD_CLASSES
+from cluster_decide.inputs.scenario import RealtimeWorkload, Scenario
 from cluster_decide.model.data import MILLI, ModelData, prepare
-from cluster_decide.plan import RELAXATION_SCHEMA
-from cluster_decide.scenario import RealtimeWorkload, Scenario
+from cluster_decide.planning.explain import SKILL_WORDS, money
+from cluster_decide.planning.explain_people import plural
+from cluster_decide.planning.plan import RELAXATION_SCHEMA
 
 if TYPE_CHECKING:
-    from cluster_decide.solving.loop import SolveResult
+    from cluster_decide.planning.loop import SolveResult
 
 __all__ = ["Relaxation", "diagnose"]
 
@@ -44,8 +45,8 @@ class Relaxation:
 
 
 def _cost(scn: Scenario, time_limit_s: float, workers: int | None, seed: int) -> float | None:
-    from cluster_decide.evaluation import evaluate_decisions
-    from cluster_decide.solving.loop import solve_data
+    from cluster_decide.planning.evaluation import evaluate_decisions
+    from cluster_decide.planning.loop import solve_data
 
     data = prepare(scn)
     if data.unplaceable:
@@ -203,7 +204,7 @@ def _without_key(d: dict[str, object], key: str) -> dict[str, object]:
 def _single_changes(
     scn: Scenario, data: ModelData, time_limit_s: float, workers: int | None, seed: int
 ) -> list[tuple[str, float, str, str, Callable[[Scenario], Scenario]]]:
-    from cluster_decide.solving.loop import solve_data
+    from cluster_decide.planning.loop import solve_data
 
     out: list[tuple[str, float, str, str, Callable[[Scenario], Scenario]]] = []
     res = solve_data(data, time_limit_s, workers, seed, relax=frozenset({"staffing"}))
@@ -323,12 +324,12 @@ def diagnose(
 def _why_infeasible(
     scn: Scenario, data: ModelData, time_limit_s: float, workers: int | None, seed: int
 ) -> str:
-    from cluster_decide.solving.loop import solve_data
+    from cluster_decide.planning.loop import solve_data
 
     parts = []
     res = solve_data(data, time_limit_s, workers, seed, relax=frozenset({"staffing"}))
     if res.decisions is not None:
-        from cluster_decide.evaluation import evaluate_decisions
+        from cluster_decide.planning.evaluation import evaluate_decisions
 
         ev = evaluate_decisions(data, res.decisions)
         hiring = (
@@ -366,7 +367,7 @@ def staffing_changes(
     FTE each skill needs in all, so a sentence reads "hire 2 Kubernetes engineers: 3.0 FTE
     needed, 1.0 on staff".
     """
-    from cluster_decide.evaluation import evaluate_decisions
+    from cluster_decide.planning.evaluation import evaluate_decisions
 
     assert res.decisions is not None
     ev = evaluate_decisions(data, res.decisions)

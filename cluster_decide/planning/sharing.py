@@ -15,10 +15,10 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from cluster_decide.constants import HOURS_PER_WEEK
+from cluster_decide.base.constants import HOURS_PER_WEEK
+from cluster_decide.base.vocabulary import DEMAND_UNITS_PER_GPU_PERCENT
+from cluster_decide.demand.queueing import BatchClass, gang_slots, periodic_waits
 from cluster_decide.model.data import STEPS, ModelData
-from cluster_decide.queueing import BatchClass, gang_slots, periodic_waits
-from cluster_decide.vocabulary import DEMAND_UNITS_PER_GPU_PERCENT
 
 __all__ = [
     "HOURLY_SPLIT_SCHEMA",
@@ -226,11 +226,11 @@ def trough_waits(
     """Waits of each trough-filling class on the GPUs the other work leaves, hour by hour.
 
     Class ``k`` sees the pool as the slots of its own gang size in the GPUs left each hour
-    (:func:`~cluster_decide.queueing.gang_slots`; the services' replicas as they run, whole
+    (:func:`~cluster_decide.demand.queueing.gang_slots`; the services' replicas as they run, whole
     nodes counted by the slots), and the pooled work of every class in those slots (as
-    :func:`~cluster_decide.queueing.batch_waits` pools classes). The work lost to preemption
+    :func:`~cluster_decide.demand.queueing.batch_waits` pools classes). The work lost to preemption
     (``preempt_loss_steps`` per GPU pushed out, in the replay) lengthens every job alike. See
-    :func:`~cluster_decide.queueing.periodic_waits`.
+    :func:`~cluster_decide.demand.queueing.periodic_waits`.
     """
     held = sh.busy_units if sh.busy_units is not None else sh.services_units
     left = np.maximum(sh.supply_units - held, 0) // UNITS

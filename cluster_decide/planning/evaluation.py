@@ -12,26 +12,26 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 import polars as pl
 
-from cluster_decide.constants import HOURS_PER_WEEK, SKILLS
+from cluster_decide.base.constants import HOURS_PER_WEEK, SKILLS
+from cluster_decide.base.vocabulary import DEMAND_UNITS_PER_GPU_PERCENT
 from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, STEPS, ModelData, prepare
 from cluster_decide.model.decisions import Decisions
 from cluster_decide.model.people import FAMILY, cheapest_staffing
-from cluster_decide.service import SERVICE_LEVEL_SCHEMA, service_levels
-from cluster_decide.sharing import Sharing, replay_sharing
-from cluster_decide.vocabulary import DEMAND_UNITS_PER_GPU_PERCENT
+from cluster_decide.planning.service import SERVICE_LEVEL_SCHEMA, service_levels
+from cluster_decide.planning.sharing import Sharing, replay_sharing
 
 if TYPE_CHECKING:
-    from cluster_decide.plan import Plan
-    from cluster_decide.scenario import Scenario
+    from cluster_decide.inputs.scenario import Scenario
 
 __all__ = [
     "COST_COMPONENTS",
     "ONE_TIME_COMPONENTS",
+    "Decided",
     "Decisions",
     "Evaluation",
     "archetype_of",
@@ -127,7 +127,7 @@ class Evaluation:
     service_levels: pl.DataFrame = field(
         default_factory=lambda: pl.DataFrame(schema=SERVICE_LEVEL_SCHEMA)
     )
-    """Predicted service level of every placed share beside its target (``service.py``)."""
+    """Predicted service level of every placed share beside its target (``planning/service.py``)."""
     sharing: Mapping[tuple[str, str], Sharing] = field(default_factory=dict)
     """The replayed week of each pool and GPU type where training fills the troughs."""
 
@@ -369,7 +369,7 @@ def check_sharing(
     """Trough-filling training gets its GPU-hours and keeps its wait target, hour by hour.
 
     Replays the week of every pool and GPU type where training fills the troughs
-    (:func:`~cluster_decide.sharing.replay_sharing`) and returns the violations with the
+    (:func:`~cluster_decide.planning.sharing.replay_sharing`) and returns the violations with the
     replays: the queue must settle (the hours other work leaves hold the training's GPU-hours,
     restarts included), and the wait it adds must stay within what each class's target leaves.
     """
@@ -630,6 +630,18 @@ def check_spot(data: ModelData, dec: Decisions) -> list[str]:
     return v
 
 
-def evaluate(scn: Scenario, plan: Plan) -> Evaluation:
+class Decided(Protocol):
+    """Anything that states its decisions: a :class:`~cluster_decide.planning.plan.Plan` above all.
+
+    Naming the one method :func:`evaluate` reads keeps this module below the plan module, which
+    imports it (no import cycle, not even for types).
+    """
+
+    def decisions(self) -> Decisions:
+        """The shares, nodes and spot placements a person could write down."""
+        ...
+
+
+def evaluate(scn: Scenario, plan: Decided) -> Evaluation:
     """Cost and feasibility of any plan for ``scn``, recomputed without the solver."""
     return evaluate_decisions(prepare(scn), plan.decisions())

@@ -6,13 +6,13 @@ tables (``model.people``), so the amounts it quotes are the ones the plan pays.
 
 from __future__ import annotations
 
-from cluster_decide.constants import PLATFORM_WORDS, SKILLS
-from cluster_decide.evaluation import Decisions, Evaluation
+from cluster_decide.base.constants import PLATFORM_WORDS, SKILLS
+from cluster_decide.base.vocabulary import MANAGED_WORDS, SKILL_LABELS
 from cluster_decide.model.data import MILLI, ModelData
 from cluster_decide.model.people import FAMILY
-from cluster_decide.vocabulary import MANAGED_WORDS, SKILL_LABELS
+from cluster_decide.planning.evaluation import Decisions, Evaluation
 
-__all__ = ["MANAGED_WORDS", "people_sentences", "plural"]
+__all__ = ["MANAGED_WORDS", "money", "people_sentences", "plural"]
 
 
 def plural(n: int, word: str) -> str:
@@ -20,11 +20,21 @@ def plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def _money(usd: float) -> str:
-    """``explain.money`` (imported here: ``explain`` imports this module)."""
-    from cluster_decide.explain import money
+def money(usd: float) -> str:
+    """Dollars the way people say them in a meeting: $1.2M, $85k, $900.
 
-    return money(usd)
+    Defined here, below :mod:`cluster_decide.planning.explain` (which imports this module and offers
+    ``money`` to everyone else), so the two modules form no import cycle.
+    """
+    sign = "-" if usd < 0 else ""
+    usd = abs(usd)
+    if usd >= 1e6:
+        return f"{sign}${usd / 1e6:.2f}M"
+    if usd >= 1e4:
+        return f"{sign}${usd / 1e3:.0f}k"
+    if usd >= 1e3:
+        return f"{sign}${usd / 1e3:.1f}k"
+    return f"{sign}${usd:.0f}"
 
 
 def people_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[str]:
@@ -46,8 +56,7 @@ def people_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[st
         free = [f"{idle[s]:.1f} {SKILL_LABELS[s]} FTE" for s in SKILLS if idle[s] >= 0.05]
         who = "your engineer" if staff == 1 else f"all {staff:g} engineers"
         text = (
-            f"You keep {who} on staff ({_money(payroll)} a month of payroll, "
-            "paid whatever the plan)"
+            f"You keep {who} on staff ({money(payroll)} a month of payroll, paid whatever the plan)"
         )
         out.append(
             text + (f"; {' and '.join(free)} are free to redeploy." if free else "; all are busy.")
@@ -59,15 +68,15 @@ def people_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[st
             on_staff = data.available_milli[s] / MILLI
             out.append(
                 f"Hire {plural(h, SKILL_LABELS[s] + ' engineer')}: {need:.1f} FTE needed, "
-                f"{on_staff:.1f} on staff; {_money(people.salary_cents[s] * h / 100.0)} a month in "
-                f"salary and {_money(people.hire_fee_cents * h * horizon / 100.0)} in hiring "
+                f"{on_staff:.1f} on staff; {money(people.salary_cents[s] * h / 100.0)} a month in "
+                f"salary and {money(people.hire_fee_cents * h * horizon / 100.0)} in hiring "
                 "fees once."
             )
     for (s, t), r in sorted(ev.retrained.items()):
         once = people.retrain_cents[(s, t)] * r * horizon / 100.0
         out.append(
             f"Train {plural(r, SKILL_LABELS[s] + ' engineer')} in {SKILL_LABELS[t]}: "
-            f"{_money(once)} once (a course and a few months' ramp-up), instead of hiring."
+            f"{money(once)} once (a course and a few months' ramp-up), instead of hiring."
         )
     for p in sorted(dec.managed):
         if p not in people.managed or p not in ev.open_pools:
@@ -80,7 +89,7 @@ def people_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[st
             for s in SKILLS
             if data.base_milli[(p, s)] + data.addon_milli[(p, s)] > opt.base_milli[s]
         ]
-        fee = _money(opt.cluster_cents / 100.0) + " a month" if opt.cluster_cents else "no fee"
+        fee = money(opt.cluster_cents / 100.0) + " a month" if opt.cluster_cents else "no fee"
         out.append(
             f"The {p} pool runs as {MANAGED_WORDS[kind]} for {fee}"
             + (f", saving {' and '.join(saved)} of operations." if saved else ".")
@@ -98,7 +107,7 @@ def people_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[st
         )
         out.append(
             f"New {'clusters' if len(built) > 1 else 'cluster'} ({', '.join(built)}) cost "
-            f"{_money(cost * horizon / 100.0)} once to stand up"
+            f"{money(cost * horizon / 100.0)} once to stand up"
             + (f"; {_exist(reused)} reused." if reused else ".")
         )
     elif reused:
@@ -113,8 +122,8 @@ def _lease_sentences(data: ModelData, dec: Decisions) -> list[str]:
     out = []
     for lease in data.leases:
         used = dec.nodes.get((lease.pool, lease.gpu_type), 0)
-        month = _money(lease.nodes * lease.node_cents / 100.0)
-        total = _money(lease.nodes * lease.node_cents * lease.months / 100.0)
+        month = money(lease.nodes * lease.node_cents / 100.0)
+        total = money(lease.nodes * lease.node_cents * lease.months / 100.0)
         gpu = f"{lease.nodes} {lease.gpu_type} node{'s' if lease.nodes != 1 else ''}"
         if lease.months >= lease.horizon_months:
             when = f"for all {lease.horizon_months} months of the plan"
@@ -127,7 +136,7 @@ def _lease_sentences(data: ModelData, dec: Decisions) -> list[str]:
         else:
             use = "the plan uses all of its nodes"
         after = (
-            f"; nodes kept after the lease ends cost the market price, {_money(lease.node_cents / 100.0)} a node a month"
+            f"; nodes kept after the lease ends cost the market price, {money(lease.node_cents / 100.0)} a node a month"
             if used and lease.months < lease.horizon_months
             else ""
         )
@@ -170,8 +179,8 @@ def _move_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[str
         out.append(
             f"Moving {w} from {PLATFORM_WORDS[mv.today]} to "
             f"{' and '.join(PLATFORM_WORDS[k] for k in to)} costs "
-            f"{_money(cents * horizon / 100.0)} once ({detail}), "
-            f"{_money(cents / 100.0)} a month over {horizon} months."
+            f"{money(cents * horizon / 100.0)} once ({detail}), "
+            f"{money(cents / 100.0)} a month over {horizon} months."
         )
     if kept:
         out.append(

@@ -1,15 +1,15 @@
 """Predicted service levels of a plan beside each workload's target: one row per placed share.
 
 Real-time inference: the worst hour's p99 latency (M/G/c queue wait + service time, see
-:func:`cluster_decide.queueing.latency_quantile`) of each piece with the replicas the plan
+:func:`cluster_decide.demand.queueing.latency_quantile`) of each piece with the replicas the plan
 provides for that piece's own traffic; with ``headroom = "n+1"`` one node's worth of replicas is
 left out, so the p99 holds with a node down. Interactive (experimentation) classes: the worst
-hour's mean wait for a seat, M/M/c over sessions (:func:`cluster_decide.queueing.mean_wait_mmc`).
+hour's mean wait for a seat, M/M/c over sessions (:func:`cluster_decide.demand.queueing.mean_wait_mmc`).
 Training and batch: the mean queue wait of each class in its pool from the effective-slot M/G/c
-approximation of :func:`cluster_decide.queueing.batch_waits`, over the pool's baseline GPUs plus
+approximation of :func:`cluster_decide.demand.queueing.batch_waits`, over the pool's baseline GPUs plus
 its average burst, less what its non-batch work holds on average; preemptible training that
 fills a sharing pool's troughs waits on the GPUs the services leave hour by hour instead
-(:func:`cluster_decide.sharing.trough_waits`). Deadline classes report their
+(:func:`cluster_decide.planning.sharing.trough_waits`). Deadline classes report their
 completion time: the window in which fluid earliest-deadline-first scheduling finishes each
 hour's work on the capacity the rest of the pool leaves free, plus one job's run time.
 
@@ -20,12 +20,27 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Literal
+from typing import Literal, Protocol
 
 import numpy as np
 import polars as pl
 
+from cluster_decide.base.vocabulary import DEMAND_UNITS_PER_GPU_PERCENT
+from cluster_decide.demand.queueing import (
+    batch_waits,
+    deadline_window,
+    latency_quantile,
+    mean_wait_mmc,
+)
+from cluster_decide.inputs.scenario import (
+    DeadlineWorkload,
+    ExperimentationWorkload,
+    RealtimeWorkload,
+    TrainingWorkload,
+    Workload,
+)
 from cluster_decide.model.data import (
     DEMAND_UNITS_PER_GPU,
     ModelData,
@@ -35,32 +50,41 @@ from cluster_decide.model.data import (
     queued_class,
     realtime_rates,
 )
-from cluster_decide.queueing import (
-    batch_waits,
-    deadline_window,
-    latency_quantile,
-    mean_wait_mmc,
-)
-from cluster_decide.scenario import (
-    DeadlineWorkload,
-    ExperimentationWorkload,
-    RealtimeWorkload,
-    TrainingWorkload,
-    Workload,
-)
-from cluster_decide.sharing import trough_waits
-from cluster_decide.vocabulary import DEMAND_UNITS_PER_GPU_PERCENT
-
-if TYPE_CHECKING:
-    from cluster_decide.evaluation import Decisions, Evaluation
+from cluster_decide.model.decisions import Decisions
+from cluster_decide.planning.sharing import Sharing, trough_waits
 
 __all__ = [
     "SERVICE_LEVEL_SCHEMA",
+    "PoolLoads",
     "batch_waits_by_pool",
     "busy_gpus_by_pool",
     "realtime_replicas",
     "service_levels",
 ]
+
+
+class PoolLoads(Protocol):
+    """What the service levels read of an evaluation: the load and burst of every pool.
+
+    :class:`cluster_decide.planning.evaluation.Evaluation` has these fields; naming only them here keeps
+    this module below the evaluator, which calls it (no import cycle, not even for types).
+    """
+
+    @property
+    def placed_units(self) -> Mapping[tuple[str, str], np.ndarray]:
+        """Work placed on each (pool, GPU type) per hour of the week, in demand units."""
+        ...
+
+    @property
+    def burst(self) -> Mapping[tuple[str, str], np.ndarray]:
+        """On-demand GPUs per hour of the week, in tenths of a GPU."""
+        ...
+
+    @property
+    def sharing(self) -> Mapping[tuple[str, str], Sharing]:
+        """The replayed week of each pool where training fills the troughs."""
+        ...
+
 
 SERVICE_LEVEL_SCHEMA = {
     "workload": pl.String,
@@ -172,7 +196,7 @@ def busy_gpus_by_pool(data: ModelData, dec: Decisions) -> dict[tuple[str, str], 
 
 
 def batch_waits_by_pool(
-    data: ModelData, dec: Decisions, ev: Evaluation, pools: Pools = None
+    data: ModelData, dec: Decisions, ev: PoolLoads, pools: Pools = None
 ) -> dict[tuple[str, str, str], float]:
     """Predicted mean queue wait (hours) of every placed batch share, pooled per (pool, GPU type).
 
@@ -289,7 +313,7 @@ def _spot_waits(
 
 
 def _deadline_window(
-    data: ModelData, dec: Decisions, ev: Evaluation, key: tuple[str, str, str]
+    data: ModelData, dec: Decisions, ev: PoolLoads, key: tuple[str, str, str]
 ) -> float:
     """Hours a deadline class's work waits for capacity in its pool (fluid EDF over the week).
 
@@ -313,7 +337,7 @@ def _deadline_window(
 
 
 def service_levels(
-    data: ModelData, dec: Decisions, ev: Evaluation, pools: Pools = None
+    data: ModelData, dec: Decisions, ev: PoolLoads, pools: Pools = None
 ) -> pl.DataFrame:
     """One row per placed workload share (in ``pools``, or all): the prediction beside the target.
 

@@ -29,21 +29,19 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from cluster_decide import ranges
-from cluster_decide.atomic import write_atomic
-from cluster_decide.catalog import GPU_ATTRIBUTES, Catalog, data_dir, load_catalog
-from cluster_decide.constants import (
+from cluster_decide.base import ranges
+from cluster_decide.base.atomic import write_atomic
+from cluster_decide.base.constants import (
     HOURS_PER_WEEK,
     PLATFORMS,
     PRESETS,
     SKILLS,
     WORKLOAD_KINDS,
 )
-from cluster_decide.errors import Problem, ScenarioError, did_you_mean
-from cluster_decide.estate_size import size_problem
-from cluster_decide.ranges import Range
-from cluster_decide.tomlread import tomllib
-from cluster_decide.vocabulary import (
+from cluster_decide.base.errors import Problem, ScenarioError, did_you_mean
+from cluster_decide.base.ranges import Range
+from cluster_decide.base.tomlread import tomllib
+from cluster_decide.base.vocabulary import (
     Archetype,
     Capability,
     Interface,
@@ -52,6 +50,8 @@ from cluster_decide.vocabulary import (
     Skill,
     Support,
 )
+from cluster_decide.inputs.catalog import GPU_ATTRIBUTES, Catalog, data_dir, load_catalog
+from cluster_decide.inputs.estate_size import size_problem
 
 __all__ = [
     "DEMAND_KEYS",
@@ -72,7 +72,7 @@ __all__ = [
 ArchetypeChoice = Literal["any", Archetype]
 
 # The open-ended number types below remain for fractions and for keys without a plausible range
-# yet; a new number key should get a Range of its own (cluster_decide/ranges.py).
+# yet; a new number key should get a Range of its own (cluster_decide/base/ranges.py).
 PosInt = Annotated[int, Field(strict=True, gt=0)]
 NonNegInt = Annotated[int, Field(strict=True, ge=0)]
 PosFloat = Annotated[float, Field(strict=True, gt=0, allow_inf_nan=False)]
@@ -382,7 +382,7 @@ class ExperimentationWorkload(_WorkloadBase):
     max_queue_wait_hours: WaitHours
     mean_session_hours: SessionHours = 2.0
     """Mean length of one session holding GPUs (assumption: a working notebook session of a
-    couple of hours; the mean queue wait of :func:`cluster_decide.queueing.mean_wait_mmc`
+    couple of hours; the mean queue wait of :func:`cluster_decide.demand.queueing.mean_wait_mmc`
     scales with it)."""
 
 
@@ -1007,7 +1007,7 @@ def _check_against_catalog(scn: Scenario, catalog: Catalog) -> list[Problem]:
 def _check_size(scn: Scenario) -> list[Problem]:
     """Values each in range can still combine into an estate no one runs; refuse those.
 
-    The bound is :func:`cluster_decide.estate_size.size_problem`'s, which `ingest` shares.
+    The bound is :func:`cluster_decide.inputs.estate_size.size_problem`'s, which `ingest` shares.
     """
     problem = size_problem(
         [w.model_dump() for w in scn.workloads],
