@@ -38,10 +38,13 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import cluster_decide as cd
 from cluster_decide.widgets import PlanCache, executive_app
-from cluster_decide.widgets.serve import CHROMIUM, LAUNCH_ARGS, only_from, voila_server
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the browser harness
+from browser_harness import CHROMIUM, LAUNCH_ARGS, only_from, voila_server
 
 SLIDERS = {"demand:training": 0.05, "fte:kubernetes": 0.5}
 

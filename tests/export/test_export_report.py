@@ -9,13 +9,13 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from browser_harness import CHROMIUM, LAUNCH_ARGS, only_from
 
 import cluster_decide as cd
 from cluster_decide.export import Bundle, frames, images, report
 from cluster_decide.export.assumptions import key_assumptions
 from cluster_decide.export.figures import chart_names
 from cluster_decide.planning.explain import money
-from cluster_decide.widgets.serve import CHROMIUM, LAUNCH_ARGS, only_from
 
 
 @pytest.fixture(scope="module")

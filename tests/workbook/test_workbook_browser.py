@@ -18,15 +18,15 @@ from typing import Any
 from urllib.parse import urljoin
 
 import pytest
-
-from cluster_decide.widgets.cache import INTERACTIVE_TIME_LIMIT_S
-from cluster_decide.widgets.serve import (
+from browser_harness import (
     CHROMIUM,
     LAUNCH_ARGS,
     VoilaServer,
     only_from,
     voila_server,
 )
+
+from cluster_decide.widgets.cache import INTERACTIVE_TIME_LIMIT_S
 
 ANSWER_WAIT_MS = int((INTERACTIVE_TIME_LIMIT_S + 30) * 1000)
 """The longest a new answer may take: a live solve ends by its wall-clock net, plus the redraw."""

@@ -1,7 +1,8 @@
 """Serve the executive app with Voila on a local port, and the headless browser that opens it.
 
-Used by the browser tests, the interaction benchmark and the report test, and handy for a
-demo: ``with voila_app() as url: ...``. Voila is probed by opening a TCP socket, not by
+A test harness (it runs the project folder's notebooks, so it is not in the package): used by
+the browser tests, the report test and ``benchmarks/interaction.py``, and handy for a demo
+from a checkout: ``with voila_app() as url: ...``. Voila is probed by opening a TCP socket, not by
 ``GET /`` (each GET runs the notebook in a new kernel); the browser is Debian's chromium with
 the flags that keep it quiet on a machine without internet, never a downloaded one.
 """
@@ -41,7 +42,7 @@ LAUNCH_ARGS = [
     "--disable-quic",
 ]
 """Chromium flags for a headless run here: no background network, no component updates."""
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def only_from(page: Any, prefix: str) -> list[str]:
