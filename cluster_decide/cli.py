@@ -162,7 +162,7 @@ def _solve(args: argparse.Namespace) -> int:
     plan = solve(scn, time_limit_s=args.time_limit, workers=args.workers, seed=args.seed)
     rec = None
     if not args.no_verdict:
-        with _executor(args, pool=args.samples > 0) as executor:
+        with _executor(args, pool=True) as executor:
             rec = recommend(
                 scn,
                 plan=plan,
