@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import random
 import statistics
@@ -519,11 +520,23 @@ def main() -> None:
     print(f"\nlarge scenario, one solve per tree with a {args.time_limit:g} s limit ({_load()}):")
     for name, tree in trees.items():
         r = _run_child(tree, "large", args, 1)
+        found = (
+            f"gap {100 * r['gap']:.3f}%, ${r['usd']:,.0f}/month"
+            if math.isfinite(r["usd"])
+            else "no plan found"
+        )
+        floor = (
+            f"LP floor ${r['floor']:,.0f}/month"
+            if math.isfinite(r["floor"])
+            else "no LP floor (the LP relaxation did not solve)"
+        )
+        above = (
+            f" ({100 * (r['usd'] / r['floor'] - 1):.2f}% above it)"
+            if math.isfinite(r["usd"]) and math.isfinite(r["floor"])
+            else ""
+        )
         print(
-            f"  {name}: {r['size']}\n"
-            f"    {r['status']} in {r['wall']:.2f} s, gap {100 * r['gap']:.3f}%, "
-            f"${r['usd']:,.0f}/month; LP floor ${r['floor']:,.0f}/month "
-            f"({100 * (r['usd'] / r['floor'] - 1):.2f}% above it)"
+            f"  {name}: {r['size']}\n    {r['status']} in {r['wall']:.2f} s, {found}; {floor}{above}"
         )
     print(f"  goals: optimal or gap ≤ 1% (issue 14), ≤ 0.1% (issue 21); {_load()}")
 
