@@ -55,35 +55,26 @@ def service(name: str = "api", **kw: Any) -> dict[str, Any]:
 
 def fine_tuning(name: str = "finetune", **kw: Any) -> dict[str, Any]:
     """Fine-tuning on Slurm today: 8-GPU jobs of 8 hours on H100, queued at most 6 hours."""
-    base = {
-        "name": name,
+    shape = {
         "kind": "fine_tuning",
-        "interface": "slurm",
-        "gpu_types": ["H100"],
         "gpus_per_job": 8,
         "gpu_hours_per_month": 20_000.0,
         "mean_job_hours": 8.0,
         "max_queue_wait_hours": 6.0,
+        "requires": [],
     }
-    base.update(kw)
-    return base
+    return training(name, **(shape | kw))
 
 
 def chat_service(name: str = "chat", **kw: Any) -> dict[str, Any]:
     """A business-hours chat service on H100 in containers: 30 req/s, p99 within 2 s."""
-    base = {
-        "name": name,
-        "kind": "realtime_inference",
-        "interface": "containers",
+    shape = {
         "gpu_types": ["H100"],
         "peak_requests_per_second": 30.0,
-        "gpu_seconds_per_request": 0.2,
         "p99_latency_ms": 2000.0,
-        "profile": "business_hours",
         "requires": ["autoscaling", "self_healing", "rolling_updates"],
     }
-    base.update(kw)
-    return base
+    return service(name, **(shape | kw))
 
 
 def component_usd(plan: cd.Plan, component: str) -> float:
