@@ -395,3 +395,46 @@ def test_evaluate_flags_a_plan_that_breaks_each_family(
     assert found(ev), ev.violations
     if family == "dominance":  # a finding, not a violation: the plan works, but costs no less
         assert not any(v.startswith("dominance") for v in ev.violations)
+
+
+def test_a_gpu_type_another_dominates_is_used_only_beside_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An H200 node at an H100's price, as fast or faster: pre-training alone goes on H200.
+
+    The rule only removes twin plans (the same cost with the same work on no slower GPUs), so
+    the optimum's cost is the same with and without it; and where work the H200 cannot host
+    (fine-tuning here allows H100 only) shares the H100s, both may stay there.
+    """
+    from cluster_decide.model import build
+
+    alone = small_scenario(
+        [training(gpu_types=["H100", "H200"], gpu_hours_per_month=60000.0, gpus_per_job=64)],
+        policy={"platforms": ["slurm"]},
+    )
+    data = prepare(alone)
+    assert build.dominated_gpus(data) == [("slurm", "H100", "H200", ())]
+    ruled = cd.solve(alone)
+    assert ruled.pools["gpu_type"].to_list() == ["H200"]
+    with monkeypatch.context() as m:
+        m.setattr(build, "dominated_gpus", lambda d: [])
+        free = cd.solve(alone)
+    assert free.pools["gpu_type"].to_list() == ["H100"]  # the tie-break's pick without the rule
+    assert ruled.total_monthly_usd == pytest.approx(free.total_monthly_usd, abs=0.01)
+    beside = small_scenario(
+        [
+            training(gpu_types=["H100", "H200"], gpu_hours_per_month=60000.0, gpus_per_job=64),
+            training(
+                "ft",
+                kind="fine_tuning",
+                gpus_per_job=8,
+                gpu_hours_per_month=8000.0,
+                mean_job_hours=6.0,
+                max_queue_wait_hours=2.0,
+                requires=[],
+            ),
+        ],
+        policy={"platforms": ["slurm"]},
+    )
+    assert build.dominated_gpus(prepare(beside)) == [("slurm", "H100", "H200", ("ft",))]
+    assert cd.solve(beside).pools["gpu_type"].to_list() == ["H100"]

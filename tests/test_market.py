@@ -17,6 +17,7 @@ from cluster_decide.base.errors import ScenarioError
 from cluster_decide.inputs.datasources import CATALOG_DIR, load_facts, provenance_problems
 from cluster_decide.inputs.market import onprem_cost, residual_fraction, resolve_markets
 from cluster_decide.inputs.offers import read_offers
+from cluster_decide.model.build import build_model
 from cluster_decide.model.data import prepare
 from cluster_decide.planning.evaluation import Decisions, evaluate_decisions
 
@@ -278,3 +279,25 @@ def test_a_cheaper_gpu_lever_scales_its_market_not_replaces_it() -> None:
     assert cd.solve(cheaper).total_monthly_usd < cd.solve(scn).total_monthly_usd
     with pytest.raises(ScenarioError, match=r"gpu_price_scale_by_type\.H1000"):
         scn.update({"procurement": {"gpu_price_scale_by_type": {"H1000": 0.9}}})
+
+
+def test_spot_percents_whose_own_nodes_miss_the_wait_are_never_offered() -> None:
+    """A training share on spot waits on its own spot nodes, whatever the rest of the plan is.
+
+    Fine-tuning's 8-GPU day-long jobs on a small spot slice wait longer than its 2-hour target
+    (a single spot node serves the slice); a larger slice gets more nodes and meets it. The
+    model offers only the percents that meet it, and the evaluator agrees on each one.
+    """
+    scn = cd.load_scenario("enterprise-mixed")
+    data = prepare(scn)
+    key = ("model-finetuning", "k8s-batch", "H100")
+    offered = data.spot_pcts[key]
+    assert offered and offered[0] > 10, offered  # some small slices miss, so it is not vacuous
+    dec = Decisions({key: 100}, {("k8s-batch", "H100"): 40})
+    for pct in range(10, data.spot_cap_pct + 1, 10):
+        ev = evaluate_decisions(data, Decisions(dec.shares, dec.nodes, {key: pct}))
+        row = ev.service_levels.filter(pl.col("workload") == key[0])
+        assert bool(row["met"].all()) == (pct in offered), (pct, row)
+    bounds = list(build_model(data).spot_tenths[key].proto.domain)  # [lo, hi, lo, hi, ...]
+    steps = {v for lo, hi in zip(bounds[::2], bounds[1::2], strict=True) for v in range(lo, hi + 1)}
+    assert steps == {0} | {pct // 10 for pct in offered}

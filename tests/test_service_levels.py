@@ -234,7 +234,7 @@ def test_a_piece_cut_holds_whatever_else_the_pool_hosts() -> None:
             ),
             training("pre", gpus_per_job=16, gpu_hours_per_month=20000.0),
         ],
-        policy={"platforms": ["slurm", "kubernetes_batch"]},
+        policy={"platforms": ["slurm", "kubernetes_batch", "shared"]},
     )
     data = prepare(scn)
     shares = {
@@ -249,10 +249,14 @@ def test_a_piece_cut_holds_whatever_else_the_pool_hosts() -> None:
         for v in evaluate_decisions(data, dec).violations
     )
     # ft's sliver alone needs a second node; ev's one-GPU jobs are fine alone, but with ft's
-    # whole-node 24-hour jobs in the one node they wait for one to end (a pair cut).
+    # whole-node 24-hour jobs in the one node they wait for one to end (a pair cut), from the
+    # first percent of ev on. Each cut is stated for the shared pool too (its own count), not
+    # for the Kubernetes batch pool: it bursts, so its waits are not monotone in the shares.
     assert piece_cuts(data, build_model(data), dec) == [
-        ServiceCut("slurm", "H100", (("ev", 100), ("ft", 3)), 2),
+        ServiceCut("shared", "H100", (("ev", 1), ("ft", 3)), 2),
+        ServiceCut("slurm", "H100", (("ev", 1), ("ft", 3)), 2),
         ServiceCut("slurm", "H100", (("ft", 3),), 2),
+        ServiceCut("shared", "H100", (("ft", 3),), 2),
     ]
     alone = Decisions(
         {k: s for k, s in shares.items() if k[0] != "ev"} | {("ev", "k8s-batch", "H100"): 100},

@@ -20,6 +20,7 @@ from cluster_decide.base.vocabulary import DEMAND_UNITS_PER_GPU_PERCENT
 from cluster_decide.model.data import (
     DEMAND_UNITS_PER_GPU,
     MILLI,
+    SPOT_STEPS,
     STEPS,
     Combo,
     ModelData,
@@ -73,8 +74,6 @@ added by the solve loop as it finds pools that miss a target)."""
 
 UNITS_PER_NODE_GPU = DEMAND_UNITS_PER_GPU_PERCENT
 """Capacity rows compare share (percent) × demand (tenths of a GPU) with GPUs × 1000."""
-SPOT_STEPS = 10
-"""Spot shares of divisible classes move in steps of 100 / SPOT_STEPS percent."""
 UNITS_PER_BURST = 100
 """Burst is rented in tenths of a GPU-hour per hour: a fluid approximation of hourly rentals."""
 
@@ -199,7 +198,11 @@ def _variables(m: Model) -> None:
         on = cp.new_bool_var(f"spot_on[{label}]")
         m.spot_on[key] = on
         if divisible[key[0]]:
-            tenths = cp.new_int_var(0, SPOT_STEPS, f"spot[{label}]")
+            # Only the steps whose spot nodes meet the class's target (``ModelData.spot_pcts``).
+            steps = [0] + [pct // (100 // SPOT_STEPS) for pct in d.spot_pcts[key]]
+            tenths = cp.new_int_var_from_domain(
+                cp_model.Domain.from_values(steps), f"spot[{label}]"
+            )
             cp.add(tenths <= SPOT_STEPS * on)
             cp.add(tenths >= on)
             m.spot_tenths[key] = tenths
@@ -617,11 +620,96 @@ def _spot_dominates(d: ModelData, b: tuple[str, str, str], a: tuple[str, str, st
     return b in d.spot_cents and d.spot_cents[b] <= d.spot_cents[a]
 
 
+def dominated_gpus(d: ModelData) -> list[tuple[str, str, str, tuple[str, ...]]]:
+    """(pool, g, h, stuck): GPU type h can take g's work in the pool for no more, but ``stuck``'s.
+
+    h dominates g in pool p when a node of h costs no more and holds as many GPUs, h is at
+    least as fast for training and for inference, where the pool bursts h's on-demand GPUs cost
+    no more and have no cap, and every workload p may host on g may go on h too (needing no
+    more GPUs in any hour, with the same job size, no dearer in gaps, friction or spot, with
+    every spot percent g allows and, for training that fills troughs, no less room), except the
+    ``stuck`` ones h cannot host at all. Then a plan that uses g in p, with none of ``stuck``
+    there and nothing on h, is matched by the same plan with h in g's place: no dearer, and every
+    wait and latency no longer (the same work on as many, no slower GPUs). Of two types that
+    dominate each other (an H100 and an H200 node at one price, for work the H200's extra
+    memory does not speed up), the one the tie-break prefers (listed first) is kept.
+    Computed once per ``d`` (kept in ``d.memo``).
+    """
+    if "dominated_gpus" not in d.memo:
+        d.memo["dominated_gpus"] = _dominated_gpus(d)
+    return list(d.memo["dominated_gpus"])
+
+
+def _stuck_on(d: ModelData, p: Pool, g: str, h: str) -> tuple[str, ...] | None:
+    """The workloads on g in p that h cannot host, when h dominates g for all others; else None."""
+    cat = d.scenario.catalog
+    a, b = cat.gpus[g], cat.gpus[h]
+    if d.gpus_per_node[g] != d.gpus_per_node[h] or d.node_cost(p.name, h) > d.node_cost(p.name, g):
+        return None
+    if b.training_speed < a.training_speed or b.inference_speed < a.inference_speed:
+        return None
+    if p.bursts and (d.burst_cents[h] > d.burst_cents[g] or h in d.burst_cap_units):
+        return None
+    stuck = []
+    for w in d.workloads:
+        kg, kh = (w.name, p.name, g), (w.name, p.name, h)
+        cg, ch = d.combos.get(kg), d.combos.get(kh)
+        if cg is None or cg.blocked:
+            continue
+        if ch is None or ch.blocked:
+            stuck.append(w.name)
+            continue
+        if not _dominates(ch, cg) or not _pieces_dominate(ch, cg):
+            return None
+        if not _spot_dominates(d, kh, kg) or not set(d.spot_pcts.get(kg, ())) <= set(
+            d.spot_pcts.get(kh, ())
+        ):
+            return None
+        if kg in d.flexible and d.flexible.get(kh, -1) < d.flexible[kg]:
+            return None
+    return tuple(stuck)
+
+
+def _pieces_dominate(b: Combo, a: Combo) -> bool:
+    """``b``'s pieces need no more than ``a``'s at any share (split services and notebooks)."""
+    if (a.slope is None) != (b.slope is None):
+        return False
+    if a.slope is None or b.slope is None or a.fixed is None or b.fixed is None:
+        return True
+    return bool(np.all(b.slope <= a.slope) and np.all(b.fixed <= a.fixed))
+
+
+def _dominated_gpus(d: ModelData) -> list[tuple[str, str, str, tuple[str, ...]]]:
+    out = []
+    for p in d.pools:
+        for i, g in enumerate(p.gpu_types):
+            for j, h in enumerate(p.gpu_types):
+                stuck = _stuck_on(d, p, g, h) if g != h else None
+                if stuck is None:
+                    continue
+                if i < j and _stuck_on(d, p, h, g) == ():
+                    continue  # twins for everything g hosts: keep the one listed first
+                out.append((p.name, g, h, stuck))
+    return out
+
+
 def add_dominance(m: Model) -> None:
-    """Of two pools where one dominates the other, at most one opens (see ``dominated_pairs``)."""
+    """Pools and GPU types that another one dominates are left to it.
+
+    Of two pools where one dominates the other, at most one opens (``dominated_pairs``); work
+    goes on a GPU type another one dominates in a pool only beside work on that one or work
+    it cannot host (``dominated_gpus``).
+    """
     for a, b in dominated_pairs(m.data):
         m.cp.add(m.open[a] + m.open[b] <= 1).with_name(f"dominance[{a},{b}]")
         m._count("dominance")
+    for p, g, h, stuck in dominated_gpus(m.data):
+        beside = [z for (w, pp, gg), z in m.place.items() if (pp, gg) == (p, h)]
+        beside += [m.place[(w, p, g)] for w in stuck if (w, p, g) in m.place]
+        for (w, pp, gg), z in m.place.items():
+            if (pp, gg) == (p, g) and w not in stuck:
+                m.cp.add_bool_or([*beside, ~z]).with_name(f"dominance[{p},{g},{h},{w}]")
+                m._count("dominance")
 
 
 @dataclass(frozen=True)

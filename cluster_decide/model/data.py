@@ -51,6 +51,7 @@ from cluster_decide.model.people import FAMILY, PeopleData, prepare_people
 __all__ = [
     "DEMAND_UNITS_PER_GPU",
     "MILLI",
+    "SPOT_STEPS",
     "STEPS",
     "Combo",
     "Lease",
@@ -64,12 +65,15 @@ __all__ = [
     "prepare",
     "pushed_out",
     "realtime_rates",
+    "spot_wait_hours",
 ]
 
 DEMAND_UNITS_PER_GPU = vocabulary.DEMAND_UNITS_PER_GPU
 """Demand is counted in tenths of a GPU (rounded up, so rounding never under-provisions)."""
 MILLI = 1000
 """Staff effort is counted in thousandths of an FTE."""
+SPOT_STEPS = 10
+"""Spot shares of divisible classes move in steps of 100 / SPOT_STEPS percent."""
 STEPS = 4
 """Trough-filling backlog is counted in quarters of a capacity unit, so the preemption loss per
 GPU pushed out (half a checkpoint interval plus the restart) is a whole number of quarters."""
@@ -217,6 +221,8 @@ class ModelData:
     """Cents per month per percent of a workload run on spot; only combinations that may."""
     spot_cap_pct: int = 0
     """Most of a class's placed GPU-hours (per pool and GPU type) that may run on spot, in percent."""
+    spot_pcts: Mapping[tuple[str, str, str], tuple[int, ...]] = field(default_factory=dict)
+    """The spot percents each combination in ``spot_cents`` may take (see ``_spot_pcts``)."""
     burst_cap_units: Mapping[str, int] = field(default_factory=dict)
     """On-demand burst cap per GPU type and hour, in tenths of a GPU, summed over pools."""
     people: PeopleData | None = None
@@ -692,6 +698,8 @@ def prepare(scn: Scenario) -> ModelData:
         for lease in leases
         if any(p.name == lease.pool for p in pools)
     }
+    spot_cents = _spot_cents(scn, pools, combos, markets)
+    spot_pcts = _spot_pcts(scn, pools, combos, spot_cents)
     return ModelData(
         scenario=scn,
         workloads=tuple(scn.workloads),
@@ -712,7 +720,8 @@ def prepare(scn: Scenario) -> ModelData:
         budget_cents=None if budget is None else math.floor(budget * 100),
         unplaceable=unplaceable,
         markets=markets,
-        spot_cents=_spot_cents(scn, pools, combos, markets),
+        spot_cents={k: v for k, v in spot_cents.items() if spot_pcts[k]},
+        spot_pcts={k: v for k, v in spot_pcts.items() if v},
         flexible=_flexible(scn, pools, combos),
         preempt_loss_steps=round(
             STEPS * (costs.checkpoint_interval_hours / 2.0 + costs.preempt_restart_hours)
@@ -792,6 +801,62 @@ def _spot_cents(
         gpu_hours = float(c.demand.sum()) / DEMAND_UNITS_PER_GPU * WEEKS_PER_MONTH
         usd = gpu_hours * offer.usd_per_gpu_hour * (1.0 + spot_overhead(cat.costs, nodes))
         out[key] = max(1, round(usd))  # cents per percent = dollars per 100 percent
+    return out
+
+
+def spot_wait_hours(
+    w: TrainingWorkload | DeadlineWorkload,
+    combo: Combo,
+    platform: PlatformKind,
+    gpu: GpuType,
+    catalog: Catalog,
+    pct: int,
+) -> float:
+    """Mean queue wait (hours) of ``pct`` percent of batch class ``w`` run on spot in ``combo``.
+
+    The share runs alone on spot nodes that follow its own hourly need (sized, like any pool,
+    for its SLO), counted in whole nodes as the pools are, in first-come order.
+    """
+    gpn = gpu.gpus_per_node
+    gpus = float(combo.demand.max()) / DEMAND_UNITS_PER_GPU * pct / 100
+    usable = max(gpn, math.floor(gpus / gpn) * gpn)
+    cls = queued_class(w, job_stretch(w, platform, gpu, catalog), catalog, pct)
+    return batch_waits(usable, [cls], gpn, order="fifo")[0].mean
+
+
+def _spot_pcts(
+    scn: Scenario,
+    pools: tuple[Pool, ...],
+    combos: Mapping[tuple[str, str, str], Combo],
+    spot_cents: Mapping[tuple[str, str, str], int],
+) -> dict[tuple[str, str, str], tuple[int, ...]]:
+    """The spot percents each combination may take: those whose spot nodes meet its target.
+
+    A divisible class moves in steps of ``100 / SPOT_STEPS`` percent up to the cap, an
+    indivisible one is all on spot or not at all. A training share on spot waits on its own
+    spot nodes (:func:`spot_wait_hours`) whatever the rest of the plan is, so a percent whose
+    wait misses the class's target misses it in every plan: leaving it out removes no plan
+    that meets its targets, and spares the solve loop a round of cuts for each such percent
+    (each round's cut named one percent, and the next plan took the step beside it). A
+    deadline class is held to its completion window, which its spot share does not lengthen:
+    every step.
+    """
+    cat = scn.catalog
+    platforms = {p.name: cat.platforms[p.platform] for p in pools}
+    cap = round(100 * _max_spot_share(scn))
+    step = 100 // SPOT_STEPS
+    out = {}
+    for key in spot_cents:
+        w = scn.workload(key[0])
+        levels = range(step, cap + 1, step) if w.is_divisible else ([100] if cap >= 100 else [])
+        if isinstance(w, TrainingWorkload):
+            levels = [
+                pct
+                for pct in levels
+                if spot_wait_hours(w, combos[key], platforms[key[1]], cat.gpus[key[2]], cat, pct)
+                <= w.slo * (1 + 1e-9)
+            ]
+        out[key] = tuple(levels)
     return out
 
 

@@ -252,12 +252,95 @@ def _cut(dec: Decisions, pool: str, gpu: str, need: int) -> ServiceCut:
     )
 
 
-def _alone(dec: Decisions, name: str, pool: str, gpu: str, share: int) -> Decisions:
-    """``dec`` with ``share`` percent of ``name`` (on its own capacity) the only work in the pool."""
+STAIRCASE_STEP = 10
+"""Percent between the share levels of a piece cut's staircase (see :func:`piece_cuts`)."""
+
+
+def _pieces_alone(
+    dec: Decisions, pool: str, gpu: str, pieces: dict[str, int], nodes: int
+) -> Decisions:
+    """``dec`` with ``pieces`` (percent on own capacity) the only work in the pool, of ``nodes``."""
     shares = {k: s for k, s in dec.shares.items() if (k[1], k[2]) != (pool, gpu)}
-    shares[(name, pool, gpu)] = share
+    shares.update({(w, pool, gpu): s for w, s in pieces.items()})
     spot = {k: s for k, s in dec.spot.items() if (k[1], k[2]) != (pool, gpu)}
-    return replace(dec, shares=shares, spot=spot)
+    return replace(dec, shares=shares, spot=spot, nodes={**dec.nodes, (pool, gpu): nodes})
+
+
+def _staircase(
+    data: ModelData,
+    m: Model,
+    dec: Decisions,
+    place: tuple[str, str],
+    name: str,
+    top: int,
+    others: tuple[tuple[str, int], ...] = (),
+) -> list[ServiceCut]:
+    """Cuts ``name ≥ s ∧ others ⇒ nodes ≥ N(s)`` at ``place`` for s from 1% up to ``top``.
+
+    N(s) is the fewest nodes with which ``name``'s piece of s percent, beside ``others`` and
+    nothing else, meets every target there. In a pool that does not burst a wait only grows
+    with the work placed, so N rises with s and each step holds for every plan that places at
+    least that much: one staircase covers the shares between the plan's and 1%, which a single
+    cut at the plan's share left open (the next plan moved a few percent away and missed the
+    same target). Steps every :data:`STAIRCASE_STEP` percent; a step is kept only where N
+    rises above the fewest nodes the pieces' largest jobs force anyway (the gang fit), and the
+    first share no size serves forbids every larger one. A pool that bursts has none: its
+    on-demand nodes follow the work, so more work can mean more whole nodes and a shorter wait
+    (see :func:`_point_cuts`).
+    """
+    pool, gpu = place
+    combos = [data.combos.get((w, pool, gpu)) for w in (name, *(o for o, _s in others))]
+    if data.pool(pool).bursts or any(c is None or c.blocked for c in combos):
+        return []
+    gpn = data.gpus_per_node[gpu]
+    floor = max(1, *(-(-c.gang_gpus // gpn) for c in combos if c is not None))
+    limit = _node_limit(data, m, pool, gpu)
+    cuts: list[ServiceCut] = []
+    last = floor
+    for share in sorted({1, *range(STAIRCASE_STEP, top, STAIRCASE_STEP), top}):
+        pieces = dict(others) | {name: share}
+        need = nodes_to_meet(data, _pieces_alone(dec, pool, gpu, pieces, last), pool, gpu, limit)
+        premise = tuple(sorted(pieces.items()))
+        if need is None:
+            cuts.append(ServiceCut(pool, gpu, premise, -1))
+            break
+        if need > last:
+            cuts.append(ServiceCut(pool, gpu, premise, need))
+            last = need
+    return cuts
+
+
+def _point_cuts(
+    data: ModelData, m: Model, dec: Decisions, name: str, place: tuple[str, str]
+) -> list[ServiceCut]:
+    """The piece cuts of a failing class in a pool that bursts: at its share and at 1%.
+
+    Waits there are not monotone in the work placed (on-demand nodes follow it in whole nodes),
+    so no staircase holds; the piece alone is cut at its share and at 1% (any piece at all: a
+    sliver of a class of long gang jobs still needs whole job slots), and when alone it is
+    fine, each neighbour that breaks a target beside it at its share gets a cut on the pair.
+    """
+    p, g = place
+    own = dec.shares.get((name, p, g), 0) - dec.spot.get((name, p, g), 0)
+    have = dec.nodes.get(place, 0)
+    limit = _node_limit(data, m, p, g)
+    cuts: list[ServiceCut] = []
+    for share in sorted({own, 1}):
+        need = nodes_to_meet(data, _pieces_alone(dec, p, g, {name: share}, have), p, g, limit)
+        if need is None or need > have:
+            cuts.append(ServiceCut(p, g, ((name, share),), -1 if need is None else need))
+    if cuts:
+        return cuts
+    for (o, pp, gg), s in sorted(dec.shares.items()):
+        o_own = s - dec.spot.get((o, pp, gg), 0)
+        if (pp, gg) != place or o == name or o_own <= 0:
+            continue
+        pair = _pieces_alone(dec, p, g, {name: own, o: o_own}, have)
+        need = nodes_to_meet(data, pair, p, g, limit)
+        if need is None or need > have:
+            pieces = tuple(sorted({name: own, o: o_own}.items()))
+            cuts.append(ServiceCut(p, g, pieces, -1 if need is None else need))
+    return cuts
 
 
 def piece_cuts(
@@ -270,13 +353,16 @@ def piece_cuts(
     plans (near-optimal alternatives) does exactly that, round after round. Work the class
     shares its pool with only lengthens its wait, so the fewest nodes with which its piece meets
     its target *alone* bound every plan that places at least that piece there:
-    (share − spot)[w,p,g] ≥ s ⇒ nodes[p,g] ≥ N_alone(s). Each failing class gets that cut at its
-    share and at 1% (any piece at all: a sliver of a class of long gang jobs still needs whole
-    job slots for its wait), where they bind the plan at hand. When its piece alone meets the
-    target, each neighbour that breaks a target with that piece alone gets a cut on the pair:
-    the pool cut's premise (every share) was escaped by lowering any third share by 1%, round
-    after round, until the loop ran out of rounds. ``ev`` is the plan's evaluation
-    when the caller has it already (the loop does), so it is not computed twice.
+    (share − spot)[w,p,g] ≥ s ⇒ nodes[p,g] ≥ N_alone(s), stated as a staircase of shares
+    (:func:`_staircase`). When the piece alone is not the reason (its staircase does not bind
+    the plan at hand), each neighbour that breaks a target beside it gets a staircase on the
+    pair: the pool cut's premise (every share) was escaped by lowering any third share by 1%.
+    Each staircase is stated for every other pool and GPU type that may host its classes too
+    (the same pieces alone there, their own N): a cut on one pool was escaped by moving the
+    piece to its twin (Kubernetes with and without a batch add-on, the shared pool, another GPU
+    type with room to spare), a round for each twin. Pools that burst get point cuts instead
+    (:func:`_point_cuts`). ``ev`` is the plan's evaluation when the caller has it already
+    (the loop does), so it is not computed twice.
     """
     cuts: list[ServiceCut] = []
     if ev is None:
@@ -285,32 +371,27 @@ def piece_cuts(
         return cuts
     bad = ev.service_levels.filter(~ev.service_levels["met"])
     failing = sorted(set(bad.select("workload", "pool", "gpu_type").iter_rows()))
+    places = sorted({(k[1], k[2]) for k in m.place})
     for name, p, g in failing:
         own = dec.shares.get((name, p, g), 0) - dec.spot.get((name, p, g), 0)
-        have = dec.nodes.get((p, g), 0)
-        limit = _node_limit(data, m, p, g)
-        found = len(cuts)
-        for share in sorted({own, 1} if own > 1 else {own}):
-            if share <= 0:
-                continue
-            need = nodes_to_meet(data, _alone(dec, name, p, g, share), p, g, limit)
-            if need is None or need > have:
-                cuts.append(ServiceCut(p, g, ((name, share),), -1 if need is None else need))
-        if len(cuts) > found or own <= 0:
+        if own <= 0:
             continue
-        # Alone the piece is fine: name each neighbour that, with it alone, already breaks a
-        # target (a pool cut over every share is escaped by lowering any other one by 1%).
+        if data.pool(p).bursts:
+            cuts += _point_cuts(data, m, dec, name, (p, g))
+            continue
+        have = dec.nodes.get((p, g), 0)
+        alone = _staircase(data, m, dec, (p, g), name, own)
+        cuts += alone
+        cuts += [c for q in places if q != (p, g) for c in _staircase(data, m, dec, q, name, own)]
+        if alone and (alone[-1].nodes < 0 or alone[-1].nodes > have):
+            continue
         for (o, pp, gg), s in sorted(dec.shares.items()):
             o_own = s - dec.spot.get((o, pp, gg), 0)
             if (pp, gg) != (p, g) or o == name or o_own <= 0:
                 continue
-            pair = _alone(dec, name, p, g, own)
-            pair = replace(pair, shares={**pair.shares, (o, p, g): o_own})
-            need = nodes_to_meet(data, pair, p, g, limit)
-            if need is None or need > have:
-                pieces = ((name, own), (o, o_own))
-                cuts.append(ServiceCut(p, g, pieces, -1 if need is None else need))
-    return cuts
+            for q in places:
+                cuts += _staircase(data, m, dec, q, name, own, ((o, o_own),))
+    return list(dict.fromkeys(cuts))
 
 
 def _add_cuts(

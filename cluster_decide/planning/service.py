@@ -49,6 +49,7 @@ from cluster_decide.model.data import (
     job_stretch,
     queued_class,
     realtime_rates,
+    spot_wait_hours,
 )
 from cluster_decide.model.decisions import Decisions
 from cluster_decide.planning.sharing import Sharing, trough_waits
@@ -289,10 +290,9 @@ def _own_capacity_shares(dec: Decisions) -> dict[tuple[str, str, str], int]:
 def _spot_waits(
     data: ModelData, dec: Decisions, pools: Pools = None
 ) -> dict[tuple[str, str, str], float]:
-    """Mean queue wait of each batch share run on spot.
+    """Mean queue wait of each training share run on spot, on its own spot nodes.
 
-    The share runs alone on spot nodes that follow its own hourly need (sized, like any pool,
-    for its SLO), counted in whole nodes as the pools are.
+    See :func:`cluster_decide.model.data.spot_wait_hours`.
     """
     cat = data.scenario.catalog
     workloads = {w.name: w for w in data.workloads}
@@ -303,12 +303,8 @@ def _spot_waits(
             continue
         if pct <= 0 or not isinstance(w, TrainingWorkload | DeadlineWorkload):
             continue
-        gpn = data.gpus_per_node[g]
-        gpus = float(data.combos[(name, p, g)].demand.max()) / DEMAND_UNITS_PER_GPU * pct / 100
-        usable = max(gpn, math.floor(gpus / gpn) * gpn)
-        cls = queued_class(w, job_stretch(w, data.platform(p), cat.gpus[g], cat), cat, pct)
-        order: Literal["backfill", "fifo"] = "fifo"
-        out[(name, p, g)] = batch_waits(usable, [cls], gpn, order=order)[0].mean
+        combo = data.combos[(name, p, g)]
+        out[(name, p, g)] = spot_wait_hours(w, combo, data.platform(p), cat.gpus[g], cat, pct)
     return out
 
 

@@ -18,8 +18,8 @@ from ortools.linear_solver import pywraplp
 from ortools.sat.python import cp_model
 
 from cluster_decide.base.constants import SKILLS
-from cluster_decide.model.build import SPOT_STEPS, Model
-from cluster_decide.model.data import ModelData
+from cluster_decide.model.build import Model
+from cluster_decide.model.data import SPOT_STEPS, ModelData
 from cluster_decide.planning.evaluation import Decisions, evaluate_decisions
 
 __all__ = ["add_hints", "lp_relaxation", "rounded_plan"]
