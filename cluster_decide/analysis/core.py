@@ -137,9 +137,18 @@ def quick_solve(
     return outcome_of(data, status, dec, time.perf_counter() - start)
 
 
-def _solve_chunk(payloads: Sequence[tuple[dict[str, Any], str]], seed: int) -> list[Outcome]:
+def _solve_chunk(
+    payloads: Sequence[tuple[dict[str, Any], str]],
+    seed: int,
+    deterministic_limit: float = DETERMINISTIC_LIMIT,
+) -> list[Outcome]:
     """Solve scenarios sent as plain data (a Scenario's resolved catalog does not pickle)."""
-    return [quick_solve(parse_scenario(data, source=source), seed) for data, source in payloads]
+    return [
+        quick_solve(
+            parse_scenario(data, source=source), seed, deterministic_limit=deterministic_limit
+        )
+        for data, source in payloads
+    ]
 
 
 def _chunks(n: int, size: int) -> Iterator[range]:
@@ -154,6 +163,7 @@ def run_all(
     seed: int = 0,
     chunk_size: int = 4,
     progress: bool | str = False,
+    deterministic_limit: float = DETERMINISTIC_LIMIT,
 ) -> list[Outcome]:
     """Solve every scenario (in order) with ``executor``; by default a local process pool.
 
@@ -161,7 +171,8 @@ def run_all(
     Work goes out in chunks of ``chunk_size`` scenarios, as plain data re-validated by the
     worker against the shipped catalog (the scenario's own overrides travel with it); each solve is
     deterministic, so the results do not depend on the executor or the number of workers.
-    ``progress`` shows a tqdm bar (a string labels it).
+    ``progress`` shows a tqdm bar (a string labels it). ``deterministic_limit`` is each
+    solve's work limit (:data:`DETERMINISTIC_LIMIT`).
     """
     n = len(scenarios)
     label = progress if isinstance(progress, str) else "solving"
@@ -170,7 +181,7 @@ def run_all(
     workers = max_workers if max_workers is not None else min(2, os.cpu_count() or 1)
     if executor is None and workers <= 1:
         for i, s in enumerate(scenarios):
-            results[i] = quick_solve(s, seed)
+            results[i] = quick_solve(s, seed, deterministic_limit=deterministic_limit)
             bar.update(1)
         bar.close()
         return [r for r in results if r is not None]
@@ -185,7 +196,10 @@ def run_all(
     try:
         futures: dict[Future[list[Outcome]], range] = {
             pool.submit(
-                _solve_chunk, [(scenarios[i].to_dict(), scenarios[i].source) for i in idx], seed
+                _solve_chunk,
+                [(scenarios[i].to_dict(), scenarios[i].source) for i in idx],
+                seed,
+                deterministic_limit,
             ): idx
             for idx in _chunks(n, max(1, chunk_size))
         }

@@ -9,6 +9,11 @@ Each input that flipped there is then bisected, all together, between the last l
 did not and the one where it did, down to ``step`` (1 percentage point). So the nearest flip is
 found with a few solves per input, and the frame says which inputs were searched how far.
 
+Only proven answers count: a solve that stops at its work limit with a plan of another
+architecture has not shown that architecture to be cheaper (near-equal twins trade places
+when the search is cut short), so it is not a flip; the input is searched on, and the frame
+keeps the first such value (``unproven_value``), which the sentence states.
+
 Like :func:`~cluster_decide.analysis.sensitivity.break_even`, every bracket is two real solves;
 a flip that reverts between two levels can be missed (the grid is coarse where nothing
 changes). A budget only binds once it falls below the plan's cash spend, so budget levels above
@@ -26,13 +31,27 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from cluster_decide.analysis.core import Outcome, run_all
+from cluster_decide.analysis.core import DETERMINISTIC_LIMIT, Outcome, run_all
 from cluster_decide.analysis.inputs import apply_inputs, base_value, input_label, input_unit
 from cluster_decide.base.constants import SKILLS, WORKLOAD_KINDS
 from cluster_decide.inputs.scenario import Scenario
 from cluster_decide.planning.explain import ARCHETYPE_SHORT, money
 
-__all__ = ["FLIPS_SCHEMA", "LEVELS", "Flip", "flip_inputs", "flips_frame", "nearest_flips"]
+__all__ = [
+    "FLIPS_SCHEMA",
+    "LEVELS",
+    "RECHECK_WORK",
+    "Flip",
+    "flip_inputs",
+    "flips_frame",
+    "nearest_flips",
+]
+
+RECHECK_WORK = 4.0
+"""A solve that finds another architecture without proving it cheapest is solved again with
+this many times the analyses' work limit (:data:`~cluster_decide.analysis.core.
+DETERMINISTIC_LIMIT`) before the search decides: the default scenario's pre-training at +10%
+needs about that much to prove that the same architecture still wins."""
 
 LEVELS = (0.10, 0.25, 0.50)
 """Relative changes searched, nearest first (±10% covers most forecast errors; ±25% is the
@@ -51,6 +70,7 @@ FLIPS_SCHEMA = {
     "changed_value": pl.Float64,
     "flips_to": pl.String,
     "flips_to_monthly_usd": pl.Float64,
+    "unproven_value": pl.Float64,
     "sentence": pl.String,
 }
 """Columns of :attr:`~cluster_decide.analysis.recommendation.Recommendation.flips`, one row per input
@@ -59,7 +79,9 @@ searched (a fraction of its base value; the frame stops at the first level where
 flips). When ``found``: ``change_pct`` is the signed change (fraction of the base value) of the
 solved value ``changed_value`` where the architecture is ``flips_to`` (null when no plan is
 feasible there) at ``flips_to_monthly_usd``; ``same_value`` is the solved value nearest to it
-that still gives the plan's architecture. Values in the input's ``unit``."""
+that still gives the plan's architecture. ``unproven_value``: the first value searched whose
+solve stopped at its work limit with a plan of another architecture (not counted as a flip;
+null when none). Values in the input's ``unit``."""
 
 
 @dataclass(frozen=True)
@@ -74,6 +96,8 @@ class Flip:
     same_value: float
     changed_value: float
     changed: Outcome | None
+    unproven: float = math.nan
+    """The first value whose solve found another architecture without proving it cheapest."""
 
     @property
     def change_pct(self) -> float:
@@ -95,7 +119,17 @@ class Flip:
     @property
     def change_words(self) -> str:
         """``a 9% rise in distributed training demand`` (or ``a 4% fall in …``)."""
-        pct = abs(self.change_pct)
+        return self._words(self.change_pct)
+
+    @property
+    def unproven_words(self) -> str:
+        """The first change whose solve proved nothing, in words (empty when there is none)."""
+        if math.isnan(self.unproven) or not self.base_value:
+            return ""
+        return self._words(self.unproven / self.base_value - 1.0)
+
+    def _words(self, change: float) -> str:
+        pct = abs(change)
         shown = f"{pct:.0%}" if pct >= 0.0095 else f"{pct:.1%}"
         article = "an" if _said_with_a_vowel(shown) else "a"
         return (
@@ -107,7 +141,13 @@ class Flip:
         """The flip, or how far the input was searched without one, in words."""
         label = input_label(self.input)
         if not self.found:
-            return f"No change of {label} within {self.searched_pct:.0%} {self.direction} flips it."
+            said = f"No change of {label} within {self.searched_pct:.0%} {self.direction} flips it"
+            if math.isnan(self.unproven):
+                return said + "."
+            return (
+                f"{said} for certain: at {_fmt(self.input, self.unproven)} the solver ran out of "
+                "time before proving which architecture is cheapest."
+            )
         to = self.flips_to
         value = _fmt(self.input, self.changed_value)
         if to is None:
@@ -166,6 +206,19 @@ class _Search:
     changed: float = math.nan
     outcome: Outcome | None = None
     searched: float = 0.0
+    unproven: float = math.nan
+
+    def takes(self, v: float, out: Outcome, base_archetype: str | None) -> bool:
+        """Record the solve at ``v``; False when it proves nothing (a time-limited other plan)."""
+        if out.archetype == base_archetype:
+            self.same = v
+        elif out.status in ("optimal", "infeasible"):
+            self.changed, self.outcome = v, out
+        else:
+            if math.isnan(self.unproven):
+                self.unproven = v
+            return False
+        return True
 
     def value(self, level: float) -> float:
         return self.base * (1 + level if self.direction == "up" else 1 - level)
@@ -203,7 +256,21 @@ def nearest_flips(
 
     def solve(points: list[tuple[_Search, float]]) -> list[Outcome]:
         scenarios = [apply_inputs(scn, {s.input: v}) for s, v in points]
-        return run_all(scenarios, executor, max_workers, seed) if scenarios else []
+        outs = run_all(scenarios, executor, max_workers, seed) if scenarios else []
+        # Another architecture without a proof is solved again with more work before it counts.
+        again = [
+            i
+            for i, o in enumerate(outs)
+            if o.archetype != base_archetype and o.status not in ("optimal", "infeasible")
+        ]
+        if again:
+            limit = RECHECK_WORK * DETERMINISTIC_LIMIT
+            redone = run_all(
+                [scenarios[i] for i in again], executor, max_workers, seed, 4, False, limit
+            )
+            for i, o in zip(again, redone, strict=True):
+                outs[i] = o
+        return outs
 
     for level in levels:
         todo = [s for s in searches if s.outcome is None]
@@ -216,24 +283,20 @@ def nearest_flips(
             points.append((s, v))
         for (s, v), out in zip(points, solve(points), strict=True):
             s.searched = level
-            if out.archetype == base_archetype:
-                s.same = v
-            else:
-                s.changed, s.outcome = v, out
+            s.takes(v, out, base_archetype)
         if any(s.outcome is not None and s.outcome.feasible for s in todo):
             break
     flipped = [s for s in searches if s.outcome is not None]
-    # Bisect every flipped input between its last "same" value and its first "changed" one.
+    # Bisect every flipped input between its last "same" value and its first "changed" one; a
+    # midpoint that proves nothing ends that input's bisection (its bracket stays as it was).
     while True:
         wide = [s for s in flipped if abs(s.changed - s.same) > step * s.base * (1 + 1e-9)]
         if not wide:
             break
         points = [(s, (s.same + s.changed) / 2) for s in wide]
         for (s, v), out in zip(points, solve(points), strict=True):
-            if out.archetype == base_archetype:
-                s.same = v
-            else:
-                s.changed, s.outcome = v, out
+            if not s.takes(v, out, base_archetype):
+                flipped.remove(s)
     flips = [
         Flip(
             s.input,
@@ -244,6 +307,7 @@ def nearest_flips(
             s.same,
             s.changed if s.outcome is not None else s.value(s.searched),
             s.outcome,
+            s.unproven,
         )
         for s in searches
     ]
@@ -277,6 +341,7 @@ def flips_frame(flips: Sequence[Flip], base_archetype: str | None) -> pl.DataFra
             "flips_to_monthly_usd": f.changed.total_monthly_usd
             if f.found and f.changed is not None
             else math.nan,
+            "unproven_value": None if math.isnan(f.unproven) else f.unproven,
             "sentence": f.sentence(base_archetype),
         }
         for f in flips

@@ -471,6 +471,24 @@ def _flip_words(nearest: Flip, flips: Sequence[Flip]) -> str:
     return f"{first} or {second} in {label}"
 
 
+def _no_flip_words(searched: float, flips: Sequence[Flip]) -> str:
+    """``no single change of up to 50% in demand, … flips it``, qualified when a solve proved nothing.
+
+    A search that met a time-limited plan of another architecture did not count it as a flip
+    (:func:`~cluster_decide.analysis.flips.nearest_flips`); the sentence then names the first
+    such change, so a meeting does not hear "nothing flips it" where the solver could not tell.
+    """
+    said = f"no single change of up to {searched:.0%} in {_searched_words(flips)}"
+    unsure = [f for f in flips if not f.found and f.unproven_words]
+    if not unsure:
+        return f"{said} flips it"
+    first = min(unsure, key=lambda f: abs(f.unproven / f.base_value - 1.0))
+    return (
+        f"{said} is proven to flip it (the solver ran out of time on {first.unproven_words} "
+        "before proving which architecture is cheapest)"
+    )
+
+
 def _searched_words(flips: Sequence[Flip]) -> str:
     """The kinds of input searched, in words: ``demand, staff, GPU prices or the budget``."""
     heads = {f.input.partition(":")[0] for f in flips}
@@ -513,7 +531,7 @@ def _sentence(
     flip = (
         f"{_flip_words(nearest, flips)} flips it to {_name(nearest.flips_to)}"
         if nearest is not None
-        else f"no single change of up to {searched:.0%} in {_searched_words(flips)} flips it"
+        else _no_flip_words(searched, flips)
     )
     if runner_up is None:
         text = (
