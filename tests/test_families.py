@@ -11,7 +11,7 @@ from dataclasses import replace
 
 import polars as pl
 import pytest
-from builders import service, small_scenario, training
+from builders import fine_tuning, service, small_scenario, training
 
 import cluster_decide as cd
 from cluster_decide.model.build import FAMILIES, build_model
@@ -424,14 +424,8 @@ def test_a_gpu_type_another_dominates_is_used_only_beside_it(
     beside = small_scenario(
         [
             training(gpu_types=["H100", "H200"], gpu_hours_per_month=60000.0, gpus_per_job=64),
-            training(
-                "ft",
-                kind="fine_tuning",
-                gpus_per_job=8,
-                gpu_hours_per_month=8000.0,
-                mean_job_hours=6.0,
-                max_queue_wait_hours=2.0,
-                requires=[],
+            fine_tuning(
+                "ft", gpu_hours_per_month=8000.0, mean_job_hours=6.0, max_queue_wait_hours=2.0
             ),
         ],
         policy={"platforms": ["slurm"]},
