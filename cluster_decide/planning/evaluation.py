@@ -612,7 +612,8 @@ def check_spot(data: ModelData, dec: Decisions) -> list[str]:
         if (w, p, g) not in data.spot_cents:
             v.append(
                 f"spot[{w},{p},{g}]: {w} may not run on spot there (not interruptible, a pool that "
-                "cannot replace reclaimed nodes, or no spot offer that fits its jobs)"
+                "cannot replace reclaimed nodes, no spot offer that fits its jobs, or no spot "
+                "share whose own nodes meet its wait target)"
             )
         if pct > dec.shares.get((w, p, g), 0):
             v.append(
