@@ -29,12 +29,13 @@ __all__ = [
     "parse_budget",
 ]
 
-_STYLE = {"description_width": "240px"}
+_STYLE = {"description_width": "262px"}
 
 
-def _layout() -> w.Layout:
-    # One Layout per widget: hiding a control sets its layout's display.
-    return w.Layout(width="462px")
+def _layout(width: str = "484px") -> w.Layout:
+    # One Layout per widget: hiding a control sets its layout's display. 484 px holds the
+    # longest label ("Distributed training demand (× today)") beside a slider and its readout.
+    return w.Layout(width=width)
 
 
 @dataclass
@@ -208,7 +209,7 @@ def _budget() -> Control:
             tooltip="Most the plan may spend in cash a month, in millions of dollars; empty means no cap",
             continuous_update=False,
             style=_STYLE,
-            layout=_layout(),
+            layout=_layout("470px"),  # a text box draws its border outside its width
         ),
         _budget_text,
         apply,
