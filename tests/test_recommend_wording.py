@@ -118,7 +118,7 @@ def test_only_a_proven_plan_of_another_architecture_is_a_flip(
     """
     import cluster_decide as cd
     from cluster_decide.analysis import flips
-    from cluster_decide.analysis.core import DETERMINISTIC_LIMIT
+    from cluster_decide.analysis.core import DETERMINISTIC_LIMIT, RECHECK_WORK
 
     scn = cd.load_scenario("enterprise-mixed")
     base = sum(w.gpu_hours_per_month for w in scn.workloads if w.kind == "distributed_training")
@@ -144,7 +144,7 @@ def test_only_a_proven_plan_of_another_architecture_is_a_flip(
         scn, "hybrid_separate", 1e9, inputs=["demand:distributed_training"], levels=(0.1,)
     )
     up = next(f for f in found if f.direction == "up")
-    assert limits[1] == flips.RECHECK_WORK * DETERMINISTIC_LIMIT  # the unproven one, again
+    assert limits[1] == RECHECK_WORK * DETERMINISTIC_LIMIT  # the unproven one, again
     if recheck == "optimal":
         assert up.found and up.flips_to == "hybrid_shared"
         return
@@ -157,3 +157,28 @@ def test_only_a_proven_plan_of_another_architecture_is_a_flip(
         PLAN, "close", "hybrid_separate", 1000.0, 0.002, None, found, 0.1, pl.DataFrame(), None, 0
     )
     assert "is proven to flip it (the solver ran out of time on a 10% rise in distributed " in said
+
+
+def test_a_break_even_needs_a_proof_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A break-even's far end cut short by the work limit is solved again before it counts."""
+    import cluster_decide as cd
+    from cluster_decide.analysis import sensitivity
+    from cluster_decide.analysis.core import DETERMINISTIC_LIMIT, RECHECK_WORK
+
+    scn = cd.load_scenario("enterprise-mixed")
+    limits: list[float] = []
+
+    def fake_quick_solve(
+        s: Any, seed: int = 0, deterministic_limit: float = DETERMINISTIC_LIMIT
+    ) -> Outcome:
+        limits.append(deterministic_limit)
+        if s is scn:
+            return Outcome("optimal", "hybrid_separate", 1.0, 1.0)
+        if deterministic_limit == DETERMINISTIC_LIMIT:
+            return Outcome("feasible", "hybrid_shared", 2.0, 2.0)  # the twin, unproven
+        return Outcome("optimal", "hybrid_separate", 1.5, 1.5)  # with more work: the same
+
+    monkeypatch.setattr(sensitivity, "quick_solve", fake_quick_solve)
+    be = sensitivity.break_even(scn, "demand:distributed_training", 4.0)
+    assert limits == [DETERMINISTIC_LIMIT, DETERMINISTIC_LIMIT, RECHECK_WORK * DETERMINISTIC_LIMIT]
+    assert not be.found and be.changed.archetype == "hybrid_separate"

@@ -32,6 +32,7 @@ from cluster_decide.planning.loop import Constrain, Objective, run
 
 __all__ = [
     "DETERMINISTIC_LIMIT",
+    "RECHECK_WORK",
     "Outcome",
     "outcome_of",
     "quick_solve",
@@ -45,6 +46,10 @@ DETERMINISTIC_LIMIT = 5.0
 The default scenario is proved optimal in well under 1; the limit only stops a runaway solve,
 and, unlike a wall-clock limit, stops it at the same point on every run.
 """
+RECHECK_WORK = 4.0
+"""A solve that finds another architecture than the plan's without proving it cheapest is solved
+again with this many times :data:`DETERMINISTIC_LIMIT` before a flip search or a break-even
+counts it (near-equal twins trade places when a search is cut short)."""
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from cluster_decide.analysis.core import DETERMINISTIC_LIMIT, Outcome, run_all
+from cluster_decide.analysis.core import DETERMINISTIC_LIMIT, RECHECK_WORK, Outcome, run_all
 from cluster_decide.analysis.inputs import apply_inputs, base_value, input_label, input_unit
 from cluster_decide.base.constants import SKILLS, WORKLOAD_KINDS
 from cluster_decide.inputs.scenario import Scenario
@@ -40,18 +40,11 @@ from cluster_decide.planning.explain import ARCHETYPE_SHORT, money
 __all__ = [
     "FLIPS_SCHEMA",
     "LEVELS",
-    "RECHECK_WORK",
     "Flip",
     "flip_inputs",
     "flips_frame",
     "nearest_flips",
 ]
-
-RECHECK_WORK = 4.0
-"""A solve that finds another architecture without proving it cheapest is solved again with
-this many times the analyses' work limit (:data:`~cluster_decide.analysis.core.
-DETERMINISTIC_LIMIT`) before the search decides: the default scenario's pre-training at +10%
-needs about that much to prove that the same architecture still wins."""
 
 LEVELS = (0.10, 0.25, 0.50)
 """Relative changes searched, nearest first (±10% covers most forecast errors; ±25% is the

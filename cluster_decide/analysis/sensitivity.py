@@ -15,7 +15,13 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from cluster_decide.analysis.core import Outcome, quick_solve, run_all
+from cluster_decide.analysis.core import (
+    DETERMINISTIC_LIMIT,
+    RECHECK_WORK,
+    Outcome,
+    quick_solve,
+    run_all,
+)
 from cluster_decide.analysis.inputs import (
     apply_inputs,
     base_value,
@@ -148,15 +154,25 @@ def break_even(
     """
     base_v = base_value(scn, name)
     base = quick_solve(scn, seed)
+
+    def at(v: float) -> Outcome:
+        # Another architecture without a proof is solved again with more work before it counts
+        # (as in the flip search: near-equal twins trade places when a search is cut short).
+        changed = apply_inputs(scn, {name: v})
+        out = quick_solve(changed, seed)
+        if out.archetype != base.archetype and out.status not in ("optimal", "infeasible"):
+            out = quick_solve(changed, seed, deterministic_limit=RECHECK_WORK * DETERMINISTIC_LIMIT)
+        return out
+
     lo_v, lo = base_v, base
-    hi_v, hi = limit, quick_solve(apply_inputs(scn, {name: limit}), seed)
+    hi_v, hi = limit, at(limit)
     solves = 2
     if hi.archetype == base.archetype:
         return BreakEven(name, base_v, base.archetype, False, limit, hi, limit, hi, solves)
     tol = rel_tol * max(abs(base_v), abs(limit))
     while abs(hi_v - lo_v) > tol and solves < max_solves:
         mid_v = (lo_v + hi_v) / 2
-        mid = quick_solve(apply_inputs(scn, {name: mid_v}), seed)
+        mid = at(mid_v)
         solves += 1
         if mid.archetype == base.archetype:
             lo_v, lo = mid_v, mid
