@@ -124,8 +124,10 @@ def test_only_a_proven_plan_of_another_architecture_is_a_flip(
     base = sum(w.gpu_hours_per_month for w in scn.workloads if w.kind == "distributed_training")
     limits: list[float] = []
 
-    def fake_run_all(scenarios: Any, *args: Any) -> list[Outcome]:
-        limit = args[5] if len(args) > 5 else DETERMINISTIC_LIMIT
+    def fake_run_all(
+        scenarios: Any, *args: Any, deterministic_limit: float = DETERMINISTIC_LIMIT
+    ) -> list[Outcome]:
+        limit = deterministic_limit
         limits.append(limit)
         out = []
         for s in scenarios:

@@ -70,6 +70,15 @@ class Outcome:
         """Whether a plan was found (a time-limited search without one is not infeasible)."""
         return self.status in ("optimal", "feasible")
 
+    @property
+    def proven(self) -> bool:
+        """Whether the solver proved its answer: the cheapest plan, or that none exists."""
+        return self.status in ("optimal", "infeasible")
+
+    def unproven_other(self, archetype: str | None) -> bool:
+        """Another architecture than ``archetype``, not proved cheapest: worth :data:`RECHECK_WORK`."""
+        return self.archetype != archetype and not self.proven
+
 
 def _infeasible(wall: float = 0.0, status: str = "infeasible") -> Outcome:
     return Outcome(status, None, math.nan, math.nan, wall_time_s=wall)

@@ -205,7 +205,7 @@ class _Search:
         """Record the solve at ``v``; False when it proves nothing (a time-limited other plan)."""
         if out.archetype == base_archetype:
             self.same = v
-        elif out.status in ("optimal", "infeasible"):
+        elif out.proven:
             self.changed, self.outcome = v, out
         else:
             if math.isnan(self.unproven):
@@ -251,15 +251,15 @@ def nearest_flips(
         scenarios = [apply_inputs(scn, {s.input: v}) for s, v in points]
         outs = run_all(scenarios, executor, max_workers, seed) if scenarios else []
         # Another architecture without a proof is solved again with more work before it counts.
-        again = [
-            i
-            for i, o in enumerate(outs)
-            if o.archetype != base_archetype and o.status not in ("optimal", "infeasible")
-        ]
+        again = [i for i, o in enumerate(outs) if o.unproven_other(base_archetype)]
         if again:
             limit = RECHECK_WORK * DETERMINISTIC_LIMIT
             redone = run_all(
-                [scenarios[i] for i in again], executor, max_workers, seed, 4, False, limit
+                [scenarios[i] for i in again],
+                executor,
+                max_workers,
+                seed,
+                deterministic_limit=limit,
             )
             for i, o in zip(again, redone, strict=True):
                 outs[i] = o

@@ -160,7 +160,7 @@ def break_even(
         # (as in the flip search: near-equal twins trade places when a search is cut short).
         changed = apply_inputs(scn, {name: v})
         out = quick_solve(changed, seed)
-        if out.archetype != base.archetype and out.status not in ("optimal", "infeasible"):
+        if out.unproven_other(base.archetype):
             out = quick_solve(changed, seed, deterministic_limit=RECHECK_WORK * DETERMINISTIC_LIMIT)
         return out
 

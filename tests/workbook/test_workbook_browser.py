@@ -253,6 +253,23 @@ def test_printing_gives_one_readable_page(
     page.close(run_before_unload=True)
 
 
+def _culling(idle_s: int) -> list[str]:
+    """Voila arguments that cull a kernel ``idle_s`` seconds after its page went, no spare kernel."""
+    return [
+        f"--MappingKernelManager.cull_idle_timeout={idle_s}",
+        "--MappingKernelManager.cull_interval=2",
+        "--VoilaConfiguration.preheat_kernel=False",
+    ]
+
+
+def _all_culled(s: VoilaServer, within_s: float) -> bool:
+    """Whether every kernel of ``s`` is gone within ``within_s`` seconds."""
+    deadline = time.monotonic() + within_s
+    while s.kernels() and time.monotonic() < deadline:
+        time.sleep(1)
+    return s.kernels() == 0
+
+
 VISITS = 5
 """Page views in the kernel test: each reload once left a ~350 MB kernel alive (13 views, 13
 kernels); five views show the culler ending every one as well as ten did, in half the time."""
@@ -262,40 +279,24 @@ def test_kernels_return_to_their_start_after_repeated_visits(browser: Any) -> No
     # The project's voila.json culls a kernel a minute after its page went away (binder/verify.sh
     # checks that Binder reads it); here a 5 s timeout keeps the wait short, and no kernel is
     # pre-heated, so an idle spare cannot be culled and refilled while the test counts.
-    args = [
-        "--MappingKernelManager.cull_idle_timeout=5",
-        "--MappingKernelManager.cull_interval=2",
-        "--VoilaConfiguration.preheat_kernel=False",
-    ]
-    with voila_server(python=PYTHON, extra_args=args) as s:
+    with voila_server(python=PYTHON, extra_args=_culling(idle_s=5)) as s:
         assert s.kernels() == 0
         for _ in range(VISITS):
             page, _ = _open(browser, s.url)
             page.close(run_before_unload=True)  # closing the tab
         # Voila's own shutdown beacon is refused for want of an XSRF cookie (voila issue
         # #1458), so the culler ends each kernel once it is idle with its page gone.
-        deadline = time.monotonic() + 120
-        while s.kernels() > 0 and time.monotonic() < deadline:
-            time.sleep(1)
-        assert s.kernels() == 0
+        assert _all_culled(s, within_s=120)
 
 
 def test_a_kernel_whose_page_vanished_is_culled(browser: Any) -> None:
     # A crashed tab or a lost network never says goodbye: the culler ends its kernel. The
     # project's voila.json culls after five idle minutes; this test shortens that.
-    args = [
-        "--MappingKernelManager.cull_idle_timeout=4",
-        "--MappingKernelManager.cull_interval=2",
-        "--VoilaConfiguration.preheat_kernel=False",
-    ]
-    with voila_server(python=PYTHON, extra_args=args) as s:
+    with voila_server(python=PYTHON, extra_args=_culling(idle_s=4)) as s:
         page, _ = _open(browser, s.url)
         assert s.kernels() == 1
         page.close(run_before_unload=False)  # no beforeunload: the page just disappears
-        deadline = time.monotonic() + 60
-        while s.kernels() and time.monotonic() < deadline:
-            time.sleep(1)
-        assert s.kernels() == 0
+        assert _all_culled(s, within_s=60)
 
 
 @pytest.fixture(scope="module")
