@@ -381,3 +381,40 @@ def test_slots_the_small_jobs_keep_are_taken_from_the_large_gang() -> None:
     fits = (q.BatchClass(40.0 / 32.0, 8, 4.0),)
     assert q._lost_slots_wait(39, 8, 4, load, 24.0, 1.0, 1.0, fits, 8) == 0.0
     assert q.batch_waits(33 * 8, [big, *small], 8)[0].mean >= floor
+
+
+def _periodic_stepped(monkeypatch: pytest.MonkeyPatch, **constants: float) -> None:
+    """Periodic waits with the given module constants, computed afresh (the cache cleared)."""
+    for name, value in constants.items():
+        monkeypatch.setattr(q, name, value)
+    q.periodic_waits.cache_clear()
+
+
+def test_a_periodic_wait_on_idle_slots_is_bounded_by_mmc_on_the_fewest(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    slots = tuple([40] * 12 + [56] * 12) * 7  # never fewer than 40 slots for a load of 10
+    bound = q.erlang_c(40, 10.0) * 5.0 / (40 - 10.0)
+    _periodic_stepped(monkeypatch)
+    quick = q.periodic_waits(2.0, 5.0, slots)
+    assert quick.first_start == quick.delay == pytest.approx(bound, rel=1e-12)
+    assert bound < q.NEGLIGIBLE_WAIT_HOURS
+    _periodic_stepped(monkeypatch, NEGLIGIBLE_WAIT_HOURS=0.0)  # step the chain instead
+    stepped = q.periodic_waits(2.0, 5.0, slots)
+    assert 0.0 < stepped.first_start <= stepped.delay <= bound
+    q.periodic_waits.cache_clear()
+
+
+def test_a_periodic_wait_is_stepped_only_where_the_probability_is(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A load of 7.5 on 9-14 slots: 428 states, not the 558 a week of arrivals could fill.
+    slots = tuple([9] * 12 + [14] * 12) * 7
+    _periodic_stepped(monkeypatch)
+    trimmed = q.periodic_waits(3.0, 2.5, slots)
+    _periodic_stepped(monkeypatch, NEGLIGIBLE_TAIL=1e-300)  # every one of them
+    full = q.periodic_waits(3.0, 2.5, slots)
+    assert trimmed.first_start > 0.1
+    assert trimmed.first_start == pytest.approx(full.first_start, rel=1e-12)
+    assert trimmed.delay == pytest.approx(full.delay, rel=1e-12)
+    q.periodic_waits.cache_clear()

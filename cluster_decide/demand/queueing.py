@@ -61,12 +61,14 @@ __all__ = [
 ]
 
 
+@lru_cache(maxsize=65536)
 def erlang_b(servers: int, offered_load: float) -> float:
     """Blocking probability of the M/M/c/c loss system (Erlang B).
 
     Uses the recursion ``1/B(0) = 1``, ``1/B(k) = 1 + (k/A) / B(k-1)`` in its inverse form,
     which is numerically stable for any number of servers ([K], [GH]). It costs
-    O(servers) and never forms ``A^c / c!``.
+    O(servers) and never forms ``A^c / c!``; the pooled waits of a large pool ask for the same
+    pairs thousands of times, so results are kept.
     """
     if servers < 0:
         raise ValueError(f"servers must be >= 0, got {servers}")
@@ -448,7 +450,6 @@ def batch_waits(
         slots = gang_slots(pool_gpus, k.gpus, gpus_per_node)
         load = k.arrival_rate * k.mean_duration
         return [_mgc_wait(slots, load, k.mean_duration, k.duration_scv, q, rho, k.arrival_scv)]
-    pooled = _pooled_waits(n_gpus, classes, gpus_per_node, q, rho)
     if len({_alloc(k.gpus, gpus_per_node) for k in classes}) > 1:
         split = _size_class_waits(n_gpus, tuple(classes), gpus_per_node, q, order)
         # Backfill: the decomposition replaces the pooled stream. Strict FIFO: the larger of
@@ -456,8 +457,15 @@ def batch_waits(
         pooled = (
             split
             if order == "backfill"
-            else [max(a, b, key=lambda e: e.mean) for a, b in zip(pooled, split, strict=True)]
+            else [
+                max(a, b, key=lambda e: e.mean)
+                for a, b in zip(
+                    _pooled_waits(n_gpus, classes, gpus_per_node, q, rho), split, strict=True
+                )
+            ]
         )
+    else:
+        pooled = _pooled_waits(n_gpus, classes, gpus_per_node, q, rho)
     if order == "fifo":
         worst = max(pooled, key=lambda e: e.mean)
         pooled = [worst for _ in classes]
@@ -583,11 +591,12 @@ def _size_class_waits(
     if floor > big_wait.mean:
         big_wait = replace(big_wait, mean=floor, quantile=max(big_wait.quantile, floor))
     # Classes larger still submit nothing (zero rate): the pooled stream speaks for them.
-    pooled = _pooled_waits(n_gpus, classes, gpn, q, sum(k.gpu_load for k in classes) / n_gpus)
+    allocs = [_alloc(k.gpus, gpn) for k in classes]
+    rho = sum(k.gpu_load for k in classes) / n_gpus
+    larger = _pooled_waits(n_gpus, classes, gpn, q, rho) if max(allocs) > big else []
     it = iter(small_waits)
     return [
-        big_wait if a == big else next(it) if a < big else p
-        for a, p in zip((_alloc(k.gpus, gpn) for k in classes), pooled, strict=True)
+        big_wait if a == big else next(it) if a < big else larger[i] for i, a in enumerate(allocs)
     ]
 
 
@@ -649,22 +658,11 @@ def _beside_large(
     probs = [*((1.0 - busy) * _free_slot_states(slots, load)), busy]
     mean = np.zeros(len(small))
     pw = np.zeros(len(small))
-    before: list[WaitEstimate] = []
-    for i, p in enumerate(probs):
-        est = batch_waits((nodes - i * m) * gpn, small, gpn, q, order)
-        if i > 0:
-            # Cannot keep up with i large jobs running: wait for one of them to end.
-            est = [
-                e
-                if e.mean <= residual / i + b.mean
-                else replace(
-                    e, mean=residual / i + b.mean, quantile=max(b.quantile, residual / i + b.mean)
-                )
-                for e, b in zip(est, before, strict=True)
-            ]
-        before = est
-        mean += p * np.array([e.mean for e in est])
-        pw += p * np.array([e.prob_wait for e in est])
+    for p, (means, waits) in zip(
+        probs, _small_states(nodes, m, slots, residual, small, gpn, q, order), strict=True
+    ):
+        mean += p * means
+        pw += p * waits
     rho = sum(k.gpu_load for k in small) / (nodes * gpn)
     # The quantile of the mixture from its mean and P(wait), with the exponential tail ([W]).
     return [
@@ -677,6 +675,41 @@ def _beside_large(
         )
         for a, c, k in zip(mean, pw, small, strict=True)
     ]
+
+
+@lru_cache(maxsize=4096)
+def _small_states(
+    nodes: int,
+    m: int,
+    slots: int,
+    residual: float,
+    small: tuple[BatchClass, ...],
+    gpn: int,
+    q: float,
+    order: Literal["backfill", "fifo"],
+) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
+    """The smaller classes' mean waits and P(wait) with ``i = 0..slots`` large jobs running.
+
+    Independent of the large class's load, which only weighs the states: the drain's fixed
+    point (:func:`_size_class_waits`) asks for the same states at every round.
+    """
+    out = []
+    before: list[WaitEstimate] = []
+    for i in range(slots + 1):
+        est = batch_waits((nodes - i * m) * gpn, small, gpn, q, order)
+        if i > 0:
+            # Cannot keep up with i large jobs running: wait for one of them to end.
+            est = [
+                e
+                if e.mean <= residual / i + b.mean
+                else replace(
+                    e, mean=residual / i + b.mean, quantile=max(b.quantile, residual / i + b.mean)
+                )
+                for e, b in zip(est, before, strict=True)
+            ]
+        before = est
+        out.append((np.array([e.mean for e in est]), np.array([e.prob_wait for e in est])))
+    return tuple(out)
 
 
 def _free_slot_states(slots: int, load: float) -> np.ndarray:
@@ -1003,6 +1036,11 @@ class PeriodicWait:
     waits again after each preemption (completion = run time + delay)."""
 
 
+NEGLIGIBLE_WAIT_HOURS = 1e-9
+"""A periodic wait bounded below this (3.6 µs) is given as its bound, not stepped week by week:
+a light load on many slots, where the steps cost most (a second or more on a large estate)."""
+NEGLIGIBLE_TAIL = 1e-30
+"""Probability of the states a periodic queue is not stepped through (see :func:`periodic_waits`)."""
 MAX_PERIODS = 60
 """Weeks iterated at most to reach the repeating state (an emptying queue needs a few)."""
 
@@ -1023,6 +1061,12 @@ def periodic_waits(rate: float, mean_duration: float, slots: tuple[int, ...]) ->
     (the chain needs it); capacity that swings by the hour dominates the wait, which is what
     the replay in ``docs/queueing.md`` measures. Infinite when the period's slots cannot carry
     the load.
+
+    Never fewer than ``c_min`` slots, the chain holds no more jobs than an M/M/c_min queue of
+    the same load (its departures are never slower), so that queue bounds both waits: where
+    the bound is below :data:`NEGLIGIBLE_WAIT_HOURS` it is the answer, and the chain is
+    stepped only through the states that bound leaves more than :data:`NEGLIGIBLE_TAIL` of
+    probability (a light load on a large pool: seconds of steps on a large estate).
     """
     c = np.asarray(slots, dtype=np.int64)
     hours = c.size
@@ -1030,10 +1074,22 @@ def periodic_waits(rate: float, mean_duration: float, slots: tuple[int, ...]) ->
         return PeriodicWait(0.0, 0.0)
     if rate * mean_duration >= c.mean() - 1e-9:
         return PeriodicWait(math.inf, math.inf)
+    fewest, load = int(c.min()), rate * mean_duration
+    if load < fewest:
+        # Never fewer than ``fewest`` slots: the M/M/c wait on that many bounds both waits
+        # (the chain's departures are never slower, so it never holds more jobs).
+        bound = erlang_c(fewest, load) * mean_duration / (fewest - load)
+        if bound < NEGLIGIBLE_WAIT_HOURS:
+            return PeriodicWait(bound, bound)
     mu = 1.0 / mean_duration
     steps = max(1, math.ceil((rate + mu * int(c.max())) / 0.5))
     dt = 1.0 / steps
     size = int(c.max()) + math.ceil(rate * hours) + 40
+    if 0 < load < fewest:
+        # The bounding M/M/c chain holds ``c + k`` jobs or more with probability under
+        # ``(A/c)^k``: states beyond that tail carry nothing the waits can show.
+        tail = math.ceil(math.log(NEGLIGIBLE_TAIL) / math.log(load / fewest))
+        size = min(size, max(int(c.max()), fewest + tail) + 40)
     n = np.arange(size)
     leave = {int(k): mu * np.minimum(n, int(k)) * dt for k in set(c.tolist())}
 
