@@ -120,6 +120,9 @@ class SolveResult:
     evaluation: Evaluation | None = None
     """The evaluator's verdict on ``decisions`` when the loop computed it (so the plan built
     from them need not evaluate them again)."""
+    check_s: float = 0.0
+    """Wall time of the slowest check of a plan's service levels (with its repair): what a
+    search under a time limit leaves for checking the plan it finds."""
 
 
 def restricted(data: ModelData, m: Model, lp_values: list[float], top: int = 2) -> ModelData:
@@ -152,10 +155,20 @@ def restricted(data: ModelData, m: Model, lp_values: list[float], top: int = 2) 
     return replace(data, combos=combos, spot_cents=spot)
 
 
-def _cost(data: ModelData, dec: Decisions) -> float:
-    """Total monthly cost of ``dec`` by the evaluator (infinite when infeasible)."""
-    ev = evaluate_decisions(data, dec)
-    return float(ev.total_cents) if ev.feasible else math.inf
+def _no_dearer(data: ModelData, found: SolveResult, start: Decisions) -> bool:
+    """Whether the plan ``found`` costs no more than ``start`` or ``start`` misses a target.
+
+    ``start`` is costed first and checked against every target only when it is the cheaper:
+    the check of a large estate's plan takes seconds.
+    """
+    assert found.decisions is not None
+    cost = evaluate_decisions(data, found.decisions).total_cents
+    quick = evaluate_decisions(data, start, service_pools=set())
+    return (
+        not quick.feasible
+        or cost <= quick.total_cents
+        or not evaluate_decisions(data, start).feasible
+    )
 
 
 def _failing_pools(ev: Evaluation) -> list[tuple[str, str]]:
@@ -180,30 +193,36 @@ def sharing_short(ev: Evaluation) -> frozenset[tuple[str, str]]:
     return frozenset(out)
 
 
-def _pool_meets(data: ModelData, dec: Decisions, pool: str, gpu: str, nodes: int) -> bool:
+def _pool_meets(
+    data: ModelData, dec: Decisions, pool: str, gpu: str, nodes: int, sharing: bool = False
+) -> bool:
     trial = replace(dec, nodes={**dec.nodes, (pool, gpu): nodes})
     ev = evaluate_decisions(data, trial, service_pools={(pool, gpu)})
     rows = ev.service_levels
-    return bool(rows.is_empty() or rows["met"].all())
+    met = bool(rows.is_empty() or rows["met"].all())
+    return met and not (sharing and (pool, gpu) in sharing_short(ev))
 
 
-def nodes_to_meet(data: ModelData, dec: Decisions, pool: str, gpu: str, limit: int) -> int | None:
+def nodes_to_meet(
+    data: ModelData, dec: Decisions, pool: str, gpu: str, limit: int, sharing: bool = False
+) -> int | None:
     """Fewest nodes of ``gpu`` in ``pool`` with which its service levels all hold, shares fixed.
 
+    With ``sharing``, the training that fills the pool's troughs must also keep to its wait.
     More nodes never lengthen a wait (they add free capacity in every hour), so the answer is
     found by doubling and bisection. None when even ``limit`` nodes are not enough.
     """
     lo = dec.nodes.get((pool, gpu), 0)
-    if _pool_meets(data, dec, pool, gpu, lo):
+    if _pool_meets(data, dec, pool, gpu, lo, sharing):
         return lo
     hi = max(lo + 1, 1)
-    while not _pool_meets(data, dec, pool, gpu, hi):
+    while not _pool_meets(data, dec, pool, gpu, hi, sharing):
         if hi >= limit:
             return None
         lo, hi = hi, min(limit, hi * 2)
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        if _pool_meets(data, dec, pool, gpu, mid):
+        if _pool_meets(data, dec, pool, gpu, mid, sharing):
             hi = mid
         else:
             lo = mid
@@ -221,13 +240,23 @@ def repair(
     """``dec`` with every pool that misses a service level grown until it meets them.
 
     Returns the repaired decisions and the node count each failing pool needs (-1 when no
-    count within the pool's limit is enough). ``ev`` is ``dec``'s evaluation when known.
+    count within the pool's limit is enough). ``ev`` is ``dec``'s evaluation when known. A pool
+    whose trough-filling training waits too long is grown too, so that the repaired plan is
+    one the loop can fall back on, but it has no need of its own: the loop states that pool's
+    hourly rows instead of a cut.
     """
+    if ev is None:
+        ev = evaluate_decisions(data, dec)
     needs: dict[tuple[str, str], int] = {}
     nodes = dict(dec.nodes)
-    for p, g in _failing_pools(ev if ev is not None else evaluate_decisions(data, dec)):
+    for p, g in _failing_pools(ev):
         n = nodes_to_meet(data, dec, p, g, _node_limit(data, m, p, g))
         needs[(p, g)] = -1 if n is None else n
+        if n is not None:
+            nodes[(p, g)] = n
+    grown = replace(dec, nodes=nodes)
+    for p, g in sorted(sharing_short(ev)):
+        n = nodes_to_meet(data, grown, p, g, _node_limit(data, m, p, g), sharing=True)
         if n is not None:
             nodes[(p, g)] = n
     return replace(dec, nodes=dict(sorted(nodes.items()))), needs
@@ -344,7 +373,11 @@ def _point_cuts(
 
 
 def piece_cuts(
-    data: ModelData, m: Model, dec: Decisions, ev: Evaluation | None = None
+    data: ModelData,
+    m: Model,
+    dec: Decisions,
+    ev: Evaluation | None = None,
+    deadline: float | None = None,
 ) -> list[ServiceCut]:
     """Cuts that hold whatever else a pool hosts: each failing class's piece alone needs N nodes.
 
@@ -362,7 +395,9 @@ def piece_cuts(
     piece to its twin (Kubernetes with and without a batch add-on, the shared pool, another GPU
     type with room to spare), a round for each twin. Pools that burst get point cuts instead
     (:func:`_point_cuts`). ``ev`` is the plan's evaluation when the caller has it already
-    (the loop does), so it is not computed twice.
+    (the loop does), so it is not computed twice. Past ``deadline`` (a ``time.perf_counter``
+    value) no further class is looked at: on a large estate each class's staircases on every
+    place take seconds, and the cuts found so far hold on their own.
     """
     cuts: list[ServiceCut] = []
     if ev is None:
@@ -373,6 +408,8 @@ def piece_cuts(
     failing = sorted(set(bad.select("workload", "pool", "gpu_type").iter_rows()))
     places = sorted({(k[1], k[2]) for k in m.place})
     for name, p, g in failing:
+        if deadline is not None and time.perf_counter() >= deadline:
+            break
         own = dec.shares.get((name, p, g), 0) - dec.spot.get((name, p, g), 0)
         if own <= 0:
             continue
@@ -395,15 +432,21 @@ def piece_cuts(
 
 
 def _add_cuts(
-    data: ModelData, m: Model, dec: Decisions, ev: Evaluation, needs: dict[tuple[str, str], int]
+    data: ModelData,
+    m: Model,
+    dec: Decisions,
+    ev: Evaluation,
+    needs: dict[tuple[str, str], int],
+    deadline: float | None = None,
 ) -> int:
     """Add the cuts that ``dec`` (evaluated as ``ev``, pools short by ``needs``) calls for.
 
     The pool cuts of every pool that misses a target and the piece cuts of its failing
-    classes, each stated once. Returns how many cuts were added.
+    classes (those found by ``deadline``, a ``time.perf_counter`` value), each stated once.
+    Returns how many cuts were added.
     """
     pool_cuts = [_cut(dec, p, g, need) for (p, g), need in needs.items()]
-    pieces = piece_cuts(data, m, dec, ev)
+    pieces = piece_cuts(data, m, dec, ev, deadline)
     add_service_levels(m, list(dict.fromkeys(pool_cuts + pieces)))
     return len(needs) + len(pieces)
 
@@ -458,6 +501,7 @@ def run(
     hint: Decisions | None = None,
     constrain: Constrain | None = None,
     objective: Objective | None = None,
+    cut_first: bool = True,
 ) -> SolveResult:
     """Build and solve the model of ``data`` until every service level holds.
 
@@ -465,15 +509,18 @@ def run(
     ``deterministic_limit`` caps each CP-SAT run in CP-SAT's machine-independent time (what
     analyses use, so answers do not depend on load). With ``relax``, the staffing or budget
     slack is minimized first. ``warm_start`` hints CP-SAT with the rounded LP relaxation, or
-    with ``hint`` when given. ``constrain`` and ``objective`` are the analyses' hooks.
-    ``workers`` None: :func:`workers_for` chooses by the model's size.
+    with ``hint`` when given, after adding the cuts the hint calls for (:func:`cut_up_front`)
+    unless ``cut_first`` is off. ``constrain`` and ``objective`` are the analyses' hooks.
+    ``workers`` None: :func:`workers_for` chooses by the model's size. Under a time limit each
+    CP-SAT run leaves time for checking the plan it finds, as long as the slowest check so far.
     """
     start = time.perf_counter()
+    check_s = 0.0  # wall time of the last check of a plan's service levels
 
-    def remaining() -> float | None:
+    def remaining(reserve: float = 0.0) -> float | None:
         if time_limit_s is None:
             return None
-        return max(0.05, time_limit_s - (time.perf_counter() - start))
+        return max(0.05, time_limit_s - (time.perf_counter() - start) - reserve)
 
     m = build_model(data, relax)
     workers = workers_for(m, workers)
@@ -482,8 +529,16 @@ def run(
     scale = tie_break_scale(m)
     lp_bound = -math.inf
     cuts = 0
+    # A repaired plan (grown pools) is a valid answer only to the plain cost model: a hook's
+    # own constraints (a cost cap, a forced distance) may not hold for it.
+    may_repair = constrain is None and objective is None
+    repaired: Decisions | None = None
+    repaired_ev: Evaluation | None = None
     if not relax and hint is not None:
-        hint, cuts = cut_up_front(data, m, hint)
+        if cut_first:
+            tick = time.perf_counter()
+            hint, cuts = cut_up_front(data, m, hint)
+            check_s = time.perf_counter() - tick
         add_hints(m, hint)
     elif not relax and warm_start:
         m.cp.minimize(m.cost_cents)
@@ -491,8 +546,11 @@ def run(
         if relaxed is not None:
             if objective is None:
                 lp_bound = relaxed[0]
-            start_from = rounded_plan(m, relaxed[1])
-            if len(m.place) > LARGE_MODEL_PLACEMENTS and time_limit_s is not None:
+            large = len(m.place) > LARGE_MODEL_PLACEMENTS
+            # A large estate's consolidation checks pools of dozens of classes (seconds each);
+            # its restricted search below finds a consolidated plan if one pays.
+            start_from = rounded_plan(m, relaxed[1], consolidate=not large)
+            if large and time_limit_s is not None:
                 # Large estates: first solve the model restricted to each workload's likeliest
                 # places (by the LP) for part of the time, then start the full search there.
                 narrow = run(
@@ -502,12 +560,19 @@ def run(
                     seed=seed,
                     hint=start_from,
                     constrain=constrain,
+                    # Its checks of pools of dozens of classes take seconds: its time is
+                    # better spent searching than on the cuts that save it a round.
+                    cut_first=False,
                 )
-                if narrow.decisions is not None and _cost(data, narrow.decisions) <= _cost(
-                    data, start_from
-                ):
+                check_s = narrow.check_s
+                if narrow.decisions is not None and _no_dearer(data, narrow, start_from):
                     start_from = narrow.decisions
+                    if may_repair:
+                        # It meets every target: the answer if the full search finds none.
+                        repaired, repaired_ev = narrow.decisions, narrow.evaluation
+            tick = time.perf_counter()
             start_from, cuts = cut_up_front(data, m, start_from)
+            check_s = max(check_s, time.perf_counter() - tick)
             add_hints(m, start_from)
     if relax:
         # Fewest extra FTE first (a thousandth of an FTE outweighs any cost); a budget slack
@@ -523,12 +588,8 @@ def run(
         goal = m.cost_cents * scale + m.tie_break
         div = scale
     m.cp.minimize(goal)
-    repaired: Decisions | None = None
-    bound = -math.inf
+    bound = lp_bound
     spent = 0.0  # CP-SAT deterministic time used so far: the limit covers the whole loop
-    # A repaired plan (grown pools) is a valid answer only to the plain cost model: a hook's
-    # own constraints (a cost cap, a forced distance) may not hold for it.
-    may_repair = constrain is None and objective is None
     for _round in range(MAX_CUT_ROUNDS + 1):
         left = None if deterministic_limit is None else max(0.01, deterministic_limit - spent)
         if left is not None and not may_repair and _round < MAX_CUT_ROUNDS:
@@ -536,7 +597,8 @@ def run(
             # whole budget on a plan that misses a target ends with nothing: each round gets
             # half of what is left, and the rest stays for the rounds of cuts after it.
             left = max(0.01, left * HOOKED_ROUND_SHARE)
-        solver = solver_for(remaining(), left, workers, seed)
+        # The plan found must still be checked within the limit: the search leaves time for it.
+        solver = solver_for(remaining(check_s), left, workers, seed)
         code = solver.solve(m.cp)
         spent += solver.response_proto.deterministic_time
         status = status_of(code, m)
@@ -558,18 +620,39 @@ def run(
                 time_limit_message(wall, time_limit_s),
             )
         dec = read_decisions(m, solver)
-        bound = max(solver.best_objective_bound / div, lp_bound, bound)
+        bound = max(solver.best_objective_bound / div, bound)
+        tick = time.perf_counter()
         ev = evaluate_decisions(data, dec)
         hourly = sharing_short(ev) - m.exact_sharing
         fixed, needs = repair(data, m, dec, ev)
+        check_s = max(check_s, time.perf_counter() - tick)
         if not needs and not hourly:
             slack = {f"staffing:{s}": int(solver.value(v)) for s, v in m.staff_slack.items()}
             if m.budget_slack is not None:
                 slack["budget"] = int(solver.value(m.budget_slack))
             return SolveResult(
-                status, dec, solver.objective_value / div, bound, wall, m, slack, cuts, "", ev
+                status,
+                dec,
+                solver.objective_value / div,
+                bound,
+                wall,
+                m,
+                slack,
+                cuts,
+                "",
+                ev,
+                check_s,
             )
-        cuts += _add_cuts(data, m, dec, ev, needs)
+        if may_repair and all(n >= 0 for n in needs.values()):
+            fixed_ev = evaluate_decisions(data, fixed)
+            if fixed_ev.feasible:
+                repaired, repaired_ev = fixed, fixed_ev
+        if time_limit_s is not None and time.perf_counter() - start >= time_limit_s:
+            break
+        if deterministic_limit is not None and spent >= deterministic_limit:
+            break
+        deadline = None if time_limit_s is None else start + time_limit_s
+        cuts += _add_cuts(data, m, dec, ev, needs, deadline)
         # Training in the troughs waits too long hour by hour: state those pools' hourly rows.
         add_sharing_hours(m, hourly)
         # Cuts and hourly rows only remove plans, so the last round's bound still holds
@@ -577,18 +660,8 @@ def run(
         # ``goal >= bound``: that dense row over the whole objective made each later round
         # 2-10x slower to prove (the inference-platform preset: 1.2 s against 0.3 s a round),
         # for the same optimum.
-        if (
-            may_repair
-            and all(n >= 0 for n in needs.values())
-            and evaluate_decisions(data, fixed).feasible
-        ):
-            repaired = fixed
         m.cp.clear_hints()
         add_hints(m, repaired or fixed)
-        if time_limit_s is not None and time.perf_counter() - start >= time_limit_s:
-            break
-        if deterministic_limit is not None and spent >= deterministic_limit:
-            break
     wall = time.perf_counter() - start
     if repaired is None:
         return SolveResult(
@@ -603,7 +676,7 @@ def run(
             f"No plan meeting every service level was found after {cuts} service-level cuts "
             f"({wall:.2f} s). Give it more time (`--time-limit`, `time_limit_s`).",
         )
-    ev = evaluate_decisions(data, repaired)
+    ev = repaired_ev if repaired_ev is not None else evaluate_decisions(data, repaired)
     return SolveResult(
         Status.FEASIBLE,
         repaired,
@@ -615,6 +688,7 @@ def run(
         cuts,
         "The plan meets every service level but was not proven optimal within the limit.",
         ev,
+        check_s,
     )
 
 

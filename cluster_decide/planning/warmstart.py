@@ -25,6 +25,8 @@ from cluster_decide.planning.evaluation import Decisions, evaluate_decisions
 __all__ = ["add_hints", "lp_relaxation", "rounded_plan"]
 
 _INF = 2**62
+CONSOLIDATION_CHECKS = 4
+"""Options of the warm start's consolidation checked against every target, cheapest first."""
 
 
 def lp_relaxation(model: cp_model.CpModel) -> tuple[float, list[float]] | None:
@@ -36,7 +38,7 @@ def lp_relaxation(model: cp_model.CpModel) -> tuple[float, list[float]] | None:
     default primal simplex ended ABNORMAL on the spot-cap rows of the default scenario; the
     primal one remains the fallback.
     """
-    for params in ("use_dual_simplex:true", ""):
+    for params in ("use_dual_simplex:true", "", "use_dual_simplex:true use_preprocessing:false"):
         solved = _glop(model.proto, params)
         if solved is not None:
             return solved
@@ -107,8 +109,12 @@ def _cheapest_nodes(data: ModelData, pool: str, gpu: str, load: np.ndarray, gang
     return best
 
 
-def rounded_plan(m: Model, values: list[float]) -> Decisions:
-    """A complete plan from LP values: rounded shares, then each pool at its cheapest size."""
+def rounded_plan(m: Model, values: list[float], consolidate: bool = True) -> Decisions:
+    """A complete plan from LP values: rounded shares, then each pool at its cheapest size.
+
+    With ``consolidate``, a cheaper plan that empties one pool into another is taken when it
+    meets every target (:func:`_consolidated`).
+    """
     d = m.data
     index = {id(v): v.index for v in m.place.values()}
     weights: dict[str, dict[tuple[str, str, str], float]] = defaultdict(dict)
@@ -126,7 +132,8 @@ def rounded_plan(m: Model, values: list[float]) -> Decisions:
         if weights[w.name]:
             shares.update(_round_shares(weights[w.name], w.is_divisible))
     spot = _rounded_spot(m, values, weights, shares)
-    return _consolidated(d, _sized(d, shares, spot))
+    plan = _sized(d, shares, spot)
+    return _consolidated(d, plan) if consolidate else plan
 
 
 def _sized(
@@ -150,8 +157,11 @@ def _consolidated(d: ModelData, dec: Decisions) -> Decisions:
     The LP relaxation pays staff in fractions, so it often keeps a platform that only a whole
     team can run; moving everything of one pool into another open pool (same GPU type where
     allowed, else the class's first allowed one), each also with its spot-eligible work on spot
-    and each pool managed or self-managed as is cheaper, and keeping the cheapest feasible result
-    starts CP-SAT much nearer the optimum when one platform wins.
+    and each pool managed or self-managed as is cheaper, and keeping the cheapest result that
+    meets every target starts CP-SAT much nearer the optimum when one platform wins. Options
+    are costed first (service levels do not change a cost) and checked in order of cost, at
+    most :data:`CONSOLIDATION_CHECKS` of them: the check is most of the work, and on a large
+    estate one check of a pool that hosts dozens of classes takes seconds.
     """
     pools = sorted({p for (_w, p, _g) in dec.shares})
     candidates = [dec] + [
@@ -160,19 +170,17 @@ def _consolidated(d: ModelData, dec: Decisions) -> Decisions:
         for dst in pools
         if src != dst and (moved := _move_pool(d, dec, src, dst)) is not None
     ]
-    best, best_cost = dec, math.inf
+    costed: list[tuple[float, int, Decisions]] = []
     for candidate in candidates:
         for spotted in (candidate, _all_spot(d, candidate)):
             option = _cheaper_operation(d, spotted)
-            # Costs first (no service level predicted): only a cheaper option needs the full
-            # check, which is most of the work.
             quick = evaluate_decisions(d, option, service_pools=set())
-            if not quick.feasible or quick.total_cents >= best_cost:
-                continue
-            cost = _cost_or_inf(d, option)
-            if cost < best_cost:
-                best, best_cost = option, cost
-    return best
+            if quick.feasible:
+                costed.append((quick.total_cents, len(costed), option))
+    for _cost, _i, option in sorted(costed, key=lambda c: c[:2])[:CONSOLIDATION_CHECKS]:
+        if evaluate_decisions(d, option).feasible:
+            return option
+    return dec
 
 
 def _all_spot(d: ModelData, dec: Decisions) -> Decisions:
@@ -201,11 +209,6 @@ def _move_pool(d: ModelData, dec: Decisions, src: str, dst: str) -> Decisions | 
         if dec.spot.get((w, p, g), 0) and key in d.spot_cents:
             spot[key] += dec.spot[(w, p, g)]
     return _sized(d, dict(shares), _within_spot_cap(d, dict(shares), dict(spot)))
-
-
-def _cost_or_inf(d: ModelData, dec: Decisions) -> float:
-    ev = evaluate_decisions(d, dec)
-    return float(ev.total_cents) if ev.feasible else math.inf
 
 
 def _rounded_spot(
