@@ -29,7 +29,6 @@ Sources:
 from __future__ import annotations
 
 import math
-from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -763,21 +762,27 @@ def _drain_moments(
     # Clearing times on a grid out to where the last of all jobs has surely ended.
     t = np.linspace(0.0, excess * (math.log(top + 1.0) + 12.0), 241)
     survive = 1.0 - (1.0 - np.exp(-t / excess)) ** per_node
-    # Many (others running, jobs in progress) states share (groups held, groups to clear).
-    weight: dict[tuple[int, int], float] = defaultdict(float)
+    # Many (others running, jobs in progress) states share (groups held, groups to clear): their
+    # probabilities are summed per pair, state by state in order.
+    held, clear, prob = [], [], []
+    likely = pmf > 1e-12
     for i, p_i in enumerate(others):
         if p_i < 1e-9:
             continue
         room = (nodes - i * m) // width
         groups = np.minimum(np.ceil(count / per_node), room).astype(int)
         need = np.maximum(0, math.ceil(m / width) - (room - groups))
-        for n_held, r, p_j in zip(groups.tolist(), need.tolist(), pmf.tolist(), strict=True):
-            if r > 0 and p_j > 1e-12:
-                weight[(n_held, r)] += p_i * p_j
-    if not weight:
+        keep = (need > 0) & likely
+        held.append(groups[keep])
+        clear.append(need[keep])
+        prob.append(p_i * pmf[keep])
+    if not held or not sum(len(h) for h in held):
         return 0.0, 0.0
-    pairs = np.array(sorted(weight), dtype=float)
-    w = np.array([weight[k] for k in sorted(weight)])
+    groups_held, to_clear = np.concatenate(held), np.concatenate(clear)
+    keys, at = np.unique(groups_held * (int(to_clear.max()) + 1) + to_clear, return_inverse=True)
+    w = np.zeros(len(keys))
+    np.add.at(w, at, np.concatenate(prob))
+    pairs = np.stack(np.divmod(keys, int(to_clear.max()) + 1), axis=1).astype(float)
     # P(fewer than r of n groups cleared by t) = I_{1-F(t)}(n - r + 1, r).
     tail = special.betainc(pairs[:, :1] - pairs[:, 1:] + 1, pairs[:, 1:], survive[None, :])
     d1 = float(w @ integrate.trapezoid(tail, t, axis=1))
@@ -1091,45 +1096,57 @@ def periodic_waits(rate: float, mean_duration: float, slots: tuple[int, ...]) ->
         tail = math.ceil(math.log(NEGLIGIBLE_TAIL) / math.log(load / fewest))
         size = min(size, max(int(c.max()), fewest + tail) + 40)
     n = np.arange(size)
-    leave = {int(k): mu * np.minimum(n, int(k)) * dt for k in set(c.tolist())}
+    ks = sorted(set(c.tolist()))
+    leave = {k: mu * np.minimum(n, k) * dt for k in ks}
+    # Per slot count, what every step reuses (the same arithmetic as written out in full).
+    stay = {k: 1.0 - rate * dt - leave[k] for k in ks}
+    keep = {k: 1.0 - leave[k][1:] for k in ks}
+    idle = {k: n < k for k in ks}
+    buf = np.empty(size - 1)
 
-    def forward(p: np.ndarray, k: int) -> np.ndarray:
-        """One step of the distribution of the number of jobs, ``k`` slots."""
-        out = leave[k]
-        nxt = p * (1.0 - rate * dt - out)
-        nxt[1:] += p[:-1] * rate * dt
-        nxt[:-1] += p[1:] * out[1:]
+    def forward(p: np.ndarray, k: int, nxt: np.ndarray) -> None:
+        """One step of the distribution of the number of jobs, ``k`` slots, into ``nxt``."""
+        np.multiply(p, stay[k], out=nxt)
+        np.multiply(p[:-1], rate, out=buf)
+        np.multiply(buf, dt, out=buf)
+        nxt[1:] += buf
+        np.multiply(p[1:], leave[k][1:], out=buf)
+        nxt[:-1] += buf
         nxt[-1] += p[-1] * rate * dt  # truncation: the last state keeps its arrivals
-        return nxt
 
-    def backward(e: np.ndarray, k: int) -> np.ndarray:
-        """One step back of the expected time to start with ``n`` jobs ahead, ``k`` slots."""
-        out = leave[k]
-        nxt = e.copy()
-        nxt[1:] = out[1:] * e[:-1] + (1.0 - out[1:]) * e[1:]
-        return np.where(n >= k, dt + nxt, 0.0)
+    def backward(e: np.ndarray, k: int, nxt: np.ndarray) -> None:
+        """One step back of the expected time to start with ``n`` jobs ahead, into ``nxt``."""
+        np.multiply(leave[k][1:], e[:-1], out=nxt[1:])
+        np.multiply(keep[k], e[1:], out=buf)
+        nxt[1:] += buf
+        nxt[0] = e[0]
+        nxt += dt
+        nxt[idle[k]] = 0.0
 
-    # Forwards, hour by hour, until the distribution at the week's start repeats.
+    # Forwards, hour by hour, until the distribution at the week's start repeats; each step
+    # writes the next row of ``seen``, the last into ``p``.
     p = np.zeros(size)
     p[0] = 1.0
+    last = hours * steps - 1
     seen = np.zeros((hours * steps, size))
     for _ in range(MAX_PERIODS):
-        start = p
-        for i in range(hours * steps):
-            seen[i] = p
-            p = forward(p, int(c[i // steps]))
-        if np.abs(p - start).sum() < 1e-9:
+        seen[0] = p
+        for i in range(last):
+            forward(seen[i], int(c[i // steps]), seen[i + 1])
+        forward(seen[last], int(c[last // steps]), p)
+        if np.abs(p - seen[0]).sum() < 1e-9:
             break
     waiting = np.maximum(n[None, :] - np.repeat(c, steps)[:, None], 0)
     delay = float((seen * waiting).sum()) * dt / (rate * hours)
     # Backwards likewise; arrivals see ``seen`` (PASTA) and wait ``ahead`` for their start.
-    ahead = np.zeros(size)
+    ahead, spare = np.zeros(size), np.empty(size)
     first = 0.0
     for _ in range(MAX_PERIODS):
-        before = ahead
+        before = ahead.copy()
         acc = 0.0
         for i in reversed(range(hours * steps)):
-            ahead = backward(ahead, int(c[i // steps]))
+            backward(ahead, int(c[i // steps]), spare)
+            ahead, spare = spare, ahead
             acc += float(np.dot(seen[i], ahead))
         first = acc * dt / hours
         if np.abs(ahead - before).max() < 1e-6:
