@@ -131,6 +131,60 @@ def test_training_that_cannot_be_preempted_never_fills_troughs() -> None:
     assert plan.pools["gpus"][0] >= service_peak + 40
 
 
+def campus(interruptible: bool) -> cd.Scenario:
+    """Slurm alone: business-hours notebooks beside checkpointed 1-GPU fine-tuning, on-prem.
+
+    Expected before solving: Slurm preempts a scavenger QOS for interactive sessions, so the
+    fine-tuning's 5,000 GPU-hours fit in the notebooks' nights and weekends (16 L40S nodes do
+    not idle there), and the cluster is little more than the notebooks' peak; fine-tuning that
+    cannot be preempted needs its own block beside that peak.
+    """
+    notebooks = {
+        "name": "student-notebooks",
+        "kind": "experimentation",
+        "interface": "slurm",
+        "gpu_types": ["L40S"],
+        "concurrent_users": 60,
+        "gpus_per_user": 1,
+        "mean_session_hours": 3.0,
+        "max_queue_wait_hours": 0.5,
+        "profile": "business_hours",
+        "requires": ["interactive_shell"],
+    }
+    finetune = {
+        "name": "course-finetune",
+        "kind": "fine_tuning",
+        "interface": "slurm",
+        "gpu_types": ["L40S"],
+        "gpus_per_job": 1,
+        "gpu_hours_per_month": 5000.0,
+        "mean_job_hours": 4.0,
+        "max_queue_wait_hours": 24.0,
+        "interruptible": interruptible,
+    }
+    return small_scenario(
+        [notebooks, finetune],
+        team={"hpc": {"fte": 2.0}, "kubernetes": {"fte": 0.0}},
+        procurement=ON_PREM,
+        policy={"archetype": "slurm_only"},
+    )
+
+
+def test_slurm_fills_its_notebooks_nights_with_preemptible_training() -> None:
+    sharing = cd.solve(campus(interruptible=True))
+    flat = cd.solve(campus(interruptible=False))
+    assert sharing.status is flat.status is cd.Status.OPTIMAL
+    ev = cd.evaluate(sharing.inputs, sharing)  # type: ignore[arg-type]
+    assert ev.feasible and set(ev.sharing) == {("slurm", "L40S")}
+    assert sharing.service_levels["met"].all()
+    # The fine-tuning's ~7 busy GPUs come out of the notebooks' troughs, not a block of its own.
+    assert sharing.pools["gpus"].sum() <= flat.pools["gpus"].sum() - 8
+    assert any(
+        "Training uses" in s and "of the notebooks' GPUs in slurm from" in s
+        for s in sharing.explanations
+    )
+
+
 def test_the_shared_plan_meets_every_service_level_and_the_evaluator_agrees(
     shared_plan: cd.Plan,
 ) -> None:

@@ -110,17 +110,17 @@ class PlatformKind:
 
     @property
     def shares_by_hour(self) -> bool:
-        """Whether services and preemptible batch work share this pool's GPUs hour by hour.
+        """Whether the other work and preemptible batch work share this pool's GPUs hour by hour.
 
-        Services submitted as containers scale with their load, and a gang-aware scheduler
-        preempts checkpointed batch work for them and gives it back the capacity they free
-        (Slurm on Kubernetes; Kubernetes with a batch add-on).
+        A gang-aware scheduler that preempts checkpointed batch work for the other work placed
+        with it, and gives it back what that work frees: Slurm (a preemptible QOS or partition
+        beside interactive sessions), Slurm on Kubernetes and Kubernetes with a batch add-on.
+        What the other work frees follows its hourly need: notebooks' sessions everywhere, and
+        services' replicas only where the platform autoscales them (elsewhere a service holds
+        its peak in every hour and leaves no trough).
         """
         return (
-            self.interface in ("containers", "both")
-            and self.supports("autoscaling", "containers") == "native"
-            and self.supports("preemption") == "native"
-            and self.supports("gang_scheduling") == "native"
+            self.supports("preemption") == "native" and self.supports("gang_scheduling") == "native"
         )
 
     @property

@@ -199,14 +199,39 @@ def explain(data: ModelData, dec: Decisions, ev: Evaluation, archetype: str | No
     ]
     lines += procurement_sentences(data, dec, ev)
     lines += [
-        sharing_sentence(p, sh, data.gpus_per_node[g], data.node_cents[g] / 100, money)
+        line
         for (p, g), sh in sorted(ev.sharing.items())
+        if (
+            line := sharing_sentence(
+                p,
+                sh,
+                data.gpus_per_node[g],
+                data.node_cents[g] / 100,
+                money,
+                _holders(data, dec, p, g),
+            )
+        )
     ]
     lines += [_why_workload(data, dec, w.name) for w in data.workloads]
     lines += people_sentences(data, dec, ev)
     lines += _binding(data, dec, ev)
     lines += _idle(data, dec, ev)
     return lines
+
+
+def _holders(data: ModelData, dec: Decisions, pool: str, gpu: str) -> str:
+    """Whose GPUs trough-filling training borrows in a pool: "services'", "notebooks'" or both."""
+    kinds = {
+        data.scenario.workload(w).kind
+        for (w, p, g), s in dec.shares.items()
+        if (p, g) == (pool, gpu) and s > 0 and (w, p, g) not in data.flexible
+    }
+    words = [
+        word
+        for kind, word in (("realtime_inference", "services'"), ("experimentation", "notebooks'"))
+        if kind in kinds
+    ]
+    return " and ".join(words) or "other work's"
 
 
 def procurement_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[str]:

@@ -61,6 +61,15 @@ class Sharing:
     whole nodes themselves); the rest as held."""
 
     @property
+    def has_troughs(self) -> bool:
+        """Whether the other work's need changes by the hour, leaving troughs to fill.
+
+        A Slurm cluster whose preemptible training sits beside flat training alone replays its
+        week like any sharing pool (the leftover must hold the training), but shares nothing.
+        """
+        return bool(self.services_units.min() != self.services_units.max())
+
+    @property
     def wait_centi_hours(self) -> float:
         """Mean fluid wait of the training (hundredths of an hour), by Little's law."""
         if not self.arriving_units:
@@ -147,9 +156,11 @@ and its baseline GPUs split into what other work holds, what trough-filling trai
 
 
 def hourly_split(sharing: Mapping[tuple[str, str], Sharing]) -> pl.DataFrame:
-    """One row per hour of the week and sharing pool: services, training and idle GPUs."""
+    """One row per hour of the week and pool with troughs to fill: services, training, idle GPUs."""
     rows = []
     for (p, g), sh in sorted(sharing.items()):
+        if not sh.has_troughs:
+            continue
         total = sh.supply_units / UNITS
         for t in range(HOURS_PER_WEEK):
             services = float(sh.services_units[t]) / UNITS
@@ -165,6 +176,20 @@ def hourly_split(sharing: Mapping[tuple[str, str], Sharing]) -> pl.DataFrame:
                 }
             )
     return pl.DataFrame(rows, schema=HOURLY_SPLIT_SCHEMA)
+
+
+def _longest_run(high: np.ndarray, starts: range) -> list[int]:
+    """The longest run of consecutive ``high`` hours that starts at one of ``starts`` (the week wraps)."""
+    best: list[int] = []
+    for t in starts:
+        if not high[t] or high[t - 1]:
+            continue
+        run = [t]
+        while len(run) < len(high) and high[(run[-1] + 1) % len(high)]:
+            run.append(run[-1] + 1)
+        if len(run) > len(best):
+            best = run
+    return best
 
 
 def _clock(hour: int) -> str:
@@ -183,27 +208,35 @@ def sharing_sentence(
     gpus_per_node: int,
     usd_per_node_month: float,
     money: Callable[[float], str],
-) -> str:
+    holders: str = "services'",
+) -> str | None:
     """What is shared, when, and what the separate design would spend on a second pool.
 
-    The hours are Monday night's (20:00 to 19:00 next day) where the training borrows at least
-    half its most, and the weekend when it does so in most weekend hours; the figure is
+    None where the other work's need is the same in every hour: there is no trough to share
+    (a Slurm cluster of training alone), and nothing to say. ``holders`` names whose GPUs are
+    borrowed ("services'", "notebooks'").
+
+    The hours are the longest run that starts between Monday noon and Tuesday noon where the
+    training borrows at least half its most (an evening's catch-up, a night), and the weekend
+    when it does so in most weekend hours; the figure is
     the typical (median) borrowed in those hours. The second pool is the training's own flat
     need (its weekly GPU-hours and restarts over the week), in whole nodes at this pool's price.
     """
+    if not sh.has_troughs:
+        return None
     borrowed = borrowed_gpus(sh)
     most = float(borrowed.max())
     if most <= 0:
         return f"Training in {p} runs only in GPUs the services never need: nothing is borrowed."
     high = borrowed >= most / 2
-    night = [t for t in range(20, 44) if high[t]]
+    night = _longest_run(high, range(12, 36))
     window = f" from {_clock(night[0])} to {_clock(night[-1] + 1)}" if 0 < len(night) < 24 else ""
     weekend = " and at weekends" if high[120:168].mean() > 0.5 else ""
     typical = int(np.median(borrowed[high]))
     flat = sh.arriving_units / HOURS_PER_WEEK / UNITS
     nodes = int(np.ceil(flat / gpus_per_node - 1e-9))
     return (
-        f"Training uses {typical} of the services' GPUs in {p}{window}{weekend}: "
+        f"Training uses {typical} of the {holders} GPUs in {p}{window}{weekend}: "
         f"{money(nodes * usd_per_node_month)} a month ({nodes} nodes) that the separate design "
         "would spend on a second pool."
     )
