@@ -469,7 +469,9 @@ def placements(plan: Plan, width: int = WIDTH) -> alt.TopLevelMixin:
         for r in _rows(plan.placements)
     ]
     totals = (
-        plan.placements.group_by("workload").agg(pl.col("gpus").sum()).sort("gpus", descending=True)
+        plan.placements.group_by("workload")
+        .agg(pl.col("gpus").sum())
+        .sort(["gpus", "workload"], descending=[True, False])  # ties by name: the same bytes
     )
     order = totals["workload"].to_list()
     y = alt.Y("workload:N", sort=order, title=None)
@@ -514,9 +516,9 @@ def sharing_week(
 ) -> alt.TopLevelMixin:
     """A week of each sharing pool: GPUs the services hold, training fills, and stay idle.
 
-    ``split``: ``plan.hourly_split()`` when the caller has it already (it evaluates the plan).
+    ``split``: ``plan.hourly_split()`` when the caller has it already.
     """
-    title = "Who uses the shared pool, hour by hour"
+    title = "Who uses the pool's GPUs, hour by hour"
     split = plan.hourly_split() if split is None else split
     if split.height == 0:
         return _empty(title, "No pool in this plan fills its troughs with training.", width)

@@ -141,6 +141,10 @@ class Plan:
     """What each workload keeps or moves compared with today (see the module docstring)."""
     inputs: Scenario | None = field(default=None, repr=False, compare=False)
     """The scenario this plan answers (not part of the JSON), so the plan can be simulated or exported."""
+    hourly: pl.DataFrame | None = field(default=None, repr=False, compare=False)
+    """:meth:`hourly_split`, kept when the plan is built from an evaluation that has it (not part
+    of the JSON): the apps draw it at every answer, and evaluating the plan again to get it
+    cost a fifth of a slider step."""
 
     @property
     def feasible(self) -> bool:
@@ -184,6 +188,8 @@ class Plan:
 
         if self.inputs is None or not self.feasible:
             return pl.DataFrame(schema=HOURLY_SPLIT_SCHEMA)
+        if self.hourly is not None:
+            return self.hourly
         return hourly_split(evaluate(self.inputs, self).sharing)
 
     def to_dict(self) -> dict[str, Any]:

@@ -27,6 +27,7 @@ from cluster_decide.planning.loop import (
 from cluster_decide.planning.plan import RELAXATION_SCHEMA, Plan, Status, build_frames, investment
 from cluster_decide.planning.relax import diagnose
 from cluster_decide.planning.service import SERVICE_LEVEL_SCHEMA
+from cluster_decide.planning.sharing import hourly_split
 
 __all__ = [
     "SolveResult",
@@ -127,6 +128,7 @@ def plan_from(
         upfront_usd=upfront_usd,
         cash_flow=cash,
         inputs=data.scenario,
+        hourly=hourly_split(ev.sharing),
     )
 
 

@@ -75,10 +75,7 @@ def _sharing(plan: Plan, width: int) -> str:
 
 def _sharing_if_any(plan: Plan, width: int) -> str:
     """The week of :func:`_sharing` for a plan that shares by the hour; nothing for other plans."""
-    sharing_platforms = ("shared", "kubernetes_batch")
-    if not plan.feasible or not plan.pools["platform"].is_in(sharing_platforms).any():
-        return ""
-    split = plan.hourly_split()  # evaluates the plan: once, not again for the chart
+    split = plan.hourly_split()  # kept on a solved plan; else it evaluates the plan, once
     if not split.height:
         return ""
     return chart_html("sharing", charts.to_svg(charts.sharing_week(plan, width, split)))
