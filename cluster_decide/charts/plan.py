@@ -470,8 +470,10 @@ def placements(plan: Plan, width: int = WIDTH) -> alt.TopLevelMixin:
     ]
     totals = (
         plan.placements.group_by("workload")
-        .agg(pl.col("gpus").sum())
-        .sort(["gpus", "workload"], descending=[True, False])  # ties by name: the same bytes
+        # Summed in any order (the last bits differ from run to run), shown to a tenth: ties
+        # are ties, ordered by name, so the same plan draws the same bytes.
+        .agg(pl.col("gpus").sum().round(1))
+        .sort(["gpus", "workload"], descending=[True, False])
     )
     order = totals["workload"].to_list()
     y = alt.Y("workload:N", sort=order, title=None)
