@@ -47,6 +47,7 @@ from cluster_decide.inputs.scenario import (
     Workload,
 )
 from cluster_decide.model.people import FAMILY, PeopleData, prepare_people
+from cluster_decide.model.stopping import check_stopped
 
 __all__ = [
     "DEMAND_UNITS_PER_GPU",
@@ -604,6 +605,7 @@ def _blocked(w: Workload, pool: Pool, platform: PlatformKind, gpu: GpuType) -> t
 
 def prepare(scn: Scenario) -> ModelData:
     """Turn a scenario into the integer tables the model and the evaluator share."""
+    check_stopped()
     cat = scn.catalog
     pools = _pools(scn)
     used = tuple(sorted({g for p in pools for g in p.gpu_types}))

@@ -20,7 +20,7 @@ from typing import Any
 
 from ortools.sat.python import cp_model
 
-__all__ = ["SolveStopped", "StopSignal", "new_solver", "stoppable"]
+__all__ = ["SolveStopped", "StopSignal", "check_stopped", "new_solver", "stoppable"]
 
 _RETRY_S = 0.02
 """How often a stop is repeated while the solve it targets has not yet started its search."""
@@ -113,3 +113,15 @@ def new_solver() -> cp_model.CpSolver:
     """A CP-SAT solver; inside :func:`stoppable`, one its signal can stop."""
     signal = _SIGNAL.get()
     return cp_model.CpSolver() if signal is None else _StoppableSolver(signal)
+
+
+def check_stopped() -> None:
+    """Raise :class:`SolveStopped` if this thread's work was stopped (inside :func:`stoppable`).
+
+    Called between the Python steps of a solve (preparing the data, each round of cuts, each
+    check of a pool's service levels), so stopped work ends within milliseconds rather than at
+    its next CP-SAT run: until then it shares the interpreter with the new answer's solve.
+    """
+    signal = _SIGNAL.get()
+    if signal is not None:
+        signal.check()

@@ -49,6 +49,7 @@ from cluster_decide.model.cpsat import (
 )
 from cluster_decide.model.data import ModelData
 from cluster_decide.model.decisions import Status
+from cluster_decide.model.stopping import check_stopped
 from cluster_decide.planning.evaluation import Decisions, Evaluation, evaluate_decisions
 from cluster_decide.planning.warmstart import add_hints, lp_relaxation, rounded_plan
 
@@ -196,6 +197,7 @@ def sharing_short(ev: Evaluation) -> frozenset[tuple[str, str]]:
 def _pool_meets(
     data: ModelData, dec: Decisions, pool: str, gpu: str, nodes: int, sharing: bool = False
 ) -> bool:
+    check_stopped()  # a repair or a staircase checks a pool dozens of times
     trial = replace(dec, nodes={**dec.nodes, (pool, gpu): nodes})
     ev = evaluate_decisions(data, trial, service_pools={(pool, gpu)})
     rows = ev.service_levels
@@ -591,6 +593,7 @@ def run(
     bound = lp_bound
     spent = 0.0  # CP-SAT deterministic time used so far: the limit covers the whole loop
     for _round in range(MAX_CUT_ROUNDS + 1):
+        check_stopped()
         left = None if deterministic_limit is None else max(0.01, deterministic_limit - spent)
         if left is not None and not may_repair and _round < MAX_CUT_ROUNDS:
             # A hooked search cannot fall back on a repaired plan, so a round that spends the

@@ -20,6 +20,7 @@ from ortools.sat.python import cp_model
 from cluster_decide.base.constants import SKILLS
 from cluster_decide.model.build import Model
 from cluster_decide.model.data import SPOT_STEPS, ModelData
+from cluster_decide.model.stopping import check_stopped
 from cluster_decide.planning.evaluation import Decisions, evaluate_decisions
 
 __all__ = ["add_hints", "lp_relaxation", "rounded_plan"]
@@ -172,6 +173,7 @@ def _consolidated(d: ModelData, dec: Decisions) -> Decisions:
     ]
     costed: list[tuple[float, int, Decisions]] = []
     for candidate in candidates:
+        check_stopped()
         for spotted in (candidate, _all_spot(d, candidate)):
             option = _cheaper_operation(d, spotted)
             quick = evaluate_decisions(d, option, service_pools=set())

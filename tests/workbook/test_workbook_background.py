@@ -191,6 +191,31 @@ def test_a_stop_signal_ends_a_long_search_and_every_later_one() -> None:
             new_solver().solve(_golomb(4))
 
 
+def test_stopped_work_ends_between_its_solves_not_at_the_next_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A stale check stopped while it repairs a plan (Python, no CP-SAT under way) ends at its
+    next pool check, not after finishing the repair and the cuts: until it ends it shares the
+    interpreter with the new answer."""
+    from cluster_decide.planning import loop
+
+    signal = StopSignal()
+    checks: list[int] = []
+    real = loop.evaluate_decisions
+
+    def evaluating(*args: Any, **kwargs: Any) -> Any:
+        checks.append(1)
+        if len(checks) == 3:
+            signal.stop()  # the control moved while this work was checking plans
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(loop, "evaluate_decisions", evaluating)
+    scn = cd.load_scenario().scale_demand("distributed_training", 1.1)  # rounds of cuts
+    with stoppable(signal), pytest.raises(SolveStopped):
+        cd.solve(scn, workers=1)
+    assert len(checks) <= 4, f"{len(checks)} plan checks after the stop"
+
+
 def test_cancelling_an_analysis_stops_its_solve_under_way() -> None:
     """ "What would change it" runs as a BackgroundJob: Cancel (or a control change) stops the
     step's CP-SAT search itself, not only the steps after it, and nothing is reported done."""
