@@ -69,7 +69,7 @@ def _every_option_checked_fully(d: ModelData, dec: Decisions) -> Decisions:
     best, best_cost = dec, math.inf
     for candidate in [dec, *(m for m in moved if m is not None)]:
         for spotted in (candidate, warmstart._all_spot(d, candidate)):
-            option = warmstart._cheaper_operation(d, spotted)
+            option, _costed = warmstart._cheaper_operation(d, spotted)
             ev = evaluate_decisions(d, option)
             cost = float(ev.total_cents) if ev.feasible else math.inf
             if cost < best_cost:

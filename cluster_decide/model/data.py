@@ -450,7 +450,41 @@ def piece_line(
     percent of the traffic; ``full = need(100)``. The slope is the smallest secant slope to the
     whole class, so the line is exact for the whole class and never under the need of a piece:
     a split service is sized for each piece's own traffic, in a model that stays linear.
+
+    Kept per everything ``gpu_demand`` reads (the class, the GPU, the platform's utilization
+    and scale-up lag, the profile and the speed ratio): a slider that moves other classes
+    prepares the same lines again at every step (99 queue sizings each, a tenth of a solve).
     """
+    lag = (
+        platform.scale_up_lag_minutes
+        if platform.supports("autoscaling", w.interface) == "native"
+        else None
+    )
+    key = (
+        w,
+        gpu,
+        platform.utilization[w.kind],
+        lag,
+        tuple(_profile(w, catalog).tolist()),
+        _speed_ratio(w, gpu, catalog),
+    )
+    line = _PIECE_LINES.get(key)
+    if line is None:
+        line = _piece_line(w, platform, gpu, catalog, full)
+        if len(_PIECE_LINES) >= PIECE_LINES_KEPT:
+            _PIECE_LINES.clear()
+        _PIECE_LINES[key] = line
+    return line
+
+
+PIECE_LINES_KEPT = 4096
+"""Piece lines kept for the next :func:`prepare` (about 3 KB each)."""
+_PIECE_LINES: dict[tuple[Any, ...], tuple[np.ndarray, np.ndarray]] = {}
+
+
+def _piece_line(
+    w: Workload, platform: PlatformKind, gpu: GpuType, catalog: Catalog, full: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     pieces = np.stack(
         [
             np.ceil(gpu_demand(w, platform, gpu, catalog, s) * DEMAND_UNITS_PER_GPU - 1e-9)

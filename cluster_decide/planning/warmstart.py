@@ -21,7 +21,7 @@ from cluster_decide.base.constants import SKILLS
 from cluster_decide.model.build import Model
 from cluster_decide.model.data import SPOT_STEPS, ModelData
 from cluster_decide.model.stopping import check_stopped
-from cluster_decide.planning.evaluation import Decisions, evaluate_decisions
+from cluster_decide.planning.evaluation import Decisions, Evaluation, evaluate_decisions
 
 __all__ = ["add_hints", "lp_relaxation", "rounded_plan"]
 
@@ -175,8 +175,7 @@ def _consolidated(d: ModelData, dec: Decisions) -> Decisions:
     for candidate in candidates:
         check_stopped()
         for spotted in (candidate, _all_spot(d, candidate)):
-            option = _cheaper_operation(d, spotted)
-            quick = evaluate_decisions(d, option, service_pools=set())
+            option, quick = _cheaper_operation(d, spotted)
             if quick.feasible:
                 costed.append((quick.total_cents, len(costed), option))
     for _cost, _i, option in sorted(costed, key=lambda c: c[:2])[:CONSOLIDATION_CHECKS]:
@@ -256,24 +255,25 @@ def _within_spot_cap(
     return out
 
 
-def _cheaper_operation(d: ModelData, dec: Decisions) -> Decisions:
+def _cheaper_operation(d: ModelData, dec: Decisions) -> tuple[Decisions, Evaluation]:
     """``dec`` with each open pool managed or self-managed, whichever the evaluator finds cheaper.
 
     A pool run as a managed service today stays managed (the model requires it). Only costs
-    are compared, so no service level is predicted (they do not depend on who runs the pool).
+    are compared, so no service level is predicted (they do not depend on who runs the pool);
+    the evaluation of the plan returned comes with it.
     """
     if d.people is None or not d.people.managed:
-        return dec
+        return dec, evaluate_decisions(d, dec, service_pools=set())
     open_pools = set(dec.open_pools())
     forced = {p for p, opt in d.people.managed.items() if opt.forced} & open_pools
     best = Decisions(dec.shares, dec.nodes, dec.spot, dec.managed | forced)
-    best_cost = evaluate_decisions(d, best, service_pools=set()).total_cents
+    best_ev = evaluate_decisions(d, best, service_pools=set())
     for p in sorted((open_pools & set(d.people.managed)) - forced):
         trial = Decisions(best.shares, best.nodes, best.spot, best.managed ^ {p})
         ev = evaluate_decisions(d, trial, service_pools=set())
-        if ev.total_cents < best_cost:
-            best, best_cost = trial, ev.total_cents
-    return best
+        if ev.total_cents < best_ev.total_cents:
+            best, best_ev = trial, ev
+    return best, best_ev
 
 
 def add_hints(m: Model, dec: Decisions) -> None:
