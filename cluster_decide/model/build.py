@@ -28,6 +28,7 @@ from cluster_decide.model.data import (
     pushed_out,
 )
 from cluster_decide.model.people import FAMILY
+from cluster_decide.model.stopping import check_stopped
 
 __all__ = [
     "FAMILIES",
@@ -971,6 +972,7 @@ def build_model(
     data: ModelData, relax: frozenset[str] = frozenset(), cuts: Sequence[ServiceCut] = ()
 ) -> Model:
     """The CP-SAT model of ``data``; ``relax`` may add slack to ``staffing`` or ``budget``."""
+    check_stopped()
     m = Model(data=data, cp=cp_model.CpModel())
     _variables(m)
     if "staffing" in relax:

@@ -22,6 +22,7 @@ from cluster_decide.base.vocabulary import DEMAND_UNITS_PER_GPU_PERCENT
 from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, STEPS, ModelData, prepare
 from cluster_decide.model.decisions import Decisions
 from cluster_decide.model.people import FAMILY, cheapest_staffing
+from cluster_decide.model.stopping import check_stopped
 from cluster_decide.planning.service import SERVICE_LEVEL_SCHEMA, service_levels
 from cluster_decide.planning.sharing import Sharing, replay_sharing
 
@@ -199,6 +200,7 @@ def evaluate_decisions(
     The service levels are predicted for every pool, or only for ``service_pools`` (the solve
     loop sizing one pool asks for that pool alone).
     """
+    check_stopped()  # the work this check belongs to may be stale (a control moved)
     v: list[str] = []
     v += check_coverage(data, dec)
     v += check_capability(data, dec)
