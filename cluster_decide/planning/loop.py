@@ -517,7 +517,7 @@ def run(
     CP-SAT run leaves time for checking the plan it finds, as long as the slowest check so far.
     """
     start = time.perf_counter()
-    check_s = 0.0  # wall time of the last check of a plan's service levels
+    check_s = 0.0  # wall time of the slowest check of a plan's service levels so far
 
     def remaining(reserve: float = 0.0) -> float | None:
         if time_limit_s is None:
@@ -550,7 +550,8 @@ def run(
                 lp_bound = relaxed[0]
             large = len(m.place) > LARGE_MODEL_PLACEMENTS
             # A large estate's consolidation checks pools of dozens of classes (seconds each);
-            # its restricted search below finds a consolidated plan if one pays.
+            # under a time limit the restricted search below finds a consolidated plan if one
+            # pays, and without one CP-SAT searches from the rounded plan.
             start_from = rounded_plan(m, relaxed[1], consolidate=not large)
             if large and time_limit_s is not None:
                 # Large estates: first solve the model restricted to each workload's likeliest
