@@ -374,6 +374,29 @@ def _point_cuts(
     return cuts
 
 
+def _on_twins(data: ModelData, m: Model, dec: Decisions, cut: ServiceCut) -> list[ServiceCut]:
+    """A bursting pool's point cut restated at every other bursting pool of its GPU type.
+
+    The same pieces alone there, their own node count: a sliver cut on Kubernetes with a batch
+    add-on was escaped by moving it to plain Kubernetes (a round for each twin), at the
+    training slider's hardest steps two rounds of five. The same approximation as the point
+    cut itself (:func:`_point_cuts`), at the twin's own size.
+    """
+    out = []
+    for q, g in sorted({(k[1], k[2]) for k in m.place}):
+        if g != cut.gpu_type or q == cut.pool or not data.pool(q).bursts:
+            continue
+        combos = [data.combos.get((w, q, g)) for w, _s in cut.shares]
+        if any(c is None or c.blocked for c in combos):
+            continue
+        have = dec.nodes.get((q, g), 0)
+        alone = _pieces_alone(dec, q, g, dict(cut.shares), have)
+        need = nodes_to_meet(data, alone, q, g, _node_limit(data, m, q, g))
+        if need is None or need > have:
+            out.append(ServiceCut(q, g, cut.shares, -1 if need is None else need))
+    return out
+
+
 def piece_cuts(
     data: ModelData,
     m: Model,
@@ -396,7 +419,7 @@ def piece_cuts(
     (the same pieces alone there, their own N): a cut on one pool was escaped by moving the
     piece to its twin (Kubernetes with and without a batch add-on, the shared pool, another GPU
     type with room to spare), a round for each twin. Pools that burst get point cuts instead
-    (:func:`_point_cuts`). ``ev`` is the plan's evaluation when the caller has it already
+    (:func:`_point_cuts`), restated on their bursting twins (:func:`_on_twins`). ``ev`` is the plan's evaluation when the caller has it already
     (the loop does), so it is not computed twice. Past ``deadline`` (a ``time.perf_counter``
     value) no further class is looked at: on a large estate each class's staircases on every
     place take seconds, and the cuts found so far hold on their own.
@@ -416,7 +439,8 @@ def piece_cuts(
         if own <= 0:
             continue
         if data.pool(p).bursts:
-            cuts += _point_cuts(data, m, dec, name, (p, g))
+            point = _point_cuts(data, m, dec, name, (p, g))
+            cuts += point + [c for cut in point for c in _on_twins(data, m, dec, cut)]
             continue
         have = dec.nodes.get((p, g), 0)
         alone = _staircase(data, m, dec, (p, g), name, own)
