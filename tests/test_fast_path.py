@@ -104,8 +104,8 @@ def test_cuts_up_front_change_no_plan(name: str, monkeypatch: pytest.MonkeyPatch
     assert cd.solve(scn).to_json() == fast.to_json()
 
 
-def test_default_scenario_is_solved_in_one_cp_sat_run(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The pooled-wait cut the default plan needs is known from the warm start: no second round."""
+def _cp_sat_runs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """A list that grows by one at every CP-SAT run of the solve loop."""
     runs: list[int] = []
     solver_for = loop.solver_for
 
@@ -114,6 +114,12 @@ def test_default_scenario_is_solved_in_one_cp_sat_run(monkeypatch: pytest.Monkey
         return solver_for(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(loop, "solver_for", counted)
+    return runs
+
+
+def test_default_scenario_is_solved_in_one_cp_sat_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pooled-wait cut the default plan needs is known from the warm start: no second round."""
+    runs = _cp_sat_runs(monkeypatch)
     result = loop.solve_data(prepare(cd.load_scenario()))
     assert result.status is cd.Status.OPTIMAL
     assert result.cuts >= 1  # the cut is there, added up front
@@ -124,14 +130,7 @@ def test_a_sliver_cut_holds_on_the_bursting_twin_too(monkeypatch: pytest.MonkeyP
     """At +10% training, fine-tuning slivers beside a service broke their wait on Kubernetes with
     a batch add-on, then on plain Kubernetes, a round each: the cut is stated on both at once.
     Four CP-SAT runs before, three now; the same optimum."""
-    runs: list[int] = []
-    solver_for = loop.solver_for
-
-    def counted(*args: object, **kwargs: object) -> object:
-        runs.append(1)
-        return solver_for(*args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(loop, "solver_for", counted)
+    runs = _cp_sat_runs(monkeypatch)
     scn = cd.load_scenario().scale_demand("distributed_training", 1.1)
     result = loop.solve_data(prepare(scn), workers=1)
     assert result.status is cd.Status.OPTIMAL

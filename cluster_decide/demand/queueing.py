@@ -776,13 +776,14 @@ def _drain_moments(
         held.append(groups[keep])
         clear.append(need[keep])
         prob.append(p_i * pmf[keep])
-    if not held or not sum(len(h) for h in held):
+    to_clear = np.concatenate(clear) if clear else np.empty(0, dtype=int)
+    if not to_clear.size:
         return 0.0, 0.0
-    groups_held, to_clear = np.concatenate(held), np.concatenate(clear)
-    keys, at = np.unique(groups_held * (int(to_clear.max()) + 1) + to_clear, return_inverse=True)
+    radix = int(to_clear.max()) + 1  # one integer per (groups held, groups to clear) pair
+    keys, at = np.unique(np.concatenate(held) * radix + to_clear, return_inverse=True)
     w = np.zeros(len(keys))
     np.add.at(w, at, np.concatenate(prob))
-    pairs = np.stack(np.divmod(keys, int(to_clear.max()) + 1), axis=1).astype(float)
+    pairs = np.stack(np.divmod(keys, radix), axis=1).astype(float)
     # P(fewer than r of n groups cleared by t) = I_{1-F(t)}(n - r + 1, r).
     tail = special.betainc(pairs[:, :1] - pairs[:, 1:] + 1, pairs[:, 1:], survive[None, :])
     d1 = float(w @ integrate.trapezoid(tail, t, axis=1))
@@ -1079,22 +1080,21 @@ def periodic_waits(rate: float, mean_duration: float, slots: tuple[int, ...]) ->
         return PeriodicWait(0.0, 0.0)
     if rate * mean_duration >= c.mean() - 1e-9:
         return PeriodicWait(math.inf, math.inf)
+    size = int(c.max()) + math.ceil(rate * hours) + 40
     fewest, load = int(c.min()), rate * mean_duration
     if load < fewest:
-        # Never fewer than ``fewest`` slots: the M/M/c wait on that many bounds both waits
-        # (the chain's departures are never slower, so it never holds more jobs).
+        # Never fewer than ``fewest`` slots: the M/M/c queue on that many bounds both waits
+        # (the chain's departures are never slower, so it never holds more jobs), and holds
+        # ``c + k`` jobs or more with probability under ``(A/c)^k``: states beyond that tail
+        # carry nothing the waits can show.
         bound = erlang_c(fewest, load) * mean_duration / (fewest - load)
         if bound < NEGLIGIBLE_WAIT_HOURS:
             return PeriodicWait(bound, bound)
+        tail = math.ceil(math.log(NEGLIGIBLE_TAIL) / math.log(load / fewest))
+        size = min(size, max(int(c.max()), fewest + tail) + 40)
     mu = 1.0 / mean_duration
     steps = max(1, math.ceil((rate + mu * int(c.max())) / 0.5))
     dt = 1.0 / steps
-    size = int(c.max()) + math.ceil(rate * hours) + 40
-    if 0 < load < fewest:
-        # The bounding M/M/c chain holds ``c + k`` jobs or more with probability under
-        # ``(A/c)^k``: states beyond that tail carry nothing the waits can show.
-        tail = math.ceil(math.log(NEGLIGIBLE_TAIL) / math.log(load / fewest))
-        size = min(size, max(int(c.max()), fewest + tail) + 40)
     n = np.arange(size)
     ks = sorted(set(c.tolist()))
     leave = {k: mu * np.minimum(n, k) * dt for k in ks}

@@ -49,7 +49,6 @@ from cluster_decide.model.cpsat import (
 )
 from cluster_decide.model.data import ModelData
 from cluster_decide.model.decisions import Status
-from cluster_decide.model.stopping import check_stopped
 from cluster_decide.planning.evaluation import Decisions, Evaluation, evaluate_decisions
 from cluster_decide.planning.warmstart import add_hints, lp_relaxation, rounded_plan
 
@@ -156,14 +155,13 @@ def restricted(data: ModelData, m: Model, lp_values: list[float], top: int = 2) 
     return replace(data, combos=combos, spot_cents=spot)
 
 
-def _no_dearer(data: ModelData, found: SolveResult, start: Decisions) -> bool:
-    """Whether the plan ``found`` costs no more than ``start`` or ``start`` misses a target.
+def _no_dearer(data: ModelData, found: Evaluation, start: Decisions) -> bool:
+    """Whether the plan evaluated as ``found`` is no dearer than ``start`` (or ``start`` fails).
 
     ``start`` is costed first and checked against every target only when it is the cheaper:
     the check of a large estate's plan takes seconds.
     """
-    assert found.decisions is not None
-    cost = evaluate_decisions(data, found.decisions).total_cents
+    cost = found.total_cents
     quick = evaluate_decisions(data, start, service_pools=set())
     return (
         not quick.feasible
@@ -197,7 +195,6 @@ def sharing_short(ev: Evaluation) -> frozenset[tuple[str, str]]:
 def _pool_meets(
     data: ModelData, dec: Decisions, pool: str, gpu: str, nodes: int, sharing: bool = False
 ) -> bool:
-    check_stopped()  # a repair or a staircase checks a pool dozens of times
     trial = replace(dec, nodes={**dec.nodes, (pool, gpu): nodes})
     ev = evaluate_decisions(data, trial, service_pools={(pool, gpu)})
     rows = ev.service_levels
@@ -558,8 +555,9 @@ def run(
     # A repaired plan (grown pools) is a valid answer only to the plain cost model: a hook's
     # own constraints (a cost cap, a forced distance) may not hold for it.
     may_repair = constrain is None and objective is None
-    repaired: Decisions | None = None
-    repaired_ev: Evaluation | None = None
+    # The best plan that meets every target so far, with its evaluation (a grown pool's plan,
+    # or a large estate's restricted answer): what a search cut short reports.
+    fallback: tuple[Decisions, Evaluation] | None = None
     if not relax and hint is not None:
         if cut_first:
             tick = time.perf_counter()
@@ -592,11 +590,15 @@ def run(
                     cut_first=False,
                 )
                 check_s = narrow.check_s
-                if narrow.decisions is not None and _no_dearer(data, narrow, start_from):
+                if (
+                    narrow.decisions is not None
+                    and narrow.evaluation is not None
+                    and _no_dearer(data, narrow.evaluation, start_from)
+                ):
                     start_from = narrow.decisions
                     if may_repair:
                         # It meets every target: the answer if the full search finds none.
-                        repaired, repaired_ev = narrow.decisions, narrow.evaluation
+                        fallback = (narrow.decisions, narrow.evaluation)
             tick = time.perf_counter()
             start_from, cuts = cut_up_front(data, m, start_from)
             check_s = max(check_s, time.perf_counter() - tick)
@@ -618,7 +620,6 @@ def run(
     bound = lp_bound
     spent = 0.0  # CP-SAT deterministic time used so far: the limit covers the whole loop
     for _round in range(MAX_CUT_ROUNDS + 1):
-        check_stopped()
         left = None if deterministic_limit is None else max(0.01, deterministic_limit - spent)
         if left is not None and not may_repair and _round < MAX_CUT_ROUNDS:
             # A hooked search cannot fall back on a repaired plan, so a round that spends the
@@ -634,7 +635,7 @@ def run(
         if status is Status.INFEASIBLE:
             return SolveResult(status, None, math.nan, math.nan, wall, m, {}, cuts)
         if status is Status.TIME_LIMIT:
-            if repaired is not None:
+            if fallback is not None:
                 break  # a plan that meets every target exists: report it, not proven optimal
             return SolveResult(
                 status,
@@ -674,7 +675,7 @@ def run(
         if may_repair and all(n >= 0 for n in needs.values()):
             fixed_ev = evaluate_decisions(data, fixed)
             if fixed_ev.feasible:
-                repaired, repaired_ev = fixed, fixed_ev
+                fallback = (fixed, fixed_ev)
         if time_limit_s is not None and time.perf_counter() - start >= time_limit_s:
             break
         if deterministic_limit is not None and spent >= deterministic_limit:
@@ -689,9 +690,9 @@ def run(
         # 2-10x slower to prove (the inference-platform preset: 1.2 s against 0.3 s a round),
         # for the same optimum.
         m.cp.clear_hints()
-        add_hints(m, repaired or fixed)
+        add_hints(m, fallback[0] if fallback is not None else fixed)
     wall = time.perf_counter() - start
-    if repaired is None:
+    if fallback is None:
         return SolveResult(
             Status.TIME_LIMIT,
             None,
@@ -704,7 +705,7 @@ def run(
             f"No plan meeting every service level was found after {cuts} service-level cuts "
             f"({wall:.2f} s). Give it more time (`--time-limit`, `time_limit_s`).",
         )
-    ev = repaired_ev if repaired_ev is not None else evaluate_decisions(data, repaired)
+    repaired, ev = fallback
     return SolveResult(
         Status.FEASIBLE,
         repaired,

@@ -227,7 +227,9 @@ def sharing_sentence(
     borrowed = borrowed_gpus(sh)
     most = float(borrowed.max())
     if most <= 0:
-        return f"Training in {p} runs only in GPUs the services never need: nothing is borrowed."
+        return (
+            f"Training in {p} runs only in GPUs nothing else there ever needs: nothing is borrowed."
+        )
     high = borrowed >= most / 2
     night = _longest_run(high, range(12, 36))
     window = f" from {_clock(night[0])} to {_clock(night[-1] + 1)}" if 0 < len(night) < 24 else ""

@@ -20,7 +20,6 @@ from ortools.sat.python import cp_model
 from cluster_decide.base.constants import SKILLS
 from cluster_decide.model.build import Model
 from cluster_decide.model.data import SPOT_STEPS, ModelData
-from cluster_decide.model.stopping import check_stopped
 from cluster_decide.planning.evaluation import Decisions, Evaluation, evaluate_decisions
 
 __all__ = ["add_hints", "lp_relaxation", "rounded_plan"]
@@ -173,7 +172,6 @@ def _consolidated(d: ModelData, dec: Decisions) -> Decisions:
     ]
     costed: list[tuple[float, int, Decisions]] = []
     for candidate in candidates:
-        check_stopped()
         for spotted in (candidate, _all_spot(d, candidate)):
             option, quick = _cheaper_operation(d, spotted)
             if quick.feasible:

@@ -213,7 +213,7 @@ def test_stopped_work_ends_between_its_solves_not_at_the_next_one(
     scn = cd.load_scenario().scale_demand("distributed_training", 1.1)  # rounds of cuts
     with stoppable(signal), pytest.raises(SolveStopped):
         cd.solve(scn, workers=1)
-    assert len(checks) <= 4, f"{len(checks)} plan checks after the stop"
+    assert len(checks) <= 4, f"{len(checks) - 3} plan checks after the stop"
 
 
 def test_cancelling_an_analysis_stops_its_solve_under_way() -> None:
