@@ -971,7 +971,10 @@ def tie_break_scale(m: Model) -> int:
 def build_model(
     data: ModelData, relax: frozenset[str] = frozenset(), cuts: Sequence[ServiceCut] = ()
 ) -> Model:
-    """The CP-SAT model of ``data``; ``relax`` may add slack to ``staffing`` or ``budget``."""
+    """The CP-SAT model of ``data``; ``relax`` may add slack to ``staffing`` or ``budget``.
+
+    Work that was stopped (a stale check beside a live answer) ends before the next family.
+    """
     check_stopped()
     m = Model(data=data, cp=cp_model.CpModel())
     _variables(m)
@@ -981,19 +984,23 @@ def build_model(
         }
     if "budget" in relax:
         m.budget_slack = m.cp.new_int_var(0, 10**12, "slack[budget]")
-    add_coverage(m)
-    add_capability(m)
-    add_linking(m)
-    add_capacity(m)
-    add_gang_fit(m)
-    add_staffing(m)
-    add_transition(m)
-    add_spot(m)
-    add_burst_cap(m)
-    add_sharing(m)
-    _objective(m)
-    add_budget(m)
-    add_policy(m)
-    add_dominance(m)
+    for add in (
+        add_coverage,
+        add_capability,
+        add_linking,
+        add_capacity,
+        add_gang_fit,
+        add_staffing,
+        add_transition,
+        add_spot,
+        add_burst_cap,
+        add_sharing,
+        _objective,
+        add_budget,
+        add_policy,
+        add_dominance,
+    ):
+        check_stopped()
+        add(m)
     add_service_levels(m, cuts)
     return m

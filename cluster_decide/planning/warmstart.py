@@ -20,6 +20,7 @@ from ortools.sat.python import cp_model
 from cluster_decide.base.constants import SKILLS
 from cluster_decide.model.build import Model
 from cluster_decide.model.data import SPOT_STEPS, ModelData
+from cluster_decide.model.stopping import check_stopped
 from cluster_decide.planning.evaluation import Decisions, Evaluation, evaluate_decisions
 
 __all__ = ["add_hints", "lp_relaxation", "rounded_plan"]
@@ -36,13 +37,25 @@ def lp_relaxation(model: cp_model.CpModel) -> tuple[float, list[float]] | None:
     kept as it is. (The model has no other kinds of constraint but an empty clause for an
     impossible archetype, which makes it infeasible anyway.) GLOP's dual simplex first: its
     default primal simplex ended ABNORMAL on the spot-cap rows of the default scenario; the
-    primal one remains the fallback.
+    primal one remains the fallback. A relaxation GLOP finds infeasible is not tried again (the
+    model is infeasible too, which CP-SAT proves on its own).
+
+    GLOP holds the interpreter while it solves, and a stop signal cannot interrupt it: stopped
+    work (a stale verdict check beside a live answer) ends before the next attempt, not after
+    all three.
     """
     for params in ("use_dual_simplex:true", "", "use_dual_simplex:true use_preprocessing:false"):
+        check_stopped()
         solved = _glop(model.proto, params)
+        if solved is _INFEASIBLE:
+            return None
         if solved is not None:
             return solved
     return None
+
+
+_INFEASIBLE: tuple[float, list[float]] = (math.inf, [])
+"""What :func:`_glop` returns when GLOP proves the relaxation infeasible."""
 
 
 def _glop(proto: Any, params: str) -> tuple[float, list[float]] | None:
@@ -67,7 +80,10 @@ def _glop(proto: Any, params: str) -> tuple[float, list[float]] | None:
     for var, coef in zip(proto.objective.vars, proto.objective.coeffs, strict=True):
         objective.SetCoefficient(xs[var], float(coef))
     objective.SetMinimization()
-    if lp.Solve() != pywraplp.Solver.OPTIMAL:
+    status = lp.Solve()
+    if status == pywraplp.Solver.INFEASIBLE:
+        return _INFEASIBLE
+    if status != pywraplp.Solver.OPTIMAL:
         return None
     return objective.Value() + proto.objective.offset, [x.solution_value() for x in xs]
 

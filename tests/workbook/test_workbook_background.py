@@ -216,6 +216,73 @@ def test_stopped_work_ends_between_its_solves_not_at_the_next_one(
     assert len(checks) <= 4, f"{len(checks) - 3} plan checks after the stop"
 
 
+def test_stopped_work_ends_within_a_model_build_and_before_another_lp(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A stale check stopped while it builds a model ends before the next constraint family,
+    and one stopped during an LP relaxation (GLOP holds the interpreter and cannot be
+    interrupted) tries no further LP: each would otherwise run on beside the new answer."""
+    from cluster_decide.model import build
+    from cluster_decide.model.data import prepare
+    from cluster_decide.planning import warmstart
+
+    data = prepare(cd.load_scenario())
+    signal = StopSignal()
+    later: list[str] = []
+    real_capacity, real_gang_fit = build.add_capacity, build.add_gang_fit
+
+    def capacity(m: Any) -> None:
+        real_capacity(m)
+        signal.stop()  # the control moved while this family was built
+
+    monkeypatch.setattr(build, "add_capacity", capacity)
+    monkeypatch.setattr(build, "add_gang_fit", lambda m: later.append("gang fit"))
+    with stoppable(signal), pytest.raises(SolveStopped):
+        build.build_model(data)
+    assert later == [], "families were built after the stop"
+
+    monkeypatch.setattr(build, "add_capacity", real_capacity)
+    monkeypatch.setattr(build, "add_gang_fit", real_gang_fit)
+    m = build.build_model(data)
+    m.cp.minimize(m.cost_cents)
+    lps: list[str] = []
+    signal = StopSignal()
+
+    def abnormal(proto: Any, params: str) -> None:
+        lps.append(params)
+        signal.stop()  # stopped during the first LP, which then ends without an answer
+        return None
+
+    monkeypatch.setattr(warmstart, "_glop", abnormal)
+    with stoppable(signal), pytest.raises(SolveStopped):
+        warmstart.lp_relaxation(m.cp)
+    assert len(lps) == 1, f"{len(lps) - 1} more LPs after the stop"
+
+
+def test_an_infeasible_relaxation_is_solved_once() -> None:
+    """GLOP's three settings are for ABNORMAL ends; an infeasible LP is infeasible in every one
+    (CP-SAT proves the model infeasible on its own)."""
+    from ortools.linear_solver import pywraplp
+
+    from cluster_decide.planning import warmstart
+
+    model = cp_model.CpModel()
+    x = model.new_int_var(0, 10, "x")
+    model.add(x >= 11)
+    model.minimize(x)
+    calls: list[str] = []
+    real = pywraplp.Solver.Solve
+
+    def counted(solver: Any, *args: Any) -> Any:
+        calls.append("solve")
+        return real(solver, *args)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(pywraplp.Solver, "Solve", counted)
+        assert warmstart.lp_relaxation(model) is None
+    assert calls == ["solve"]
+
+
 def test_cancelling_an_analysis_stops_its_solve_under_way() -> None:
     """ "What would change it" runs as a BackgroundJob: Cancel (or a control change) stops the
     step's CP-SAT search itself, not only the steps after it, and nothing is reported done."""
