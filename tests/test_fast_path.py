@@ -8,8 +8,6 @@ along the fast path, and the plans' JSON must be equal.
 
 from __future__ import annotations
 
-import math
-
 import pytest
 from test_people import hpc_centre, slurm_shop, startup
 
@@ -18,8 +16,8 @@ from cluster_decide.base.constants import PRESETS
 from cluster_decide.demand.queueing import _deadline_window, deadline_window
 from cluster_decide.model.build import Model, build_model
 from cluster_decide.model.data import ModelData, prepare
-from cluster_decide.planning import loop, warmstart
-from cluster_decide.planning.evaluation import Decisions, evaluate_decisions
+from cluster_decide.planning import loop
+from cluster_decide.planning.evaluation import Decisions
 
 SCENARIOS = {
     **{name: lambda name=name: cd.load_scenario(name) for name in PRESETS},
@@ -60,35 +58,6 @@ def test_workers_follow_the_model_size_unless_asked(monkeypatch: pytest.MonkeyPa
     assert loop.workers_for(m, 3) == 3
     monkeypatch.setattr(loop, "LARGE_MODEL_PLACEMENTS", len(m.place) - 1)
     assert loop.workers_for(m, None) == loop.LARGE_MODEL_WORKERS == 2
-
-
-def _every_option_checked_fully(d: ModelData, dec: Decisions) -> Decisions:
-    """The warm start's choice made the slow way: every option evaluated with its service levels."""
-    pools = sorted({p for (_w, p, _g) in dec.shares})
-    moved = [warmstart._move_pool(d, dec, src, dst) for src in pools for dst in pools if src != dst]
-    best, best_cost = dec, math.inf
-    for candidate in [dec, *(m for m in moved if m is not None)]:
-        for spotted in (candidate, warmstart._all_spot(d, candidate)):
-            option, _costed = warmstart._cheaper_operation(d, spotted)
-            ev = evaluate_decisions(d, option)
-            cost = float(ev.total_cents) if ev.feasible else math.inf
-            if cost < best_cost:
-                best, best_cost = option, cost
-    return best
-
-
-@pytest.mark.parametrize("name", ["enterprise-mixed", "startup"])
-def test_warm_start_checks_only_cheaper_options_and_chooses_the_same(
-    name: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    data = prepare(SCENARIOS[name]())
-    m = build_model(data)
-    m.cp.minimize(m.cost_cents)
-    relaxed = warmstart.lp_relaxation(m.cp)
-    assert relaxed is not None
-    fast = warmstart.rounded_plan(m, relaxed[1])
-    monkeypatch.setattr(warmstart, "_consolidated", _every_option_checked_fully)
-    assert warmstart.rounded_plan(m, relaxed[1]) == fast
 
 
 def _no_cuts_up_front(data: ModelData, m: Model, start: Decisions) -> tuple[Decisions, int]:

@@ -570,12 +570,8 @@ def run(
         if relaxed is not None:
             if objective is None:
                 lp_bound = relaxed[0]
-            large = len(m.place) > LARGE_MODEL_PLACEMENTS
-            # A large estate's consolidation checks pools of dozens of classes (seconds each);
-            # under a time limit the restricted search below finds a consolidated plan if one
-            # pays, and without one CP-SAT searches from the rounded plan.
-            start_from = rounded_plan(m, relaxed[1], consolidate=not large)
-            if large and time_limit_s is not None:
+            start_from = rounded_plan(m, relaxed[1])
+            if len(m.place) > LARGE_MODEL_PLACEMENTS and time_limit_s is not None:
                 # Large estates: first solve the model restricted to each workload's likeliest
                 # places (by the LP) for part of the time, then start the full search there.
                 narrow = run(
