@@ -126,10 +126,9 @@ def _cheapest_nodes(data: ModelData, pool: str, gpu: str, load: np.ndarray, gang
 def rounded_plan(m: Model, values: list[float]) -> Decisions:
     """A complete plan from LP values: rounded shares, then each pool at its cheapest size.
 
-    The plan is hinted as it is. (It was once improved first by emptying one pool into another
-    where that was cheaper and met every target; by 2026-12 that cost about 10 ms a solve and
-    changed CP-SAT's work on none of 35 slider steps, presets and test estates, nor on 60
-    generated ones by more than 0.0002 deterministic seconds.)
+    It is hinted as it is: first emptying one pool into another where that was cheaper and met
+    every target cost about 10 ms a solve and changed CP-SAT's work on none of 35 slider steps,
+    presets and test estates (on 60 generated ones by at most 0.0002 deterministic seconds).
     """
     d = m.data
     index = {id(v): v.index for v in m.place.values()}
