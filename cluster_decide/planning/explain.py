@@ -54,8 +54,9 @@ def standalone_cost_usd(data: ModelData, combo: Combo) -> float:
     if data.pool(combo.pool).bursts:
         base = np.arange(0, int(np.ceil(gpus.max())) + 1)
         burst_per_gpu = data.burst_cents[g] * DEMAND_UNITS_PER_GPU
-        options = [b * per_gpu + float(np.maximum(gpus - b, 0).sum()) * burst_per_gpu for b in base]
-        cost = min(cost, min(options))
+        # Every baseline size at once (one row each): a 512-GPU gang has 513 of them.
+        short = np.maximum(gpus[None, :] - base[:, None], 0).sum(axis=1)
+        cost = min(cost, float((base * per_gpu + short * burst_per_gpu).min()))
     cost += 100 * (combo.gap_cents_per_pct + combo.friction_cents_per_pct)
     return cost / 100.0
 
