@@ -19,7 +19,17 @@ from test_bruteforce import instance
 import cluster_decide as cd
 from cluster_decide.base.constants import PLATFORMS, SKILLS
 
-SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    # The same 25 estates on every run and machine: a random draw found a real defect once
+    # (pinned below as a strict expected failure), and a suite that fails at random on a known,
+    # pinned defect teaches people to ignore it. To explore new estates, set derandomize=False
+    # locally and look at what it finds.
+    derandomize=True,
+    database=None,
+)
 
 
 def cost(scn: cd.Scenario) -> float:
