@@ -416,10 +416,11 @@ def piece_cuts(
     (the same pieces alone there, their own N): a cut on one pool was escaped by moving the
     piece to its twin (Kubernetes with and without a batch add-on, the shared pool, another GPU
     type with room to spare), a round for each twin. Pools that burst get point cuts instead
-    (:func:`_point_cuts`), restated on their bursting twins (:func:`_on_twins`). ``ev`` is the plan's evaluation when the caller has it already
-    (the loop does), so it is not computed twice. Past ``deadline`` (a ``time.perf_counter``
-    value) no further class is looked at: on a large estate each class's staircases on every
-    place take seconds, and the cuts found so far hold on their own.
+    (:func:`_point_cuts`), restated on their bursting twins (:func:`_on_twins`). ``ev`` is the
+    plan's evaluation when the caller has it already (the loop does), so it is not computed
+    twice. Past ``deadline`` (a ``time.perf_counter`` value) no further class is looked at: on
+    a large estate each class's staircases on every place take seconds, and the cuts found so
+    far hold on their own.
     """
     cuts: list[ServiceCut] = []
     if ev is None:

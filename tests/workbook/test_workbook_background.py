@@ -229,7 +229,7 @@ def test_stopped_work_ends_within_a_model_build_and_before_another_lp(
     data = prepare(cd.load_scenario())
     signal = StopSignal()
     later: list[str] = []
-    real_capacity, real_gang_fit = build.add_capacity, build.add_gang_fit
+    real_capacity = build.add_capacity
 
     def capacity(m: Any) -> None:
         real_capacity(m)
@@ -241,8 +241,7 @@ def test_stopped_work_ends_within_a_model_build_and_before_another_lp(
         build.build_model(data)
     assert later == [], "families were built after the stop"
 
-    monkeypatch.setattr(build, "add_capacity", real_capacity)
-    monkeypatch.setattr(build, "add_gang_fit", real_gang_fit)
+    monkeypatch.undo()  # the real families again
     m = build.build_model(data)
     m.cp.minimize(m.cost_cents)
     lps: list[str] = []
