@@ -47,11 +47,13 @@ Policies:
 from __future__ import annotations
 
 import bisect
+import gc
 import heapq
 import math
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Literal
 
@@ -296,23 +298,24 @@ def run(pools: Sequence[Pool], jobs: pl.DataFrame, options: SimOptions | None = 
         horizon = float(jobs.get_column("submit_h").to_numpy().max()) if jobs.height else 0.0
     events = 0
     starts, ends, pool_rows, frames = [], [], [], []
-    for pool in pools:
-        sub = jobs.filter(pl.col("pool") == pool.name).sort(
-            ["submit_h", "job_id"], maintain_order=True
-        )
-        sim = _PoolSim(pool, opts, opts.warmup_h, horizon)
-        start, end = sim.run(
-            sub["submit_h"].to_list(),
-            sub["gpus"].to_list(),
-            sub["duration_h"].to_list(),
-            sub["priority"].to_list(),
-            sub["service"].to_list(),
-        )
-        events += sim.events
-        frames.append(sub)
-        starts.extend(start)
-        ends.extend(end)
-        pool_rows.append(sim.summary())
+    with _no_cycle_collection():
+        for pool in pools:
+            sub = jobs.filter(pl.col("pool") == pool.name).sort(
+                ["submit_h", "job_id"], maintain_order=True
+            )
+            sim = _PoolSim(pool, opts, opts.warmup_h, horizon)
+            start, end = sim.run(
+                sub["submit_h"].to_list(),
+                sub["gpus"].to_list(),
+                sub["duration_h"].to_list(),
+                sub["priority"].to_list(),
+                sub["service"].to_list(),
+            )
+            events += sim.events
+            frames.append(sub)
+            starts.extend(start)
+            ends.extend(end)
+            pool_rows.append(sim.summary())
     out = pl.concat(frames) if frames else jobs.clear()
     out = out.with_columns(
         pl.Series("start_h", starts, dtype=pl.Float64),
@@ -323,6 +326,24 @@ def run(pools: Sequence[Pool], jobs: pl.DataFrame, options: SimOptions | None = 
     ).sort("job_id")
     waits = wait_stats(out.filter(pl.col("submit_h") >= opts.warmup_h), ["workload"])
     return SimResult(out, waits, pl.DataFrame(pool_rows), events, time.perf_counter() - t0)
+
+
+@contextmanager
+def _no_cycle_collection() -> Iterator[None]:
+    """Pause Python's cycle collector while a replay runs, and restore it after.
+
+    A replay makes millions of small tuples and lists (events, queue keys, allocations) and no
+    reference cycles, so the collector's passes over them find nothing: about a tenth of a
+    million-job replay (``benchmarks/sim_speed.py``). Reference counting still frees
+    everything as usual.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def wait_stats(jobs: pl.DataFrame, by: Sequence[str]) -> pl.DataFrame:
@@ -576,10 +597,16 @@ class _QueueReplay(_Replay):
         self.restart = sim.opts.checkpoint_restart_h
         self.service = service
         n = self.n
-        self.alloc = [sim._alloc_size(g) for g in gpus]
-        self.key = [
-            (-math.inf if (self.preempt and service[j]) else -prio[j], j, j) for j in range(n)
-        ]
+        gpn = sim.gpn
+        self.alloc = [g if g <= gpn else -(-g // gpn) * gpn for g in gpus]  # as _alloc_size
+        self.key = (
+            [
+                (-math.inf if s else -p, j, j)
+                for j, (p, s) in enumerate(zip(prio, service, strict=True))
+            ]
+            if self.preempt
+            else [(-p, j, j) for j, p in enumerate(prio)]
+        )
         self.remaining = list(dur)
         self.seg_start = [0.0] * n
         self.epoch = [0] * n
@@ -593,24 +620,73 @@ class _QueueReplay(_Replay):
     def run(self) -> None:
         """Replay the pool's jobs, one event time at a time.
 
-        The loop reads the heap and the next arrival itself (``pending_events`` and
-        ``next_time`` written out) and calls each step only when it has something to do:
-        these lines are most of the simulator's time (``benchmarks/sim_speed.py``).
+        Each event time: finish the jobs that end by ``t`` (ends of preempted runs are stale:
+        skipped), queue the arrivals in priority, then submit, order, start jobs from the head
+        of the queue while they fit, then backfill. These lines are most of the simulator's
+        time (``benchmarks/sim_speed.py``), so the common steps (releasing a job's GPUs and
+        counting its busy hours, starting a job as :meth:`begin` does) are written out here:
+        a method call costs as much as its body.
         """
         heap, submit, n, queue, sim = self.heap, self.submit, self.n, self.queue, self.sim
-        backfill = self.backfill
-        while self.ai < n or heap:
-            t = heap[0][0] if heap else math.inf
-            if self.ai < n and submit[self.ai] < t:
-                t = submit[self.ai]
-            if heap and heap[0][0] <= t:
-                self.finish_due(t)
-            if self.ai < n and submit[self.ai] <= t:
-                self.admit(t)
-            if queue:
-                self.start_from_head(t)
+        gpus, key, epoch, remaining = self.gpus, self.key, self.epoch, self.remaining
+        placed, running, start, end, seg_start = (
+            self.placed,
+            self.running,
+            self.start,
+            self.end,
+            self.seg_start,
+        )
+        node_free, level, gpn, w0, w1 = sim.node_free, sim.level, sim.gpn, sim.w0, sim.w1
+        place, heappop, heappush, insort = sim._place, heapq.heappop, heapq.heappush, bisect.insort
+        backfill, preempt, service = self.backfill, self.preempt, self.service
+        inf = math.inf
+        ai, events = self.ai, self.events
+        while ai < n or heap:
+            t = heap[0][0] if heap else inf
+            if ai < n and submit[ai] < t:
+                t = submit[ai]
+            while heap and heap[0][0] <= t:  # the jobs that end
+                e, j, ep = heappop(heap)
+                events += 1
+                if ep != epoch[j]:
+                    continue
+                g = gpus[j]
+                share = g if g <= gpn else gpn  # as _PoolSim._release: one node, or whole ones
+                for node in placed.pop(j):
+                    f = node_free[node]
+                    level[f].discard(node)
+                    node_free[node] = f + share
+                    level[f + share].add(node)
+                    sim.free_total += share
+                del running[j]
+                end[j] = e
+                lo = seg_start[j]  # as _PoolSim._account_busy
+                lo = lo if lo > w0 else w0
+                hi = e if e < w1 else w1
+                if hi > lo:
+                    sim.busy += g * (hi - lo)
+            while ai < n and submit[ai] <= t:  # the arrivals
+                insort(queue, key[ai])
+                ai += 1
+                events += 1
+            while queue:  # the head of the queue, while it fits
+                j = queue[0][2]
+                nodes = place(gpus[j])
+                if nodes is None and preempt and service[j]:
+                    nodes = self.preempt_for(j, t)
+                if nodes is None:
+                    break
+                del queue[0]
+                placed[j] = nodes  # as begin()
+                if start[j] is None:
+                    start[j] = t
+                seg_start[j] = t
+                e = t + remaining[j]
+                running[j] = e
+                heappush(heap, (e, j, epoch[j]))
             if backfill and len(queue) > 1 and sim.free_total > 0:
                 self.backfill_behind_head(t)
+        self.ai, self.events = ai, events
 
     def begin(self, j: int, t: float, nodes: list[int]) -> None:
         """Start (or restart after preemption) job ``j`` at ``t`` on ``nodes``."""
@@ -621,39 +697,6 @@ class _QueueReplay(_Replay):
         e = t + self.remaining[j]
         self.running[j] = e
         heapq.heappush(self.heap, (e, j, self.epoch[j]))
-
-    def finish_due(self, t: float) -> None:
-        """Release the jobs that end by ``t`` (ends of preempted runs are stale: skipped)."""
-        heap, epoch, gpus = self.heap, self.epoch, self.gpus
-        while heap and heap[0][0] <= t:
-            e, j, ep = heapq.heappop(heap)
-            self.events += 1
-            if ep != epoch[j]:
-                continue
-            self.sim._release(self.placed.pop(j), gpus[j])
-            del self.running[j]
-            self.end[j] = e
-            self.sim._account_busy(gpus[j], self.seg_start[j], e)
-
-    def admit(self, t: float) -> None:
-        """Queue the jobs submitted by ``t`` in priority, then submit, order."""
-        while self.ai < self.n and self.submit[self.ai] <= t:
-            bisect.insort(self.queue, self.key[self.ai])
-            self.ai += 1
-            self.events += 1
-
-    def start_from_head(self, t: float) -> None:
-        """Start jobs from the head of the queue while they fit."""
-        queue, place = self.queue, self.sim._place
-        while queue:
-            j = queue[0][2]
-            nodes = place(self.gpus[j])
-            if nodes is None and self.preempt and self.service[j]:
-                nodes = self.preempt_for(j, t)
-            if nodes is None:
-                break
-            del queue[0]
-            self.begin(j, t, nodes)
 
     def backfill_behind_head(self, t: float) -> None:
         """EASY backfill behind the head's reservation (at most ``backfill_depth`` tried).
