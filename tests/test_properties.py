@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 
 import polars as pl
-import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from test_bruteforce import instance
@@ -49,20 +48,15 @@ def test_more_demand_never_costs_less(seed: int, factor: float) -> None:
     assert cost(scn.scale_demand(kind, factor)) >= base - 0.01
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known defect: a bursting pool's gang wait counts only the burst its hourly need "
-    "rents, so more training rents more burst and makes a one-pool plan meet its wait",
-)
 def test_more_training_demand_never_costs_less_in_a_bursting_pool() -> None:
-    """The property above found this estate (seed 7850) on 2026-12-02; 1 of 200 seeds does it.
+    """The property above found this estate (seed 7850) on 2026-12-02; 1 of 200 seeds did it.
 
-    Today: $124,040 a month (training on a Slurm H100 node, the service on Kubernetes);
-    at 1.5x training $120,686 (both on one Kubernetes-with-batch H100 node plus on-demand
-    GPUs). That plan misses the training wait at today's demand only because the pooled wait
-    counts the on-demand GPUs the hourly need rents (1.5x rents more, so a whole node's worth
-    is free for the 8-GPU gang), not those the pool could rent for the queue. Strict: when the
-    model is fixed this passes, and the marker must go.
+    At 1.5x training: $120,686 a month, both the service and the training on one
+    Kubernetes-with-batch H100 node plus on-demand GPUs. Today's demand cost $124,040 (training
+    on a Slurm node of its own) while a bursting pool's gang wait counted only the on-demand
+    GPUs its hourly need rents: at today's demand they left no whole node free for the 8-GPU
+    gang, so the same one-pool plan "never" ran its jobs. A pool that rents gives a waiting job
+    the nodes it needs (``service._rented_slot``); today's optimum is that plan, $120,168.
     """
     scn = instance(7850)
     assert cost(scn.scale_demand("distributed_training", 1.5)) >= cost(scn) - 0.01

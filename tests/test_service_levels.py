@@ -8,6 +8,7 @@ finds no violation. And the pieces of a split service are each sized for their o
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -18,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import cluster_decide as cd
-from cluster_decide.base.vocabulary import DEMAND_UNITS_PER_GPU_PERCENT
+from cluster_decide.base.vocabulary import DEMAND_UNITS_PER_GPU, DEMAND_UNITS_PER_GPU_PERCENT
 from cluster_decide.inputs.scenario import PRESETS, load_scenario
 from cluster_decide.model.data import prepare
 from cluster_decide.planning.evaluation import Decisions, evaluate_decisions
@@ -268,3 +269,30 @@ def test_a_piece_cut_holds_whatever_else_the_pool_hosts() -> None:
     ].all()
     grown = Decisions(shares, {**dec.nodes, ("slurm", "H100"): 2})
     assert evaluate_decisions(data, grown).service_levels["met"].all()
+
+
+def test_a_gang_waits_for_rented_nodes_not_for_ever_in_a_pool_that_bursts() -> None:
+    """One H100 node shared by a service and 8-GPU training, in a pool that rents on demand.
+
+    The service holds part of the node and the hourly need rents less than a node, so no
+    whole node is ever free for a gang: a pool that cannot rent would make it wait for ever.
+    One that rents gives it a node (the property tests' seed 7850, where this made more
+    training demand cost less); under a burst cap below one node it cannot.
+    """
+    from test_bruteforce import instance
+
+    data = prepare(instance(7850))
+    pool = ("k8s-batch", "H100")
+    dec = Decisions(
+        shares={("w0", "slurm", "L40S"): 100, ("w1", *pool): 100, ("w2", *pool): 100},
+        nodes={("slurm", "L40S"): 1, pool: 1},
+    )
+
+    def training_wait(d: Any) -> float:
+        levels = evaluate_decisions(d, dec).service_levels
+        return float(levels.filter(pl.col("workload") == "w2")["predicted"][0])
+
+    assert data.pool("k8s-batch").bursts
+    assert 0 < training_wait(data) <= 12.0  # one node rented when a job finds none free
+    capped = replace(data, burst_cap_units={"H100": 7 * DEMAND_UNITS_PER_GPU})
+    assert math.isinf(training_wait(capped))  # 7 on-demand GPUs an hour: never a whole node

@@ -7,7 +7,9 @@ left out, so the p99 holds with a node down. Interactive (experimentation) class
 hour's mean wait for a seat, M/M/c over sessions (:func:`cluster_decide.demand.queueing.mean_wait_mmc`).
 Training and batch: the mean queue wait of each class in its pool from the effective-slot M/G/c
 approximation of :func:`cluster_decide.demand.queueing.batch_waits`, over the pool's baseline GPUs plus
-its average burst, less what its non-batch work holds on average; preemptible training that
+its average burst, less what its non-batch work holds on average, and in a pool that bursts
+never fewer than the nodes its largest job needs (rented for a job that finds none free);
+preemptible training that
 fills a sharing pool's troughs waits on the GPUs the services leave hour by hour instead
 (:func:`cluster_decide.planning.sharing.trough_waits`). Deadline classes report their
 completion time: the window in which fluid earliest-deadline-first scheduling finishes each
@@ -237,6 +239,11 @@ def batch_waits_by_pool(
         rented = float((burst * weights).sum()) / DEMAND_UNITS_PER_GPU if burst is not None else 0.0
         capacity = dec.nodes.get((p, g), 0) * gpn + rented
         usable = max(0, math.floor((capacity - held) / gpn)) * gpn
+        if data.pool(p).bursts:
+            # A job never waits for ever in a pool that rents: its queue has at least the nodes
+            # its largest job needs, rented when no node is free (their GPU-hours are the jobs'
+            # own, which the hourly need already rents).
+            usable = max(usable, _rented_slot(data, g, [(n, p, g) for n, _s in classes]))
         # Slurm (also inside a shared pool) backfills; gang admission and the default scheduler queue in order.
         order: Literal["backfill", "fifo"] = (
             "backfill" if data.pool(p).platform in ("slurm", "shared") else "fifo"
@@ -280,6 +287,18 @@ def batch_waits_by_pool(
             est = batch_waits(usable, stream, gpn, order=order)[i]
             out[key] = max(est.mean, out.get(key, 0.0))
     return out
+
+
+def _rented_slot(data: ModelData, g: str, keys: list[tuple[str, str, str]]) -> int:
+    """GPUs of the whole on-demand nodes the largest of these jobs needs, if the cap allows them.
+
+    A bursting pool rents nodes for a job that finds none free, so its queue never has fewer
+    than these; 0 when the GPU type's burst cap (GPUs per hour, over all pools) is below them.
+    """
+    gpn = data.gpus_per_node[g]
+    slot = -(-max(data.combos[k].gang_gpus for k in keys) // gpn) * gpn
+    cap = data.burst_cap_units.get(g)
+    return slot if cap is None or cap >= slot * DEMAND_UNITS_PER_GPU else 0
 
 
 def _own_capacity_shares(dec: Decisions) -> dict[tuple[str, str, str], int]:
