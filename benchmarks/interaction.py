@@ -17,8 +17,9 @@ The verdict under the headline (issue 16: the runner-up and flip solves, in the 
 timed on its own, over ``--verdict-rounds`` rounds of three steps (each check takes seconds):
 
 - answer, verdict on: a new value while the previous answer's verdict is still being checked,
-  beside the same steps with no verdict at all (the baseline, measured in the same run); the
-  answer must still come within 200 ms (the change stops the stale check's solve under way);
+  beside the same value set right after in an app with no verdict at all (each pair back to
+  back, and the median of their differences: what the verdict adds); the answer must still
+  come within 200 ms (the change stops the stale check's solve under way);
 - verdict follows: from a control change until its verdict is on screen (no goal but "after
   the answer": the app shows "checking alternatives…" meanwhile).
 
@@ -105,9 +106,10 @@ def verdict(name: str, rounds: int) -> dict[str, list[float]]:
 
     Each round: a step and its verdict, waited for (``follows``); a second step, and a third half
     a second later, while the second's verdict is being checked (``on``: the answer beside a
-    running check, which the change stops). ``off`` is the answer to the same steps with no
-    verdict at all. The third step's own check is stopped, not waited for (the next round's
-    first step would stop it anyway).
+    running check, which the change stops). The third step's own check is then stopped, not
+    waited for (the next round's first step would stop it anyway), and the same value is set
+    at once in an app with no verdict at all (``off``): each pair runs back to back, so a
+    change in the machine's speed between rounds moves both alike.
     """
     step = SLIDERS[name]
     plain = executive_app(debounce_s=0.0, cache=PlanCache(), prefetch=False, recommend=None)
@@ -116,11 +118,6 @@ def verdict(name: str, rounds: int) -> dict[str, list[float]]:
     start_value = float(app.controls.value(name))
     values = [round(start_value + step * (i + 1), 2) for i in range(3 * rounds)]
     off, on, follows = [], [], []
-    for i, v in enumerate(values):
-        t = time.perf_counter()
-        plain.controls.set_value(name, v)
-        if i % 3 == 2:
-            off.append(time.perf_counter() - t)
     for i, v in enumerate(values):
         t = time.perf_counter()
         app.controls.set_value(name, v)
@@ -133,6 +130,9 @@ def verdict(name: str, rounds: int) -> dict[str, list[float]]:
             on.append(time.perf_counter() - t)
             app.stop_background()
             app.wait(timeout_s=1800)
+            t = time.perf_counter()
+            plain.controls.set_value(name, v)
+            off.append(time.perf_counter() - t)
     return {"off": off, "on": on, "follows": follows}
 
 
@@ -218,6 +218,11 @@ def main() -> None:
                     print(
                         f"{where + ': answer, verdict on':46} {_ms(v['off']):>15} "
                         f"{_ms(v['on']):>11}   < 200 ms"
+                    )
+                    added = [a - b for a, b in zip(v["on"], v["off"], strict=True)]
+                    print(
+                        f"{'  (the verdict adds, pair by pair, median)':46} {'':>15} "
+                        f"{_ms(added):>11}"
                     )
                     print(
                         f"{'  (verdict follows the change in)':46} {'':>15} "
