@@ -281,6 +281,7 @@ def add_capacity(m: Model) -> None:
     d = m.data
     for p in d.pools:
         for g in p.gpu_types:
+            check_stopped()  # the largest family: stale work ends between its pools
             here = [c for c in d.allowed() if c.pool == p.name and c.gpu_type == g]
             combos = [c for c in here if (c.workload, c.pool, c.gpu_type) not in d.flexible]
             if here and not combos:
@@ -501,6 +502,7 @@ def add_burst_cap(m: Model) -> None:
     by_gpu: dict[str, list[tuple[str, np.ndarray]]] = defaultdict(list)
     for p in d.pools:
         for g in p.gpu_types:
+            check_stopped()
             combos = [c for c in d.allowed() if c.pool == p.name and c.gpu_type == g]
             if not combos or g not in d.burst_cap_units or not p.bursts:
                 continue

@@ -338,3 +338,37 @@ def test_a_refused_value_keeps_the_answer_and_redoes_its_stopped_check() -> None
     assert f"checked at {start:.1f} Kubernetes FTE" in app.answer.verdict.value
     app.wait()
     assert len(calls) == seen
+
+
+def test_stopped_work_ends_between_capacity_pools_and_while_the_lp_is_built(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The capacity rows (the largest family) and the LP's rows (built one call at a time)
+    were each a stretch of interpreter a stop could not cut: a stale check ran on beside the
+    new answer for up to 50 ms. Now it ends before the next pool, and every few LP rows."""
+    from cluster_decide.model import build
+    from cluster_decide.model.data import prepare
+    from cluster_decide.planning import warmstart
+
+    data = prepare(cd.load_scenario())
+    signal = StopSignal()
+    pools: list[int] = []
+    real_buckets = build.reduced_buckets
+
+    def buckets(demands: Any, bursts: bool) -> Any:
+        pools.append(1)
+        signal.stop()  # the control moved while the first pool's rows were built
+        return real_buckets(demands, bursts)
+
+    monkeypatch.setattr(build, "reduced_buckets", buckets)
+    with stoppable(signal), pytest.raises(SolveStopped):
+        build.build_model(data)
+    assert len(pools) == 1, f"{len(pools) - 1} more pools' rows after the stop"
+
+    monkeypatch.undo()
+    m = build.build_model(data)
+    m.cp.minimize(m.cost_cents)
+    signal = StopSignal()
+    signal.stop()
+    with stoppable(signal), pytest.raises(SolveStopped):
+        warmstart._glop(m.cp.proto, "use_dual_simplex:true")
