@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 
 import polars as pl
-import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from test_bruteforce import instance
@@ -63,19 +62,13 @@ def test_more_training_demand_never_costs_less_in_a_bursting_pool() -> None:
     assert cost(scn.scale_demand("distributed_training", 1.5)) >= cost(scn) - 0.01
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="known defect: whether training may fill troughs is judged at its own size, which "
-    "moves a gang slot at a time, so at x1.25 it may not and at x1.5 it may (docs/model.md, sharing)",
-)
 def test_more_training_never_costs_less_when_it_fills_troughs() -> None:
     """Found on 2026-12-02 by scaling each preset's demand by 1.1, 1.25 and 1.5.
 
     train-and-serve, training x1.25: separate clusters, $425,371 a month; x1.5: one shared pool,
-    $400,567. At x1.25 the class, sized alone at two 32-GPU slots, waits over 12 h, so it is
-    not let fill troughs; at x1.5 three slots leave it room. Strict: it fails the suite once
-    the model is fixed, and the marker must go.
+    $400,567. At x1.25 the class, sized alone at two 32-GPU slots, waited over 12 h, so it was
+    not let fill troughs; at x1.5 three slots left it room. Whether it may share now depends on
+    its target against its job length only (``data._flexible``): x1.25 costs $363,505.
     """
     scn = cd.load_scenario("train-and-serve")
     assert (

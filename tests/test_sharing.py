@@ -318,3 +318,29 @@ def test_the_apps_show_the_week_of_a_plan_that_shares(shared_plan: cd.Plan) -> N
     separate = cd.solve(estate("hybrid_separate"))
     assert draw("sharing_if_any", separate) == ""
     assert "No pool in this plan fills its troughs" in draw("sharing", separate)
+
+
+def test_whether_training_may_fill_troughs_does_not_saw_tooth_with_demand() -> None:
+    """train-and-serve's checkpointed training (32-GPU gangs, 12 h jobs, 24 h wait): sized alone
+    at two slots at x1.25 it waits over 12 h, which once barred it from the troughs while x1.5
+    (three slots, more room) was let in, so more training cost less. A target of a job's length
+    or more is what counts; the room left is what the hourly rows then hold it to."""
+    scn = cd.load_scenario("train-and-serve")
+    key = ("model-training", "shared", "H100")
+    slack = {
+        f: prepare(scn.scale_demand("distributed_training", f)).flexible.get(key)
+        for f in (1.25, 1.5)
+    }
+    assert slack[1.25] is not None and slack[1.5] is not None
+    assert 0 <= slack[1.25] < 100 * 12 <= slack[1.5]  # less room at x1.25, in hundredths of an hour
+    short = scn.model_copy(
+        update={
+            "workloads": tuple(
+                w.model_copy(update={"max_queue_wait_hours": 10.0})
+                if w.name == "model-training"
+                else w
+                for w in scn.workloads
+            )
+        }
+    )
+    assert key not in prepare(short).flexible  # pushed out at a peak, a 12 h job waits too long

@@ -933,10 +933,13 @@ def _flexible(
 
     Preemptible (``interruptible``, checkpointed) training in a pool whose platform shares by
     the hour (:attr:`PlatformKind.shares_by_hour`) and that does not rent burst capacity (where
-    a pool bursts, services' peaks are rented by the hour and there is no trough to fill). The
-    class is sized as if alone (``demand``, which meets its wait target at steady state); what
-    it may add is the target less the steady-state wait at that size, in hundredths of an hour,
-    and only a class where that room is at least one mean job long fills troughs.
+    a pool bursts, services' peaks are rented by the hour and there is no trough to fill), whose
+    wait target is at least one mean job long (work pushed out at a service's peak waits for the
+    trough). The class is sized as if alone (``demand``, which meets its wait target at steady
+    state); what it may add is the target less the steady-state wait at that size, in hundredths
+    of an hour, possibly none. Until 2026-12-02 a class also needed that room to be a job long:
+    the size alone moves a gang slot at a time, so the room, and whether the class could share,
+    were saw-toothed in demand (train-and-serve cost $425k at ×1.25 training, $401k at ×1.5).
     """
     cat = scn.catalog
     sharing = {p.name for p in pools if cat.platforms[p.platform].shares_by_hour and not p.bursts}
@@ -953,10 +956,7 @@ def _flexible(
         size = max(gpn, int(float(c.demand.max()) / DEMAND_UNITS_PER_GPU // gpn) * gpn)
         steady = batch_waits(size, [batch_class(w, stretch)], gpn)[0].mean
         slack = max(0, math.floor(100 * (w.max_queue_wait_hours - steady)))
-        if slack < 100 * w.mean_job_hours:
-            # Pushed out at a service's peak, the work waits hours for the trough; a class
-            # whose target leaves less room than one of its jobs keeps its flat block (the
-            # hourly rows would only prove that, slowly, on a large estate).
+        if w.max_queue_wait_hours < w.mean_job_hours:
             continue
         out[key] = slack
     return out
