@@ -36,10 +36,12 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 import polars as pl
+from baseline_tree import baseline_tree, load_average
 
 from cluster_decide.inventory.classification import classify
 from cluster_decide.inventory.demand import derive_workloads
@@ -168,24 +170,19 @@ def main() -> None:
             print(f"generated in {gen['generate_s']:.1f} s (peak {gen['peak_mb']:,.0f} MB)")
         print(f"export: {path}, {path.stat().st_size / 1e6:,.0f} MB", flush=True)
         trees: dict[str, Path | None] = {"pipeline": None, "polars_floor": None, "cli": None}
-        if args.baseline:
-            trees["baseline"] = _worktree(args.baseline, Path(tmp) / "baseline")
-        print(f"load average before: {_load()}", flush=True)
-        # Rounds alternate the steps, so a slow spell of a shared machine hits all of them;
-        # each step's median round (by read time) is reported.
-        runs: dict[str, list[dict[str, Any]]] = {step: [] for step in trees}
-        try:
+        with ExitStack() as stack:
+            if args.baseline:
+                trees["baseline"] = stack.enter_context(
+                    baseline_tree(args.baseline, Path(tmp) / "baseline")
+                )
+            print(f"load average before: {load_average()}", flush=True)
+            # Rounds alternate the steps, so a slow spell of a shared machine hits all of them;
+            # each step's median round (by read time) is reported.
+            runs: dict[str, list[dict[str, Any]]] = {step: [] for step in trees}
             for _ in range(args.rounds):
                 for step, tree in trees.items():
                     runs[step].append(_run("pipeline" if tree else step, path, tree=tree))
-        finally:
-            if args.baseline:
-                subprocess.run(
-                    ["git", "worktree", "remove", "--force", str(trees["baseline"])],
-                    check=False,
-                    capture_output=True,
-                )
-        print(f"load average after: {_load()}")
+        print(f"load average after: {load_average()}")
     results = {
         step: sorted(rs, key=lambda f: f["read_s"])[len(rs) // 2] for step, rs in runs.items()
     }
@@ -195,22 +192,6 @@ def main() -> None:
         for step, rs in runs.items()
     }
     print(f"  read times over {args.rounds} rounds: {spread}")
-
-
-def _load() -> str:
-    """The 1-, 5- and 15-minute load averages: how busy the shared machine was."""
-    return ", ".join(f"{x:.1f}" for x in os.getloadavg()) + f" on {os.cpu_count()} cores"
-
-
-def _worktree(rev: str, where: Path) -> Path:
-    """Check out `rev` of this repository at `where` (a detached git worktree)."""
-    repo = Path(__file__).resolve().parents[1]
-    subprocess.run(
-        ["git", "-C", str(repo), "worktree", "add", "--detach", str(where), rev],
-        check=True,
-        capture_output=True,
-    )
-    return where
 
 
 def _report(r: dict[str, dict[str, Any]], baseline: str | None = None) -> None:

@@ -23,8 +23,11 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
+
+from baseline_tree import baseline_tree, load_average
 
 from cluster_decide.simulation import engine as se
 
@@ -98,22 +101,6 @@ def _line(label: str, f: dict[str, Any]) -> str:
     )
 
 
-def _load() -> str:
-    """The 1-, 5- and 15-minute load averages: how busy the shared machine was."""
-    return ", ".join(f"{x:.1f}" for x in os.getloadavg()) + f" on {os.cpu_count()} cores"
-
-
-def _worktree(rev: str, where: Path) -> Path:
-    """Check out ``rev`` of this repository at ``where`` (a detached git worktree)."""
-    repo = Path(__file__).resolve().parents[1]
-    subprocess.run(
-        ["git", "-C", str(repo), "worktree", "add", "--detach", str(where), rev],
-        check=True,
-        capture_output=True,
-    )
-    return where
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--jobs", type=int, default=1_000_000)
@@ -128,34 +115,20 @@ def main() -> None:
     here = Path(__file__).resolve().parents[1]
     small = measure(10_000, args.policy)
     print(_line(f"{args.policy}, warm-up", small))
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
         trees = {"this code": here}
         if args.baseline:
-            trees[args.baseline] = _worktree(args.baseline, Path(tmp) / "baseline")
-        print(f"load average before: {_load()}", flush=True)
+            trees[args.baseline] = stack.enter_context(
+                baseline_tree(args.baseline, Path(tmp) / "baseline")
+            )
+        print(f"load average before: {load_average()}", flush=True)
         runs: dict[str, list[dict[str, Any]]] = {label: [] for label in trees}
-        try:
-            for i in range(args.rounds):
-                for label, tree in trees.items():
-                    f = _round(args.jobs, args.policy, tree)
-                    runs[label].append(f)
-                    print(_line(f"{label}, round {i + 1}", f), flush=True)
-        finally:
-            if args.baseline:
-                subprocess.run(
-                    [
-                        "git",
-                        "-C",
-                        str(here),
-                        "worktree",
-                        "remove",
-                        "--force",
-                        str(trees[args.baseline]),
-                    ],
-                    check=False,
-                    capture_output=True,
-                )
-        print(f"load average after: {_load()}")
+        for i in range(args.rounds):
+            for label, tree in trees.items():
+                f = _round(args.jobs, args.policy, tree)
+                runs[label].append(f)
+                print(_line(f"{label}, round {i + 1}", f), flush=True)
+        print(f"load average after: {load_average()}")
     print(f"\n{args.policy}, {args.rounds} rounds of about {args.jobs:,} jobs")
     for label, fs in runs.items():
         rates = [f["events"] / f["wall_s"] for f in fs]
