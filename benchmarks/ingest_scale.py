@@ -32,7 +32,6 @@ import hashlib
 import json
 import os
 import resource
-import subprocess
 import sys
 import tempfile
 import time
@@ -41,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
-from baseline_tree import baseline_tree, load_average
+from baseline_tree import baseline_tree, child_figures, load_average
 
 from cluster_decide.inventory.classification import classify
 from cluster_decide.inventory.demand import derive_workloads
@@ -126,20 +125,8 @@ def _run(step: str, path: Path, scale: float = 1.0, tree: Path | None = None) ->
 
     `tree` is a checkout of an earlier commit: the step then imports cluster_decide from it.
     """
-    env = dict(os.environ)
-    if tree is not None:
-        env["PYTHONPATH"] = str(tree)
     start = time.perf_counter()
-    proc = subprocess.run(
-        [sys.executable, __file__, "--child", step, str(path), "--scale", str(scale)],
-        capture_output=True,
-        text=True,
-        check=False,
-        env=env,
-    )
-    if proc.returncode != 0:
-        raise SystemExit(f"step {step} failed:\n{proc.stderr}")
-    figures: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    figures = child_figures(__file__, ["--child", step, str(path), "--scale", str(scale)], tree)
     figures["process_s"] = time.perf_counter() - start
     return figures
 

@@ -17,17 +17,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from baseline_tree import baseline_tree, load_average
+from baseline_tree import baseline_tree, child_figures, load_average
 
 from cluster_decide.simulation import engine as se
 
@@ -78,18 +75,7 @@ def measure(n_jobs: int, policy: str, nodes: int = 128, utilization: float = 0.7
 
 def _round(n_jobs: int, policy: str, tree: Path) -> dict[str, Any]:
     """One measurement in a fresh interpreter that imports cluster_decide from ``tree``."""
-    env = dict(os.environ, PYTHONPATH=str(tree))
-    proc = subprocess.run(
-        [sys.executable, __file__, "--child", "--jobs", str(n_jobs), "--policy", policy],
-        capture_output=True,
-        text=True,
-        check=False,
-        env=env,
-    )
-    if proc.returncode != 0:
-        raise SystemExit(f"the round in {tree} failed:\n{proc.stderr}")
-    figures: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
-    return figures
+    return child_figures(__file__, ["--child", "--jobs", str(n_jobs), "--policy", policy], tree)
 
 
 def _line(label: str, f: dict[str, Any]) -> str:
