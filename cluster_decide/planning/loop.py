@@ -30,6 +30,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import cache
 from typing import Any
 
 from cluster_decide.model.build import (
@@ -86,13 +87,14 @@ RESTRICTED_SHARE = 0.45
 MAX_CUT_ROUNDS = 24
 """Rounds of service-level cuts before the loop settles for the repaired plan (``feasible``).
 
-A bursting pool's cuts hold only at the plan's share and at 1% (see ``piece_cuts``), so a class
-split between pools can move a few percent a round before every escape is cut: the media-lab
-test estate at ×1.1 fine-tuning or API demand took 16 and 14 CP-SAT runs (0.4–0.8 s) to its
-optimum, $68.4k; with 12 rounds the loop settled for a repaired $78.1k plan. Of 138 solves
-(the presets and the test estates, today and with each kind's demand ×1.1, ×1.25 and ×1.5),
-125 took one or two runs and all but the media lab's at most 7. The wall-clock and
-deterministic limits still bound the loop."""
+A bursting pool's cuts hold only near the plan's share and at 1% (see ``_point_cuts``), so a
+class split between pools can move a few percent a round before every escape is cut: the
+media-lab test estate at ×1.1 fine-tuning or API demand took 16 and 14 CP-SAT runs (0.4–0.8 s)
+to its optimum, $68.4k, and with 12 rounds the loop settled for a repaired $78.1k plan (9 and
+12 runs since the cuts below the plan's share). Of 138 solves (the presets and the test
+estates, today and with each kind's demand ×1.1, ×1.25 and ×1.5), 126 take one or two runs and
+all but the media lab's at most 7. The wall-clock and deterministic limits still bound the
+loop."""
 LARGE_MODEL_WORKERS = 2
 """CP-SAT workers for a model above :data:`LARGE_MODEL_PLACEMENTS` when none are asked for.
 
@@ -349,22 +351,39 @@ def _staircase(
 def _point_cuts(
     data: ModelData, m: Model, dec: Decisions, name: str, place: tuple[str, str]
 ) -> list[ServiceCut]:
-    """The piece cuts of a failing class in a pool that bursts: at its share and at 1%.
+    """The piece cuts of a failing class in a pool that bursts: at its share, below it, at 1%.
 
     Waits there are not monotone in the work placed (on-demand nodes follow it in whole nodes),
     so no staircase holds; the piece alone is cut at its share and at 1% (any piece at all: a
-    sliver of a class of long gang jobs still needs whole job slots), and when alone it is
-    fine, each neighbour that breaks a target beside it at its share gets a cut on the pair.
+    sliver of a class of long gang jobs still needs whole job slots), and from
+    :data:`STAIRCASE_STEP` percent below its share at the fewest nodes any share in between
+    needs (the next plan otherwise took the share 1% below, a round each: 16 CP-SAT runs for
+    the media-lab test estate, 9 with this cut). When alone it is fine, each neighbour that
+    breaks a target beside it at its share gets a cut on the pair.
     """
     p, g = place
     own = dec.shares.get((name, p, g), 0) - dec.spot.get((name, p, g), 0)
     have = dec.nodes.get(place, 0)
     limit = _node_limit(data, m, p, g)
-    cuts: list[ServiceCut] = []
-    for share in sorted({own, 1}):
+
+    @cache
+    def need_at(share: int) -> float:
         need = nodes_to_meet(data, _pieces_alone(dec, p, g, {name: share}, have), p, g, limit)
-        if need is None or need > have:
-            cuts.append(ServiceCut(p, g, ((name, share),), -1 if need is None else need))
+        return math.inf if need is None else need
+
+    cuts = [
+        ServiceCut(p, g, ((name, share),), _nodes_of(need_at(share)))
+        for share in sorted({own, 1})
+        if need_at(share) > have
+    ]
+    low = own - STAIRCASE_STEP
+    if low > 1 and need_at(own) > have:
+        # The shares just below fail too, as a rule, and the next plan took them one a round:
+        # the fewest nodes any of them needs holds from the lowest up (above ``own`` as the
+        # point cut itself does).
+        window = min(need_at(s) for s in range(low, own + 1))
+        if window > have:
+            cuts.append(ServiceCut(p, g, ((name, low),), _nodes_of(window)))
     if cuts:
         return cuts
     for (o, pp, gg), s in sorted(dec.shares.items()):
@@ -377,6 +396,11 @@ def _point_cuts(
             pieces = tuple(sorted({name: own, o: o_own}.items()))
             cuts.append(ServiceCut(p, g, pieces, -1 if need is None else need))
     return cuts
+
+
+def _nodes_of(need: float) -> int:
+    """A cut's node count: -1 when no size is enough."""
+    return -1 if math.isinf(need) else int(need)
 
 
 def _on_twins(data: ModelData, m: Model, dec: Decisions, cut: ServiceCut) -> list[ServiceCut]:
