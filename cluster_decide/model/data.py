@@ -948,17 +948,14 @@ def _flexible(
         w = scn.workload(c.workload)
         if c.blocked or c.pool not in sharing or not isinstance(w, TrainingWorkload):
             continue
-        if not w.is_interruptible:
+        if not w.is_interruptible or w.max_queue_wait_hours < w.mean_job_hours:
             continue
         gpu = cat.gpus[c.gpu_type]
         gpn = gpu.gpus_per_node
         stretch = job_stretch(w, cat.platforms[_pool(pools, c.pool).platform], gpu, cat)
         size = max(gpn, int(float(c.demand.max()) / DEMAND_UNITS_PER_GPU // gpn) * gpn)
         steady = batch_waits(size, [batch_class(w, stretch)], gpn)[0].mean
-        slack = max(0, math.floor(100 * (w.max_queue_wait_hours - steady)))
-        if w.max_queue_wait_hours < w.mean_job_hours:
-            continue
-        out[key] = slack
+        out[key] = max(0, math.floor(100 * (w.max_queue_wait_hours - steady)))
     return out
 
 
