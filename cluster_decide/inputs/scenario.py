@@ -505,12 +505,17 @@ class CurrentWorkload(_Section):
 
 
 class CurrentCluster(_Section):
-    """A cluster that exists today: reused without a build cost (owned nodes without capex)."""
+    """A cluster that exists today: reused without a build cost (owned nodes without capex).
+
+    It may grow: nodes beyond ``nodes`` are bought as any new node is (the GPU type's baseline
+    offer), up to ``max_nodes`` (its rack space, power or fabric ports; none: no limit).
+    """
 
     name: Name
     platform: Platform
     gpu_type: str
     nodes: NodeCount
+    max_nodes: NodeCount | None = None
     ownership: Literal["owned", "leased"] = "owned"
     leased_until: Annotated[str, Field(pattern=r"^\d{4}-\d{2}(-\d{2})?$")] | None = None
     managed: StrictBool = False
@@ -1050,6 +1055,15 @@ def _check_current(scn: Scenario, known_gpus: set[str]) -> list[Problem]:
                     f"current.clusters[{i}].gpu_type",
                     f"unknown GPU type '{c.gpu_type}'",
                     did_you_mean(c.gpu_type, sorted(known_gpus)),
+                )
+            )
+        if c.max_nodes is not None and c.max_nodes < c.nodes:
+            problems.append(
+                Problem(
+                    f"current.clusters[{i}].max_nodes",
+                    f"'{c.name}' has {c.nodes} nodes today, more than max_nodes = {c.max_nodes}",
+                    f"a number of nodes of at least {c.nodes} (max_nodes = {c.nodes}: it does "
+                    "not grow)",
                 )
             )
         problems += _check_lease(scn.current, i, c)

@@ -90,6 +90,8 @@ class Model:
     share: dict[tuple[str, str, str], Any] = field(default_factory=dict)
     nodes: dict[tuple[str, str], cp_model.IntVar] = field(default_factory=dict)
     node_ub: dict[tuple[str, str], int] = field(default_factory=dict)
+    grown: dict[tuple[str, str], cp_model.IntVar] = field(default_factory=dict)
+    """Nodes a cluster of today grows by (priced at ``ModelData.added_node_cost``)."""
     burst: dict[tuple[str, str, int], cp_model.IntVar] = field(default_factory=dict)
     burst_weight: dict[tuple[str, str, int], int] = field(default_factory=dict)
     burst_ub: dict[tuple[str, str, int], int] = field(default_factory=dict)
@@ -188,6 +190,10 @@ def _variables(m: Model) -> None:
                 ub = min(ub, p.max_nodes)
             m.nodes[(p.name, g)] = cp.new_int_var(0, ub, f"nodes[{p.name},{g}]")
             m.node_ub[(p.name, g)] = ub
+            if ub > p.nodes_today > 0 and d.added_node_cost(p.name, g) > d.node_cost(p.name, g):
+                grown = cp.new_int_var(0, ub - p.nodes_today, f"grown[{p.name},{g}]")
+                cp.add(grown >= m.nodes[(p.name, g)] - p.nodes_today)
+                m.grown[(p.name, g)] = grown
     people = d.people
     for skill in SKILLS:
         cap = people.max_hires_by_skill[skill] if people is not None else d.max_hires
@@ -921,7 +927,9 @@ def _objective(m: Model) -> None:
     objective's scale by the number of pools and made CP-SAT's proof 2-3× slower.
     """
     d = m.data
-    capacity = sum(d.node_cost(p, g) * n for (p, g), n in m.nodes.items())
+    capacity = sum(d.node_cost(p, g) * n for (p, g), n in m.nodes.items()) + sum(
+        (d.added_node_cost(p, g) - d.node_cost(p, g)) * n for (p, g), n in m.grown.items()
+    )
     burst = sum(
         d.burst_cents[g] * m.burst_weight[(p, g, t)] * b for (p, g, t), b in m.burst.items()
     )

@@ -101,6 +101,9 @@ class Pool:
     owned: bool = False
     """An existing cluster whose nodes are owned: its capex is spent, so a node costs its running
     costs (support, power, space)."""
+    nodes_today: int = 0
+    """A cluster of today's nodes (``current.clusters[].nodes``), priced as today's; the nodes
+    it grows by are bought at the market's price (``ModelData.nodes_cents``)."""
 
 
 @dataclass(frozen=True)
@@ -240,8 +243,31 @@ class ModelData:
         return sum(lease.committed_cents for lease in self.leases)
 
     def node_cost(self, pool: str, gpu_type: str) -> int:
-        """Cents a month for one node of ``gpu_type`` in ``pool``."""
+        """Cents a month for one node of ``gpu_type`` in ``pool`` (of today's: one it has)."""
         return self.pool_node_cents.get((pool, gpu_type), self.node_cents[gpu_type])
+
+    def added_node_cost(self, pool: str, gpu_type: str) -> int:
+        """Cents a month for a node a cluster of today grows by.
+
+        It is bought at the market's price, and counted as never cheaper than one of the
+        cluster's own nodes (so its own nodes are always used first).
+        """
+        return max(self.node_cents[gpu_type], self.node_cost(pool, gpu_type))
+
+    def nodes_added(self, pool: str, nodes: int) -> int:
+        """How many of ``nodes`` nodes in ``pool`` a cluster of today grows by (0 elsewhere)."""
+        today = self.pool(pool).nodes_today
+        return max(0, nodes - today) if today else 0
+
+    def nodes_cents(self, pool: str, gpu_type: str, nodes: int) -> int:
+        """Cents a month for ``nodes`` nodes of ``gpu_type`` in ``pool``.
+
+        A cluster of today's own nodes cost their price, the nodes it grows by
+        :meth:`added_node_cost`.
+        """
+        first = self.node_cost(pool, gpu_type)
+        extra = self.added_node_cost(pool, gpu_type) - first
+        return first * nodes + extra * self.nodes_added(pool, nodes)
 
     flexible: Mapping[tuple[str, str, str], int] = field(default_factory=dict)
     """Placements that fill the troughs other work leaves, hour by hour, with the fluid queue
@@ -294,15 +320,18 @@ def _pools(scn: Scenario) -> tuple[Pool, ...]:
     for c in current.clusters:
         if c.platform not in scn.policy.platforms:
             continue
+        # A cluster grows only where some allowed provider class sells its nodes.
+        grows = resolve_markets(scn, [c.gpu_type])[c.gpu_type].baseline is not None
         out.append(
             Pool(
                 c.name,
                 c.platform,
                 (c.gpu_type,),
-                c.nodes,
+                c.max_nodes if grows else c.nodes,
                 burst_ok and cat.platforms[c.platform].autoscales,
                 existing=True,
                 owned=c.ownership == "owned",
+                nodes_today=c.nodes,
             )
         )
     return tuple(out)

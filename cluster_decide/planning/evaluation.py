@@ -556,7 +556,7 @@ def _costs(
     classes = {w.name for w in data.workloads}
     return {
         "gpu_capacity": sum(
-            data.node_cost(p, g) * n for (p, g), n in dec.nodes.items() if p in pools
+            data.nodes_cents(p, g, n) for (p, g), n in dec.nodes.items() if p in pools
         ),
         "leases": data.lease_cents,
         "burst": sum(int(data.burst_cents[g] * b.sum()) for (_p, g), b in burst.items()),

@@ -246,10 +246,21 @@ def procurement_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> li
     upfront = 0.0
     nodes_by_gpu: dict[str, int] = defaultdict(int)
     leased = {lease.pool for lease in data.leases}
-    for (p, g), n in dec.nodes.items():
-        # Today's owned clusters are paid for, leased ones under lease (people_sentences).
+    for (p, g), n in sorted(dec.nodes.items()):
+        # Today's owned clusters are paid for, leased ones under lease (people_sentences): of
+        # theirs, only the nodes they grow by are bought.
+        today = data.pool(p).nodes_today
         if not data.pool(p).owned and p not in leased:
             nodes_by_gpu[g] += n
+        elif data.nodes_added(p, n):
+            added = data.nodes_added(p, n)
+            nodes_by_gpu[g] += added
+            out.append(
+                f"The {p} cluster grows from {today} to {n} {g} nodes to hold work that does not "
+                "fit in the nodes it has; "
+                + ("the added node costs" if added == 1 else f"the {added} added nodes cost")
+                + " what a new node costs."
+            )
     for g, n in sorted(nodes_by_gpu.items()):
         market = data.markets.get(g)
         if not n or market is None or market.baseline is None:

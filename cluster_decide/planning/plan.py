@@ -99,6 +99,7 @@ _POOL_SCHEMA = {
     "upfront_usd": pl.Float64,
     "managed": pl.Boolean,
     "existing": pl.Boolean,
+    "nodes_added": pl.Int64,
 }
 TRANSITION_SCHEMA = {
     "workload": pl.String,
@@ -280,9 +281,14 @@ def build_frames(data: ModelData, dec: Decisions, ev: Evaluation) -> dict[str, p
         market = data.markets.get(g)
         offer = market.baseline if market is not None else None
         owned = data.pool(p).owned  # a cluster of today: its capex is spent
+        added = data.nodes_added(p, nodes)  # nodes it grows by are bought as new ones are
         upfront_per_node = market.upfront_usd_per_node if market is not None else 0.0
         usd_per_gpu_hour = (
-            data.node_cost(p, g) / 100.0 / data.gpus_per_node[g] / HOURS_PER_MONTH
+            data.nodes_cents(p, g, max(nodes, 1))
+            / max(nodes, 1)
+            / 100.0
+            / data.gpus_per_node[g]
+            / HOURS_PER_MONTH
             if owned
             else (offer.usd_per_gpu_hour if offer else 0.0)
         )
@@ -311,9 +317,10 @@ def build_frames(data: ModelData, dec: Decisions, ev: Evaluation) -> dict[str, p
                 "term": "owned" if owned else (offer.term if offer else ""),
                 "usd_per_gpu_hour": round(usd_per_gpu_hour, 4),
                 "spot_gpu_hours": round(spot_units / units * HOURS_PER_MONTH, 1),
-                "upfront_usd": 0.0 if owned else nodes * upfront_per_node,
+                "upfront_usd": (added if owned else nodes) * upfront_per_node,
                 "managed": p in dec.managed,
                 "existing": data.pool(p).existing,
+                "nodes_added": added,
             }
         )
     pools = pl.DataFrame(pool_rows, schema=_POOL_SCHEMA)
@@ -403,10 +410,11 @@ def investment(data: ModelData, dec: Decisions, ev: Evaluation) -> tuple[float, 
     """
     upfront = capital = 0.0
     life = data.scenario.procurement.horizon_months
-    for (p, g), n in dec.nodes.items():
+    for (p, g), nodes in dec.nodes.items():
         market = data.markets.get(g)
-        owned_today = p in {q.name for q in data.pools if q.owned}
-        if n <= 0 or market is None or market.onprem is None or owned_today:
+        # Today's owned clusters are paid for: only the nodes they grow by are bought.
+        n = data.nodes_added(p, nodes) if data.pool(p).owned else nodes
+        if n <= 0 or market is None or market.onprem is None:
             continue
         upfront += n * market.onprem.upfront_usd
         capital += n * market.onprem.capital_usd_per_month
@@ -432,7 +440,8 @@ def _lease_adjustment(data: ModelData, dec: Decisions, month: int) -> float:
     """USD to add to the level monthly cash in ``month`` so that leases fall when they are paid."""
     cents = 0
     for lease in data.leases:
-        used = dec.nodes.get((lease.pool, lease.gpu_type), 0)
+        # Nodes beyond the lease are bought at the market's price every month: no adjustment.
+        used = min(dec.nodes.get((lease.pool, lease.gpu_type), 0), lease.nodes)
         level = lease.committed_cents + used * lease.node_after_cents
         actual = (
             lease.nodes * lease.node_cents if month <= lease.months else used * lease.node_cents

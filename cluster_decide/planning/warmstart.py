@@ -120,7 +120,7 @@ def _cheapest_nodes(data: ModelData, pool: str, gpu: str, load: np.ndarray, gang
     for n in range(lo, hi + 1):
         short = np.maximum(load - n * per_node, 0)
         cost = (
-            n * data.node_cost(pool, gpu)
+            data.nodes_cents(pool, gpu, n)
             + float(np.ceil(short / 100).sum()) * data.burst_cents[gpu]
         )
         if cost < best_cost:
@@ -233,6 +233,8 @@ def add_hints(m: Model, dec: Decisions) -> None:
             cp.add_hint(m.spot_tenths[key], pct // (100 // SPOT_STEPS))
     for pg, n in m.nodes.items():
         cp.add_hint(n, min(dec.nodes.get(pg, 0), m.node_ub[pg]))
+    for (p, g), n in m.grown.items():
+        cp.add_hint(n, d.nodes_added(p, min(dec.nodes.get((p, g), 0), m.node_ub[(p, g)])))
     for (p, g, t), b in m.burst.items():
         burst = ev.burst.get((p, g))
         cp.add_hint(b, int(burst[t]) if burst is not None else 0)

@@ -1,0 +1,123 @@
+"""Today's clusters may grow: nodes beyond those they have are bought as any new node is.
+
+A lab owns a Slurm cluster of 8 H100 nodes (64 GPUs) and runs pre-training in 64-GPU gangs of
+24-hour jobs, queued at most 12 hours. Once the work needs a second gang slot, a head of
+platform buys 8 more nodes for the cluster the team already runs, rather than stand up a new
+16-node cluster beside it and leave the 8 owned nodes idle. Until 2026-12-02 a cluster of today
+could not grow: the research-lab preset at 1.25× its pre-training demand built a new 256-GPU
+cluster ($476k a month, against $321k growing the owned one) and the default's verdict named a
+9% rise in pre-training demand as a flip that was the same cliff.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+import pytest
+from builders import component_usd, small_scenario, training
+from test_leases import NODES, bank
+
+import cluster_decide as cd
+from cluster_decide.model.data import prepare
+from cluster_decide.planning.evaluation import evaluate_decisions
+
+OWNED = 8
+
+
+def lab(gpu_hours: float, **cluster: Any) -> cd.Scenario:
+    """Pre-training in 64-GPU gangs on an owned Slurm cluster of 8 H100 nodes, bought on-prem."""
+    pretrain = training(
+        "pretrain",
+        gpus_per_job=64,
+        gpu_hours_per_month=gpu_hours,
+        mean_job_hours=24.0,
+        max_queue_wait_hours=12.0,
+        divisible=False,
+        requires=["gang_scheduling", "topology_aware"],
+    )
+    today = {"name": "lab", "platform": "slurm", "gpu_type": "H100", "nodes": OWNED} | cluster
+    return small_scenario(
+        [pretrain],
+        team={"hpc": {"fte": 2.0}, "kubernetes": {"fte": 1.0}},
+        procurement={"mode": "on_prem"},
+        current={
+            "as_of": "2026-12",
+            "workloads": {"pretrain": {"platform": "slurm", "users": 10}},
+            "clusters": [today],
+        },
+    )
+
+
+def _nodes(plan: cd.Plan) -> dict[str, tuple[int, int]]:
+    return {r["pool"]: (r["nodes"], r["nodes_added"]) for r in plan.pools.iter_rows(named=True)}
+
+
+def test_an_owned_cluster_grows_rather_than_being_replaced() -> None:
+    scn = lab(20_000)
+    data = prepare(scn)
+    plan = cd.solve(scn)
+    assert plan.status == "optimal"
+    assert _nodes(plan) == {"lab": (16, 8)}  # a second 8-node gang slot, on the same cluster
+    # Its own 8 nodes cost their running costs, the 8 it grows by what a new node costs.
+    own, added = data.node_cost("lab", "H100"), data.added_node_cost("lab", "H100")
+    assert 0 < own < added == data.node_cents["H100"]
+    assert component_usd(plan, "gpu_capacity") == pytest.approx((8 * own + 8 * added) / 100)
+    # Only the added nodes are bought up front.
+    per_node = data.markets["H100"].upfront_usd_per_node
+    assert plan.upfront_usd == pytest.approx(8 * per_node)
+    assert plan.pools["upfront_usd"].to_list() == [pytest.approx(8 * per_node)]
+    assert "The lab cluster grows from 8 to 16 H100 nodes" in " ".join(plan.explanations)
+    ev = evaluate_decisions(data, plan.decisions())
+    assert ev.feasible, ev.violations
+    assert ev.total_cents / 100 == pytest.approx(plan.total_monthly_usd, abs=0.01)
+
+    # Frozen at its size, the same work needs a new cluster of 16 nodes: dearer by the 8 owned
+    # nodes bought again and a cluster to stand up.
+    frozen = cd.solve(lab(20_000, max_nodes=OWNED))
+    assert frozen.status == "optimal"
+    assert _nodes(frozen) == {"slurm": (16, 0)}
+    assert frozen.total_monthly_usd > plan.total_monthly_usd + 8 * (added - own) / 100
+
+
+def test_a_cluster_that_has_room_does_not_grow() -> None:
+    plan = cd.solve(lab(4_000))
+    assert plan.status == "optimal"
+    nodes, added = _nodes(plan)["lab"]
+    assert nodes <= OWNED and added == 0
+    assert plan.upfront_usd == 0.0
+    assert not any("grows" in s for s in plan.explanations)
+
+
+def test_max_nodes_caps_how_far_a_cluster_grows() -> None:
+    # Room for 4 more nodes, not the 8 a second gang slot needs: a new cluster after all.
+    plan = cd.solve(lab(20_000, max_nodes=12))
+    assert plan.status == "optimal"
+    assert _nodes(plan).get("lab", (0, 0))[0] <= 12
+    assert _nodes(plan)["slurm"] == (16, 0)
+
+
+def test_max_nodes_below_the_nodes_of_today_is_an_error() -> None:
+    with pytest.raises(cd.ScenarioError, match=r"current\.clusters\[0\]\.max_nodes.*8 nodes"):
+        lab(20_000, max_nodes=6)
+
+
+def test_a_leased_cluster_grows_at_the_market_price_every_month() -> None:
+    # Three times the fine-tuning: the leased cluster grows. Its 8 leased nodes are paid under
+    # the lease, then at the market price; the added nodes at the market price from month 1,
+    # so with every leased node in use the cash is the same in the lease's months and after.
+    scn = bank().scale_demand("fine_tuning", 3.0)
+    data = prepare(scn)
+    plan = cd.solve(scn)
+    assert plan.status == "optimal"
+    row = plan.pools.filter(pl.col("pool") == "hpc-a").row(0, named=True)
+    assert row["nodes"] > NODES and row["nodes_added"] == row["nodes"] - NODES
+    ev = evaluate_decisions(data, plan.decisions())
+    assert ev.feasible, ev.violations
+    flow = plan.cash_flow["monthly_usd"]
+    assert flow[1] == pytest.approx(flow[36], abs=1.0)
+    assert float(flow.sum()) == pytest.approx(ev.cash_cents / 100.0 * 36, rel=1e-6)
+    price = data.node_cents["H100"]
+    assert data.nodes_cents("hpc-a", "H100", NODES + 3) == (
+        NODES * data.node_cost("hpc-a", "H100") + 3 * price
+    )
