@@ -25,7 +25,7 @@ from cluster_decide.planning.evaluation import evaluate_decisions
 OWNED = 8
 
 
-def lab(gpu_hours: float, **cluster: Any) -> cd.Scenario:
+def lab(gpu_hours: float, mode: str = "on_prem", **cluster: Any) -> cd.Scenario:
     """Pre-training in 64-GPU gangs on an owned Slurm cluster of 8 H100 nodes, bought on-prem."""
     pretrain = training(
         "pretrain",
@@ -40,7 +40,7 @@ def lab(gpu_hours: float, **cluster: Any) -> cd.Scenario:
     return small_scenario(
         [pretrain],
         team={"hpc": {"fte": 2.0}, "kubernetes": {"fte": 1.0}},
-        procurement={"mode": "on_prem"},
+        procurement={"mode": mode},
         current={
             "as_of": "2026-12",
             "workloads": {"pretrain": {"platform": "slurm", "users": 10}},
@@ -95,6 +95,15 @@ def test_max_nodes_caps_how_far_a_cluster_grows() -> None:
     assert plan.status == "optimal"
     assert _nodes(plan).get("lab", (0, 0))[0] <= 12
     assert _nodes(plan)["slurm"] == (16, 0)
+
+
+def test_an_owned_cluster_grows_only_by_bought_hardware() -> None:
+    # Renting from now on (mode = "cloud"), the lab buys no hardware, and a cloud node is no part
+    # of its cluster's fabric: the second gang slot needs a cluster of its own.
+    plan = cd.solve(lab(20_000, mode="cloud"))
+    assert plan.status == "optimal"
+    assert _nodes(plan).get("lab", (0, 0))[1] == 0
+    assert prepare(lab(20_000, mode="cloud")).pool("lab").max_nodes == OWNED
 
 
 def test_max_nodes_below_the_nodes_of_today_is_an_error() -> None:

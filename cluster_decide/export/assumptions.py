@@ -101,9 +101,8 @@ def _pool_offer(pool: Mapping[str, Any]) -> Offer:
 def _price_rows(plan: Plan, scenario: Scenario | None) -> list[dict[str, Any]]:
     """The GPU prices behind the plan, each cited once.
 
-    Per pool GPU type: the offer its nodes are rented on (or the node price of owned nodes, and
-    the offer the nodes an owned cluster grows by are rented on), the on-demand offer it bursts
-    on and the spot offers its spot capacity uses.
+    Per pool GPU type: the offer its nodes are rented on (or the node price of owned nodes),
+    the on-demand offer it bursts on and the spot offers its spot capacity uses.
     """
     rows: list[dict[str, Any]] = []
     gpu_types = plan.pools.filter(pl.col("gpus") > 0)["gpu_type"].unique().sort().to_list()
@@ -121,10 +120,6 @@ def _price_rows(plan: Plan, scenario: Scenario | None) -> list[dict[str, Any]]:
         market = markets.get(g)
         if market is None:
             continue
-        if r["nodes_added"] > 0 and r["term"] == "owned" and market.onprem is None:
-            # An owned cluster of today grows by nodes bought on the market's baseline offer.
-            assert market.baseline is not None  # a cluster grows only where one sells its nodes
-            rows.append(_offer_row(market.baseline, "{gpu} from {provider}, {term}"))
         if r["burst_gpu_hours"] > 0 and market.burst is not None:
             rows.append(_offer_row(market.burst, "{gpu} bursts from {provider}, {term}"))
         if r["spot_gpu_hours"] > 0:

@@ -508,7 +508,8 @@ class CurrentCluster(_Section):
     """A cluster that exists today: reused without a build cost (owned nodes without capex).
 
     It may grow: nodes beyond ``nodes`` are bought as any new node is (the GPU type's baseline
-    offer), up to ``max_nodes`` (its rack space, power or fabric ports; none: no limit).
+    offer; for an owned cluster only where that offer is owned hardware), up to ``max_nodes``
+    (its rack space, power or fabric ports; none: no limit).
     """
 
     name: Name

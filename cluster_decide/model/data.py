@@ -320,8 +320,10 @@ def _pools(scn: Scenario) -> tuple[Pool, ...]:
     for c in current.clusters:
         if c.platform not in scn.policy.platforms:
             continue
-        # A cluster grows only where some allowed provider class sells its nodes.
-        grows = resolve_markets(scn, [c.gpu_type])[c.gpu_type].baseline is not None
+        # A cluster grows only by nodes of its own kind: an owned one by bought hardware (a
+        # cloud node is no part of its fabric), a leased one by the market's baseline offer.
+        offer = resolve_markets(scn, [c.gpu_type])[c.gpu_type].baseline
+        grows = offer is not None and (c.ownership == "leased" or offer.term == "owned")
         out.append(
             Pool(
                 c.name,
