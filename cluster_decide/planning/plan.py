@@ -283,12 +283,9 @@ def build_frames(data: ModelData, dec: Decisions, ev: Evaluation) -> dict[str, p
         owned = data.pool(p).owned  # a cluster of today: its capex is spent
         added = data.nodes_added(p, nodes)  # nodes it grows by are bought as new ones are
         upfront_per_node = market.upfront_usd_per_node if market is not None else 0.0
+        node_cents = data.nodes_cents(p, g, nodes) / nodes if nodes else data.node_cost(p, g)
         usd_per_gpu_hour = (
-            data.nodes_cents(p, g, max(nodes, 1))
-            / max(nodes, 1)
-            / 100.0
-            / data.gpus_per_node[g]
-            / HOURS_PER_MONTH
+            node_cents / 100.0 / data.gpus_per_node[g] / HOURS_PER_MONTH
             if owned
             else (offer.usd_per_gpu_hour if offer else 0.0)
         )
