@@ -16,6 +16,8 @@ from typing import Any
 import polars as pl
 import pytest
 from builders import component_usd, small_scenario, training
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from test_leases import NODES, bank
 
 import cluster_decide as cd
@@ -104,6 +106,23 @@ def test_an_owned_cluster_grows_only_by_bought_hardware() -> None:
     assert plan.status == "optimal"
     assert _nodes(plan).get("lab", (0, 0))[1] == 0
     assert prepare(lab(20_000, mode="cloud")).pool("lab").max_nodes == OWNED
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(owned=st.integers(1, 12), gpu_hours=st.sampled_from([3_000, 12_000, 20_000, 30_000]))
+def test_growing_never_costs_more_and_more_owned_nodes_never_cost_more(
+    owned: int, gpu_hours: int
+) -> None:
+    # Growth only adds choices, and an owned node is cheaper than a bought one: the optimum
+    # with growth is at most the frozen cluster's, and three more owned nodes never raise it.
+    grows = cd.solve(lab(gpu_hours, nodes=owned))
+    frozen = cd.solve(lab(gpu_hours, nodes=owned, max_nodes=owned))
+    more = cd.solve(lab(gpu_hours, nodes=owned + 3))
+    assert grows.status == frozen.status == more.status == "optimal"
+    assert grows.total_monthly_usd <= frozen.total_monthly_usd + 0.01
+    assert more.total_monthly_usd <= grows.total_monthly_usd + 0.01
+    nodes, added = _nodes(grows).get("lab", (0, 0))
+    assert added == max(0, nodes - owned)
 
 
 def test_max_nodes_below_the_nodes_of_today_is_an_error() -> None:
