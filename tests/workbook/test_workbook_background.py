@@ -210,7 +210,7 @@ def test_stopped_work_ends_between_its_solves_not_at_the_next_one(
         return real(*args, **kwargs)
 
     monkeypatch.setattr(loop, "evaluate_decisions", evaluating)
-    scn = cd.load_scenario().scale_demand("distributed_training", 1.1)  # rounds of cuts
+    scn = cd.load_scenario().scale_demand("distributed_training", 1.1)  # 15 plan checks
     with stoppable(signal), pytest.raises(SolveStopped):
         cd.solve(scn, workers=1)
     assert len(checks) <= 4, f"{len(checks) - 3} plan checks after the stop"

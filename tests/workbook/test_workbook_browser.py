@@ -79,8 +79,8 @@ def _wait_total_change(page: Any, total: str) -> None:
     page.wait_for_function(
         # A control change stops the previous answer's verdict check, so the new answer waits on
         # its own solve only (test_workbook_background.py): at worst the live solve's wall-clock
-        # safety net, then the redraw. (Training ×1.10, seven rounds of service-level cuts,
-        # takes about 2 s of CPU on its own; on a machine at load 20 that is much of the net.)
+        # safety net, then the redraw. (Training ×1.10 took seven rounds of service-level cuts,
+        # about 2 s of CPU, while today's clusters could not grow; it takes one now.)
         "t => document.querySelector('.cd-headline').dataset.total !== t",
         arg=total,
         timeout=ANSWER_WAIT_MS,
