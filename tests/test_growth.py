@@ -82,6 +82,21 @@ def test_an_owned_cluster_grows_rather_than_being_replaced() -> None:
     assert frozen.total_monthly_usd > plan.total_monthly_usd + 8 * (added - own) / 100
 
 
+def test_the_deck_says_which_cluster_grows_and_what_the_outlay_buys() -> None:
+    # The deck's estate slide said "Up front: $2.88M for the nodes we buy" and nothing of
+    # which nodes: an executive approving the outlay is told the cluster grows.
+    from cluster_decide.export import gather, sections
+
+    scn = lab(20_000)
+    story = {s.key: s for s in sections(gather(cd.solve(scn), scn, run_compare=False))}
+    today = story["today"]  # beside the transition table, its facts are the lead
+    assert today.lead == (
+        "The Slurm cluster (lab) grows from 8 to 16 H100 nodes: the work outgrows it, and the "
+        "nodes it adds are bought as new ones. Up front: $2.88M for the nodes we buy, before "
+        "the first month."
+    )
+
+
 def test_a_cluster_that_has_room_does_not_grow() -> None:
     plan = cd.solve(lab(4_000))
     assert plan.status == "optimal"

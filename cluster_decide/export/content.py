@@ -1148,6 +1148,19 @@ def _transition_table(transition: pl.DataFrame, names: Names) -> tuple[Table, st
     return table, f"{what}: {usd(once)} once{rest}"
 
 
+def _grown(plan: Plan, names: Names) -> list[str]:
+    """One line per cluster of today the plan grows (``plan.pools.nodes_added``)."""
+    pools = plan.pools
+    if "nodes_added" not in pools.columns:
+        return []
+    return [
+        f"The {names.pool(r['pool'])} ({r['pool']}) grows from {r['nodes'] - r['nodes_added']} "
+        f"to {r['nodes']} {r['gpu_type']} nodes: the work outgrows it, and the nodes it adds "
+        "are bought as new ones."
+        for r in pools.filter(pl.col("nodes_added") > 0).iter_rows(named=True)
+    ]
+
+
 def _today(b: Bundle) -> Section | None:
     """Today against the proposal, and the transition, when the plan carries them."""
     plan = b.plan
@@ -1162,6 +1175,7 @@ def _today(b: Bundle) -> Section | None:
             f"Today: {usd(current)} a month; proposed: {usd(plan.total_monthly_usd)} "
             f"({'+' if diff >= 0 else '-'}{usd(abs(diff))} a month)."
         )
+    bullets += _grown(plan, _names(b))
     upfront = _upfront_usd(plan)
     if upfront:
         bullets.append(f"Up front: {usd(upfront)} for the nodes we buy, before the first month.")
