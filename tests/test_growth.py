@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from test_leases import NODES, bank
 
 import cluster_decide as cd
+from cluster_decide import charts
 from cluster_decide.model.data import prepare
 from cluster_decide.planning.evaluation import evaluate_decisions
 
@@ -70,6 +71,7 @@ def test_an_owned_cluster_grows_rather_than_being_replaced() -> None:
     assert plan.upfront_usd == pytest.approx(8 * per_node)
     assert plan.pools["upfront_usd"].to_list() == [pytest.approx(8 * per_node)]
     assert "The lab cluster grows from 8 to 16 H100 nodes" in " ".join(plan.explanations)
+    assert "128 × H100 (16 nodes, 8 added)" in charts.architecture_svg(plan, 900)
     ev = evaluate_decisions(data, plan.decisions())
     assert ev.feasible, ev.violations
     assert ev.total_cents / 100 == pytest.approx(plan.total_monthly_usd, abs=0.01)

@@ -158,10 +158,11 @@ def _pool_lines(plan: Plan, pool: str) -> tuple[list[str], list[str]]:
         hours = r["burst_gpu_hours"] or 0.0
         burst = f"{hours / 1000:.1f}k" if hours >= 1000 else f"{hours:.0f}"
         if r["gpus"]:
-            line = (
-                f"{r['gpus']} × {r['gpu_type']} ({r['nodes']} node{'s' if r['nodes'] != 1 else ''})"
+            added = r.get("nodes_added") or 0  # a cluster of today that grows says by how much
+            nodes = f"{r['nodes']} node{'s' if r['nodes'] != 1 else ''}"
+            capacity.append(
+                f"{r['gpus']} × {r['gpu_type']} ({nodes}" + (f", {added} added)" if added else ")")
             )
-            capacity.append(line)
             if hours > 0:
                 capacity.append(f"+ {burst} GPU-hours/month rented at peaks")
         else:
