@@ -22,6 +22,7 @@ from test_leases import NODES, bank
 
 import cluster_decide as cd
 from cluster_decide import charts
+from cluster_decide.export import gather, sections
 from cluster_decide.model.data import prepare
 from cluster_decide.planning.evaluation import evaluate_decisions
 
@@ -87,8 +88,6 @@ def test_an_owned_cluster_grows_rather_than_being_replaced() -> None:
 def test_the_deck_says_which_cluster_grows_and_what_the_outlay_buys() -> None:
     # The deck's estate slide said "Up front: $2.88M for the nodes we buy" and nothing of
     # which nodes: an executive approving the outlay is told the cluster grows.
-    from cluster_decide.export import gather, sections
-
     scn = lab(20_000)
     story = {s.key: s for s in sections(gather(cd.solve(scn), scn, run_compare=False))}
     today = story["today"]  # beside the transition table, its facts are the lead
