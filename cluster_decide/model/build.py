@@ -757,7 +757,7 @@ def add_service_levels(m: Model, cuts: Sequence[ServiceCut]) -> None:
                 m.cp.add(share - m.spot[key] >= s).only_enforce_if(y)
                 m.cp.add(share - m.spot[key] <= s - 1).only_enforce_if(~y)
                 premise.append(y)
-            elif isinstance(share, cp_model.IntVar) and s < 100:
+            elif isinstance(share, cp_model.IntVar):
                 y = m.cp.new_bool_var(f"at_least[{w},{cut.pool},{cut.gpu_type},{s}]")
                 m.cp.add(share >= s).only_enforce_if(y)
                 m.cp.add(share <= s - 1).only_enforce_if(~y)

@@ -33,6 +33,7 @@ from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
 
+from cluster_decide.inputs.scenario import DeadlineWorkload, TrainingWorkload
 from cluster_decide.model.build import (
     Model,
     ServiceCut,
@@ -484,7 +485,29 @@ def piece_cuts(
                 continue
             for q in places:
                 cuts += _staircase(data, m, dec, q, name, own, ((o, o_own),))
+                if _queued_beside(data, name, o, q):
+                    # And over the neighbour's share beside the whole piece: a plan that took
+                    # 1% of it elsewhere escaped the staircase above, a round a percent.
+                    cuts += _staircase(data, m, dec, q, o, o_own, ((name, own),))
     return list(dict.fromkeys(cuts))
+
+
+def _queued_beside(data: ModelData, name: str, other: str, place: tuple[str, str]) -> bool:
+    """Whether a staircase over ``other``'s share beside ``name`` holds at ``place``.
+
+    Both must queue there as batch work, neither filling troughs, and ``other`` must be
+    divisible (else its share has one value): only then does each one's wait grow with the
+    other's share (more jobs in the same queue). A service's share sets the capacity that
+    trough-filling training gets hour by hour, and on the train-and-serve preset at 1.25×
+    training a staircase over the service's share forbade the shared pool outright, where its
+    whole share beside the training met every target on 19 nodes.
+    """
+    workloads = {w.name: w for w in data.workloads}
+    return workloads[other].is_divisible and all(
+        isinstance(workloads[n], TrainingWorkload | DeadlineWorkload)
+        and (n, *place) not in data.flexible
+        for n in (name, other)
+    )
 
 
 def _add_cuts(
