@@ -151,3 +151,59 @@ def test_an_optimal_plan_is_never_dearer_than_another_that_meets_every_target() 
     plan = cd.solve(scn, workers=1)
     assert plan.status == "optimal"
     assert plan.total_monthly_usd <= ev.total_cents / 100 + 0.01
+
+
+def _two_clusters(finetune_gpu_hours: float) -> cd.Scenario:
+    """Owned 16-node Slurm and 1-node Kubernetes H100 clusters: 128-GPU pre-training, 8-GPU
+    fine-tuning, a 10 req/s chat service; one HPC engineer, cloud from now on (a generated
+    estate of 2026-12-02, seed 42)."""
+    from builders import chat_service, fine_tuning, small_scenario, training
+
+    cluster = {"gpu_type": "H100", "ownership": "owned"}
+    return small_scenario(
+        [
+            training(
+                "pretrain",
+                gpus_per_job=128,
+                gpu_hours_per_month=5_000.0,
+                mean_job_hours=12.0,
+                max_queue_wait_hours=24.0,
+                divisible=False,
+            ),
+            fine_tuning(gpu_hours_per_month=finetune_gpu_hours),
+            chat_service(peak_requests_per_second=10.0),
+        ],
+        team={"hpc": {"fte": 1.0}, "kubernetes": {"fte": 0.0}},
+        procurement={"mode": "cloud"},
+        current={
+            "as_of": "2026-12",
+            "workloads": {
+                "pretrain": {"platform": "slurm", "users": 10},
+                "chat": {"platform": "kubernetes"},
+            },
+            "clusters": [
+                {"name": "hpc-a", "platform": "slurm", "nodes": 16} | cluster,
+                {"name": "k8s-a", "platform": "kubernetes", "nodes": 1} | cluster,
+            ],
+        },
+    )
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known: a pool cut in a pool that bursts holds for every larger share (docs/model.md, "
+    "'a known approximation'); bounding it above where the whole shares need fewer nodes "
+    "fixes this estate but doubled the default scenario's solve (111 -> 211 ms), not landed",
+)
+def test_a_cut_in_a_pool_that_bursts_removes_no_cheaper_plan_that_meets_every_target() -> None:
+    """The plan solved at 7,500 fine-tuning GPU-hours also meets every target at 10,000, at
+    $114,816 a month; the solve at 10,000 returned $120,764 as optimal, 4.9% dearer. A pool cut
+    (chat 100%, fine-tuning 90% on Kubernetes => 4 nodes) was stated for every larger share,
+    and all of fine-tuning there rents enough on demand to meet its wait on 3."""
+    scn = _two_clusters(10_000.0)
+    other = cd.solve(_two_clusters(7_500.0), workers=1)
+    ev = cd.evaluate(scn, other)
+    assert ev.feasible, ev.violations
+    plan = cd.solve(scn, workers=1)
+    assert plan.status == "optimal"
+    assert plan.total_monthly_usd <= ev.total_cents / 100 + 0.01
