@@ -14,13 +14,15 @@ from typing import Any
 import numpy as np
 import polars as pl
 import pytest
-from builders import service, small_scenario, training
+from builders import service, small_scenario, training, two_clusters
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from ortools.sat.python import cp_model
 
 import cluster_decide as cd
 from cluster_decide.base.vocabulary import DEMAND_UNITS_PER_GPU, DEMAND_UNITS_PER_GPU_PERCENT
 from cluster_decide.inputs.scenario import PRESETS, load_scenario
+from cluster_decide.model.build import Model, build_model
 from cluster_decide.model.data import prepare
 from cluster_decide.planning.evaluation import Decisions, evaluate_decisions
 
@@ -296,3 +298,64 @@ def test_a_gang_waits_for_rented_nodes_not_for_ever_in_a_pool_that_bursts() -> N
     assert 0 < training_wait(data) <= 12.0  # one node rented when a job finds none free
     capped = replace(data, burst_cap_units={"H100": 7 * DEMAND_UNITS_PER_GPU})
     assert math.isinf(training_wait(capped))  # 7 on-demand GPUs an hour: never a whole node
+
+
+def _fix(m: Model, shares: dict[str, int], nodes: int) -> None:
+    """Hold ``m`` to these shares on the Kubernetes pool's own H100 nodes, and to ``nodes``."""
+    for w, s in shares.items():
+        key = (w, "k8s", "H100")
+        m.cp.add(m.share[key] == s)
+        if key in m.spot:
+            m.cp.add(m.spot[key] == 0)
+    m.cp.add(m.nodes[("k8s", "H100")] == nodes)
+
+
+def test_a_bursting_pools_cut_is_exempted_at_the_whole_shares_a_cheaper_plan_escapes() -> None:
+    """A cut "chat 100% and fine-tuning 90% on Kubernetes ⇒ 4 nodes" in a pool that rents on
+    demand also removed all of fine-tuning on 3 nodes, which meets every target for less (the
+    on-demand GPUs it rents complete a node for its queue). Before a plan is called optimal the
+    loop finds that plan, exempts the cut at the whole shares, and the next solve returns it;
+    the exempted row still holds at 90%."""
+    from cluster_decide.model.build import ServiceCut, add_service_levels
+    from cluster_decide.planning.loop import exempt_escapes, whole_share_escape
+
+    data = prepare(two_clusters(10_000.0))
+    cut = ServiceCut("k8s", "H100", (("chat", 100), ("finetune", 90)), 4)
+    at_four = Decisions(
+        {
+            ("chat", "k8s", "H100"): 100,
+            ("finetune", "k8s", "H100"): 100,
+            ("pretrain", "hpc-a", "H100"): 100,
+        },
+        {("hpc-a", "H100"): 16, ("k8s", "H100"): 4},
+        managed=frozenset({"k8s"}),
+    )
+
+    def with_cut() -> Model:
+        m = build_model(data)
+        add_service_levels(m, [cut])
+        return m
+
+    m = with_cut()
+    ev = evaluate_decisions(data, at_four)
+    assert ev.feasible, ev.violations
+    escape = whole_share_escape(data, m, at_four, ev, set())
+    assert escape is not None
+    escapes, cheaper, cheaper_ev = escape
+    assert escapes == [(cut, 3)]
+    assert cheaper.nodes[("k8s", "H100")] == 3
+    assert cheaper_ev.feasible and cheaper_ev.total_cents < ev.total_cents
+    exempt: set[ServiceCut] = set()
+    assert exempt_escapes(m, escapes, exempt) == 2  # the exemption, and the whole shares' cut
+    assert whole_share_escape(data, m, cheaper, cheaper_ev, exempt) is None
+    # The rows: whole shares on 3 nodes are allowed, 90% of fine-tuning on 3 is not.
+    for ft, nodes, allowed in ((100, 3, True), (90, 3, False), (90, 4, True), (100, 2, False)):
+        trial = with_cut()
+        exempt_escapes(trial, escapes, set())
+        _fix(trial, {"finetune": ft, "chat": 100}, nodes)
+        status = cp_model.CpSolver().solve(trial.cp)
+        assert (status in (cp_model.OPTIMAL, cp_model.FEASIBLE)) is allowed, (ft, nodes)
+    # Without the exemption the whole shares on 3 nodes were cut off too.
+    trial = with_cut()
+    _fix(trial, {"finetune": 100, "chat": 100}, 3)
+    assert cp_model.CpSolver().solve(trial.cp) == cp_model.INFEASIBLE

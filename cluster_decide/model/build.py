@@ -51,6 +51,7 @@ __all__ = [
     "add_transition",
     "build_model",
     "dominated_pairs",
+    "exempt_whole_shares",
     "reduced_buckets",
 ]
 
@@ -128,6 +129,8 @@ class Model:
     cost_cents: Any = 0
     tie_break: Any = 0
     families: dict[str, int] = field(default_factory=dict)
+    service_rows: dict[ServiceCut, list[cp_model.Constraint]] = field(default_factory=dict)
+    """The rows each service-level cut was stated as (see ``exempt_whole_shares``)."""
 
     def _count(self, family: str) -> None:
         self.families[family] = self.families.get(family, 0) + 1
@@ -738,6 +741,33 @@ class ServiceCut:
     spot: tuple[tuple[str, int], ...] = ()
 
 
+def _premise(m: Model, cut: ServiceCut) -> list[Any]:
+    """The literals whose conjunction is ``cut``'s premise: each share at least its level."""
+    premise: list[Any] = []
+    for w, s in cut.shares:
+        key = (w, cut.pool, cut.gpu_type)
+        share = m.share[key]
+        if key in m.spot:
+            y = m.cp.new_bool_var(f"at_least[{w},{cut.pool},{cut.gpu_type},{s},own]")
+            m.cp.add(share - m.spot[key] >= s).only_enforce_if(y)
+            m.cp.add(share - m.spot[key] <= s - 1).only_enforce_if(~y)
+            premise.append(y)
+        elif isinstance(share, cp_model.IntVar):
+            y = m.cp.new_bool_var(f"at_least[{w},{cut.pool},{cut.gpu_type},{s}]")
+            m.cp.add(share >= s).only_enforce_if(y)
+            m.cp.add(share <= s - 1).only_enforce_if(~y)
+            premise.append(y)
+        else:
+            premise.append(m.place[key])
+    for w, pct in cut.spot:
+        key = (w, cut.pool, cut.gpu_type)
+        y = m.cp.new_bool_var(f"spot_is[{w},{cut.pool},{cut.gpu_type},{pct}]")
+        m.cp.add(m.spot[key] == pct).only_enforce_if(y)
+        m.cp.add(m.spot[key] != pct).only_enforce_if(~y)
+        premise.append(y)
+    return premise
+
+
 def add_service_levels(m: Model, cuts: Sequence[ServiceCut]) -> None:
     """Pooled service levels hold: a pool that hosts this work has the nodes it needs.
 
@@ -748,38 +778,37 @@ def add_service_levels(m: Model, cuts: Sequence[ServiceCut]) -> None:
     and notebooks need no cut: their pieces are sized in ``add_capacity``.
     """
     for cut in cuts:
-        premise: list[Any] = []
-        for w, s in cut.shares:
-            key = (w, cut.pool, cut.gpu_type)
-            share = m.share[key]
-            if key in m.spot:
-                y = m.cp.new_bool_var(f"at_least[{w},{cut.pool},{cut.gpu_type},{s},own]")
-                m.cp.add(share - m.spot[key] >= s).only_enforce_if(y)
-                m.cp.add(share - m.spot[key] <= s - 1).only_enforce_if(~y)
-                premise.append(y)
-            elif isinstance(share, cp_model.IntVar):
-                y = m.cp.new_bool_var(f"at_least[{w},{cut.pool},{cut.gpu_type},{s}]")
-                m.cp.add(share >= s).only_enforce_if(y)
-                m.cp.add(share <= s - 1).only_enforce_if(~y)
-                premise.append(y)
-            else:
-                premise.append(m.place[key])
-        for w, pct in cut.spot:
-            key = (w, cut.pool, cut.gpu_type)
-            y = m.cp.new_bool_var(f"spot_is[{w},{cut.pool},{cut.gpu_type},{pct}]")
-            m.cp.add(m.spot[key] == pct).only_enforce_if(y)
-            m.cp.add(m.spot[key] != pct).only_enforce_if(~y)
-            premise.append(y)
+        premise = _premise(m, cut)
         if not premise:
             continue
         k = (cut.pool, cut.gpu_type)
         name = f"service_levels[{cut.pool},{cut.gpu_type},{m.families.get('service_levels', 0)}]"
         if cut.nodes < 0 or cut.nodes > m.node_ub[k]:
-            m.cp.add_bool_or([~lit for lit in premise]).with_name(name)
+            ct = m.cp.add_bool_or([~lit for lit in premise]).with_name(name)
         else:
             ct = m.cp.add(m.nodes[k] >= cut.nodes).with_name(name)
             ct.only_enforce_if(premise)
+        m.service_rows.setdefault(cut, []).append(ct)
         m._count("service_levels")
+
+
+def exempt_whole_shares(m: Model, cut: ServiceCut) -> None:
+    """``cut`` no longer holds where every one of its pieces is the whole class (100% own).
+
+    In a pool that rents on demand a wait is not monotone in the work placed (on-demand nodes
+    follow it in whole nodes), so a cut stated from a share upward can remove a plan with all of
+    the work there on fewer nodes. The solve loop calls this when the evaluator finds such a
+    plan cheaper than the one it was about to call optimal, and states the whole shares' own
+    cut beside it: ``(∧_w share ≥ s_w) ∧ ¬(∧_w (share − spot) = 100) ⇒ nodes ≥ N``.
+    """
+    whole = _premise(
+        m, ServiceCut(cut.pool, cut.gpu_type, tuple((w, 100) for w, _ in cut.shares), 0)
+    )
+    at_whole = m.cp.new_bool_var(f"whole[{cut.pool},{cut.gpu_type}]")
+    m.cp.add_bool_and(whole).only_enforce_if(at_whole)
+    m.cp.add_bool_or([~lit for lit in whole]).only_enforce_if(~at_whole)
+    for ct in m.service_rows.get(cut, []):
+        ct.only_enforce_if(~at_whole)
 
 
 def _load_terms(

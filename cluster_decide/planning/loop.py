@@ -16,7 +16,11 @@ each pool that misses one add a cut "if this pool hosts at least these shares of
 it has at least N nodes", N being the fewest nodes with which that pool meets every target;
 solve again (hinted with the repaired plan) until every target holds. The warm start's plan
 is checked the same way before the first solve and its cuts are added up front
-(:func:`cut_up_front`): the first round would most often find the very same ones. Training
+(:func:`cut_up_front`): the first round would most often find the very same ones. A cut in
+a pool that rents on demand holds from its shares upward only approximately (its waits are
+saw-toothed in the work placed), so before a plan is called optimal each such cut is tried at
+its whole shares (:func:`whole_share_escape`): a cheaper plan there that meets every target
+exempts the cut and the loop solves again. Training
 that fills the troughs of a sharing pool is treated the same way: the model starts with one
 weekly row per pool, and where a plan's training waits too long hour by hour (the
 evaluator's replay, :mod:`cluster_decide.planning.sharing`) the loop states that pool's hourly rows and
@@ -40,6 +44,7 @@ from cluster_decide.model.build import (
     add_service_levels,
     add_sharing_hours,
     build_model,
+    exempt_whole_shares,
     tie_break_scale,
 )
 from cluster_decide.model.cpsat import (
@@ -65,6 +70,7 @@ __all__ = [
     "SolveResult",
     "cut_up_front",
     "deterministic_work",
+    "exempt_escapes",
     "nodes_to_meet",
     "piece_cuts",
     "read_decisions",
@@ -73,6 +79,7 @@ __all__ = [
     "run",
     "sharing_short",
     "solve_data",
+    "whole_share_escape",
     "workers_for",
 ]
 
@@ -551,6 +558,114 @@ def cut_up_front(data: ModelData, m: Model, start: Decisions) -> tuple[Decisions
     return fixed, _add_cuts(data, m, start, ev, needs)
 
 
+def _at_whole(dec: Decisions, cut: ServiceCut, nodes: int) -> Decisions:
+    """``dec`` with each of ``cut``'s classes wholly in its pool, on its own capacity, of ``nodes``."""
+    names = {w for w, _s in cut.shares}
+    place = (cut.pool, cut.gpu_type)
+    shares = {k: s for k, s in dec.shares.items() if k[0] not in names}
+    shares.update({(w, *place): 100 for w in names})
+    spot = {k: s for k, s in dec.spot.items() if k[0] not in names}
+    return replace(dec, shares=shares, spot=spot, nodes={**dec.nodes, place: nodes})
+
+
+def _trimmed(
+    data: ModelData, dec: Decisions, ev: Evaluation, place: tuple[str, str]
+) -> tuple[Decisions, Evaluation] | None:
+    """``dec`` with the fewest nodes at ``place`` down to which each node less is cheaper.
+
+    Fewer nodes rent more on demand (or free a node someone pays for): the walk stops at the
+    first count that breaks a target or costs more. None when ``dec`` itself is infeasible.
+    """
+    if not ev.feasible:
+        return None
+    best = (dec, ev)
+    for n in range(dec.nodes.get(place, 0) - 1, -1, -1):
+        trial = replace(dec, nodes={**dec.nodes, place: n})
+        tev = evaluate_decisions(data, trial)
+        if not tev.feasible or tev.total_cents >= best[1].total_cents:
+            break
+        best = (trial, tev)
+    return best
+
+
+def whole_share_escape(
+    data: ModelData,
+    m: Model,
+    dec: Decisions,
+    ev: Evaluation,
+    exempt: set[ServiceCut],
+    deadline: float | None = None,
+) -> tuple[list[tuple[ServiceCut, int]], Decisions, Evaluation] | None:
+    """A plan cheaper than ``dec`` (evaluated as ``ev``) that a cut in a bursting pool removed.
+
+    A cut there holds from its shares upward, which the pool's saw-toothed waits do not
+    guarantee (see ``docs/model.md``, "service levels"): with all of the work in the pool, more
+    of it is rented on demand and the queue may meet its target on fewer nodes. For each such
+    cut not yet ``exempt``, the plan with every piece at its whole share there is tried on one
+    node fewer than the cut asks (one check of that pool; cuts on the same classes and count
+    share it). Where that meets the pool's targets, the evaluator costs it with each node fewer
+    there, and in the pools the pieces left, while it gets cheaper. Returns the cuts such plans
+    escape (each with its whole shares' node count) and the cheapest plan that meets every
+    target, or None when no cut removed a cheaper plan this way (or ``deadline``, a
+    ``time.perf_counter`` value, came first): only then is ``dec`` called optimal.
+    """
+    found: list[tuple[ServiceCut, int]] = []
+    best: tuple[Decisions, Evaluation] | None = None
+    tried: dict[tuple[str, str, frozenset[str], int], tuple[Decisions, Evaluation] | None] = {}
+    for cut in m.service_rows:
+        place = (cut.pool, cut.gpu_type)
+        if cut in exempt or cut.spot or not data.pool(cut.pool).bursts:
+            continue
+        fewer = _node_limit(data, m, *place) if cut.nodes < 0 else cut.nodes - 1
+        names = frozenset(w for w, _s in cut.shares)
+        key = (*place, names, fewer)
+        if key not in tried:
+            if deadline is not None and time.perf_counter() >= deadline:
+                break
+            tried[key] = _cheaper_at_whole(data, dec, ev, cut, fewer)
+        cheaper = tried[key]
+        if cheaper is None:
+            continue
+        found.append((cut, cheaper[0].nodes[place]))
+        if best is None or cheaper[1].total_cents < best[1].total_cents:
+            best = cheaper
+    if best is None:
+        return None
+    return found, best[0], best[1]
+
+
+def _cheaper_at_whole(
+    data: ModelData, dec: Decisions, ev: Evaluation, cut: ServiceCut, fewer: int
+) -> tuple[Decisions, Evaluation] | None:
+    """``dec`` with ``cut``'s pieces whole in its pool on at most ``fewer`` nodes, if cheaper."""
+    place = (cut.pool, cut.gpu_type)
+    trial = _at_whole(dec, cut, fewer)
+    if fewer < 0 or not _pool_meets(data, trial, *place, fewer):
+        return None
+    cheapest = _trimmed(data, trial, evaluate_decisions(data, trial), place)
+    if cheapest is None:
+        return None
+    names = {w for w, _s in cut.shares}
+    for left in sorted({(k[1], k[2]) for k in dec.shares if k[0] in names} - {place}):
+        cheapest = _trimmed(data, *cheapest, left) or cheapest
+    return cheapest if cheapest[1].total_cents < ev.total_cents else None
+
+
+def exempt_escapes(m: Model, escapes: list[tuple[ServiceCut, int]], exempt: set[ServiceCut]) -> int:
+    """Cut the whole shares out of each escaped cut and state their own node count instead."""
+    for cut, _need in escapes:
+        exempt_whole_shares(m, cut)
+        exempt.add(cut)
+    whole = [
+        ServiceCut(c.pool, c.gpu_type, tuple((w, 100) for w, _s in c.shares), need)
+        for c, need in escapes
+    ]
+    fresh = [c for c in dict.fromkeys(whole) if c not in m.service_rows]
+    add_service_levels(m, fresh)
+    exempt.update(fresh)
+    return len(escapes) + len(fresh)
+
+
 def workers_for(m: Model, workers: int | None) -> int:
     """CP-SAT workers for ``m``: as asked, else 1 below the large-model size, 2 above it."""
     if workers is not None:
@@ -594,6 +709,7 @@ def run(
     CP-SAT run leaves time for checking the plan it finds, as long as the slowest check so far.
     """
     start = time.perf_counter()
+    deadline = None if time_limit_s is None else start + time_limit_s
     check_s = 0.0  # wall time of the slowest check of a plan's service levels so far
 
     def remaining(reserve: float = 0.0) -> float | None:
@@ -670,6 +786,7 @@ def run(
         div = scale
     m.cp.minimize(goal)
     bound = lp_bound
+    exempt: set[ServiceCut] = set()  # cuts whose whole shares were found cheaper (see below)
     spent = 0.0  # CP-SAT deterministic time used so far: the limit covers the whole loop
     for _round in range(MAX_CUT_ROUNDS + 1):
         left = None if deterministic_limit is None else max(0.01, deterministic_limit - spent)
@@ -707,7 +824,11 @@ def run(
         hourly = sharing_short(ev) - m.exact_sharing
         fixed, needs = repair(data, m, dec, ev)
         check_s = max(check_s, time.perf_counter() - tick)
-        if not needs and not hourly:
+        escape = None
+        if not needs and not hourly and may_repair and not relax:
+            escape = whole_share_escape(data, m, dec, ev, exempt, deadline)
+            check_s = max(check_s, time.perf_counter() - tick)
+        if not needs and not hourly and escape is None:
             slack = {f"staffing:{s}": int(solver.value(v)) for s, v in m.staff_slack.items()}
             if m.budget_slack is not None:
                 slack["budget"] = int(solver.value(m.budget_slack))
@@ -724,7 +845,11 @@ def run(
                 ev,
                 check_s,
             )
-        if may_repair and all(n >= 0 for n in needs.values()):
+        if escape is not None:
+            # A cut removed a cheaper plan that meets every target: it is the answer so far.
+            fixed = escape[1]
+            fallback = (fixed, escape[2])
+        elif may_repair and all(n >= 0 for n in needs.values()):
             fixed_ev = evaluate_decisions(data, fixed)
             if fixed_ev.feasible:
                 fallback = (fixed, fixed_ev)
@@ -732,11 +857,16 @@ def run(
             break
         if deterministic_limit is not None and spent >= deterministic_limit:
             break
-        deadline = None if time_limit_s is None else start + time_limit_s
-        cuts += _add_cuts(data, m, dec, ev, needs, deadline)
+        if escape is not None:
+            cuts += exempt_escapes(m, escape[0], exempt)
+            # The exemption gives plans back, so the rounds' bounds no longer hold; the LP
+            # relaxation's, taken before any cut, still does.
+            bound = lp_bound
+        else:
+            cuts += _add_cuts(data, m, dec, ev, needs, deadline)
         # Training in the troughs waits too long hour by hour: state those pools' hourly rows.
         add_sharing_hours(m, hourly)
-        # Cuts and hourly rows only remove plans, so the last round's bound still holds
+        # Cuts and hourly rows only remove plans (an exemption aside), so the last round's bound holds
         # (``bound`` keeps the best of the rounds). It is not added to the model as
         # ``goal >= bound``: that dense row over the whole objective made each later round
         # 2-10x slower to prove (the inference-platform preset: 1.2 s against 0.3 s a round),
