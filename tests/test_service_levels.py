@@ -339,7 +339,7 @@ def test_a_bursting_pools_cut_is_exempted_at_the_whole_shares_a_cheaper_plan_esc
     m = with_cut()
     ev = evaluate_decisions(data, at_four)
     assert ev.feasible, ev.violations
-    escape = whole_share_escape(data, m, at_four, ev, set())
+    escape = whole_share_escape(data, m, at_four, ev.total_cents, set())
     assert escape is not None
     escapes, cheaper, cheaper_ev = escape
     assert escapes == [(cut, 3)]
@@ -347,7 +347,7 @@ def test_a_bursting_pools_cut_is_exempted_at_the_whole_shares_a_cheaper_plan_esc
     assert cheaper_ev.feasible and cheaper_ev.total_cents < ev.total_cents
     exempt: set[ServiceCut] = set()
     assert exempt_escapes(m, escapes, exempt) == 2  # the exemption, and the whole shares' cut
-    assert whole_share_escape(data, m, cheaper, cheaper_ev, exempt) is None
+    assert whole_share_escape(data, m, cheaper, cheaper_ev.total_cents, exempt) is None
     # The rows: whole shares on 3 nodes are allowed, 90% of fine-tuning on 3 is not.
     for ft, nodes, allowed in ((100, 3, True), (90, 3, False), (90, 4, True), (100, 2, False)):
         trial = with_cut()

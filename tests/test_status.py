@@ -11,8 +11,9 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import polars as pl
 import pytest
-from builders import random_shop, slurm_shop, two_clusters
+from builders import random_shop, shop, slurm_shop, two_clusters
 from ortools.sat.python import cp_model
 
 import cluster_decide as cd
@@ -159,3 +160,38 @@ def test_no_plan_called_optimal_is_beaten_by_a_neighbour_steps_plan(
         ev = cd.evaluate(make(growth), cd.solve(make(other), workers=1))
         if ev.feasible:
             assert plan.total_monthly_usd <= ev.total_cents / 100 + 0.01, other
+
+
+def _one_kubernetes_node(kubernetes_fte: float) -> cd.Scenario:
+    """Chat and fine-tuning (which here needs autoscaling) must share today's one owned
+    Kubernetes node, which cannot grow (procurement is cloud) but rents peaks on demand."""
+    scn = shop(
+        10_000.0,
+        128,
+        5_000.0,
+        24.0,
+        {"hpc-a": ("slurm", 16), "k8s-a": ("kubernetes", 1)},
+        team={"hpc": {"fte": 1.0}, "kubernetes": {"fte": kubernetes_fte}},
+        procurement={"mode": "cloud"},
+        chat={"peak_requests_per_second": 10.0},
+        pools=[{"name": "slurm", "platform": "slurm"}],
+    )
+    data = scn.to_dict()
+    data["workloads"][1]["requires"] = ["autoscaling"]
+    return cd.parse_scenario(data, source="one-node.toml")
+
+
+def test_a_cut_in_a_pool_that_bursts_never_makes_a_feasible_estate_infeasible() -> None:
+    """A cut "chat 100% and fine-tuning 80% on the one-node cluster => 4 nodes" forbade every
+    larger share there (the cluster may not grow), though all of fine-tuning beside the chat
+    meets every target on the one node with on-demand GPUs: the solve said infeasible, and the
+    diagnosis of the same estate without Kubernetes staff found no change that helps. The loop
+    now tries the cuts' whole shares before it calls the model infeasible."""
+    plan = cd.solve(_one_kubernetes_node(2.0), workers=1)
+    assert plan.status == "optimal"
+    assert plan.service_levels["met"].all()
+    assert cd.evaluate(_one_kubernetes_node(2.0), plan).feasible
+    assert plan.pools.filter(pl.col("pool") == "k8s-a")["nodes"].to_list() == [1]
+    short = cd.solve(_one_kubernetes_node(0.0), workers=1)
+    assert short.status == "infeasible"
+    assert "staffing:kubernetes" in short.relaxations["change"].to_list(), short.explanations

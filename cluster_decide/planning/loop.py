@@ -568,21 +568,31 @@ def _at_whole(dec: Decisions, cut: ServiceCut, nodes: int) -> Decisions:
     return replace(dec, shares=shares, spot=spot, nodes={**dec.nodes, place: nodes})
 
 
+def _holds(ev: Evaluation, relax: frozenset[str]) -> bool:
+    """Whether ``ev``'s plan breaks nothing but the staff or budget a ``relax`` search adds."""
+    return all(v.split(":")[0] in relax for v in ev.violations)
+
+
 def _trimmed(
-    data: ModelData, dec: Decisions, ev: Evaluation, place: tuple[str, str]
+    data: ModelData,
+    dec: Decisions,
+    ev: Evaluation,
+    place: tuple[str, str],
+    relax: frozenset[str] = frozenset(),
 ) -> tuple[Decisions, Evaluation] | None:
     """``dec`` with the fewest nodes at ``place`` down to which each node less is cheaper.
 
     Fewer nodes rent more on demand (or free a node someone pays for): the walk stops at the
-    first count that breaks a target or costs more. None when ``dec`` itself is infeasible.
+    first count that breaks a target or costs more. None when ``dec`` itself breaks one (with
+    ``relax``, anything but staff or budget).
     """
-    if not ev.feasible:
+    if not _holds(ev, relax):
         return None
     best = (dec, ev)
     for n in range(dec.nodes.get(place, 0) - 1, -1, -1):
         trial = replace(dec, nodes={**dec.nodes, place: n})
         tev = evaluate_decisions(data, trial)
-        if not tev.feasible or tev.total_cents >= best[1].total_cents:
+        if not _holds(tev, relax) or tev.total_cents >= best[1].total_cents:
             break
         best = (trial, tev)
     return best
@@ -592,11 +602,12 @@ def whole_share_escape(
     data: ModelData,
     m: Model,
     dec: Decisions,
-    ev: Evaluation,
+    ceiling_cents: float,
     exempt: set[ServiceCut],
     deadline: float | None = None,
+    relax: frozenset[str] = frozenset(),
 ) -> tuple[list[tuple[ServiceCut, int]], Decisions, Evaluation] | None:
-    """A plan cheaper than ``dec`` (evaluated as ``ev``) that a cut in a bursting pool removed.
+    """A plan near ``dec``, cheaper than ``ceiling_cents``, that a cut in a bursting pool removed.
 
     A cut there holds from its shares upward, which the pool's saw-toothed waits do not
     guarantee (see ``docs/model.md``, "service levels"): with all of the work in the pool, more
@@ -607,7 +618,10 @@ def whole_share_escape(
     there, and in the pools the pieces left, while it gets cheaper. Returns the cuts such plans
     escape (each with its whole shares' node count) and the cheapest plan that meets every
     target, or None when no cut removed a cheaper plan this way (or ``deadline``, a
-    ``time.perf_counter`` value, came first): only then is ``dec`` called optimal.
+    ``time.perf_counter`` value, came first). The loop asks with ``dec``'s own cost before it
+    calls ``dec`` optimal, and with no ceiling (``math.inf``) before it calls the model
+    infeasible after cuts (``dec`` being the last plan it found); in a search with ``relax``
+    slack, a plan short only of staff or budget counts as meeting its constraints.
     """
     found: list[tuple[ServiceCut, int]] = []
     best: tuple[Decisions, Evaluation] | None = None
@@ -616,13 +630,14 @@ def whole_share_escape(
         place = (cut.pool, cut.gpu_type)
         if cut in exempt or cut.spot or not data.pool(cut.pool).bursts:
             continue
-        fewer = _node_limit(data, m, *place) if cut.nodes < 0 else cut.nodes - 1
+        limit = _node_limit(data, m, *place)
+        fewer = limit if cut.nodes < 0 else min(limit, cut.nodes - 1)
         names = frozenset(w for w, _s in cut.shares)
         key = (*place, names, fewer)
         if key not in tried:
             if deadline is not None and time.perf_counter() >= deadline:
                 break
-            tried[key] = _cheaper_at_whole(data, dec, ev, cut, fewer)
+            tried[key] = _cheaper_at_whole(data, dec, ceiling_cents, cut, fewer, relax)
         cheaper = tried[key]
         if cheaper is None:
             continue
@@ -635,20 +650,25 @@ def whole_share_escape(
 
 
 def _cheaper_at_whole(
-    data: ModelData, dec: Decisions, ev: Evaluation, cut: ServiceCut, fewer: int
+    data: ModelData,
+    dec: Decisions,
+    ceiling_cents: float,
+    cut: ServiceCut,
+    fewer: int,
+    relax: frozenset[str],
 ) -> tuple[Decisions, Evaluation] | None:
     """``dec`` with ``cut``'s pieces whole in its pool on at most ``fewer`` nodes, if cheaper."""
     place = (cut.pool, cut.gpu_type)
     trial = _at_whole(dec, cut, fewer)
     if fewer < 0 or not _pool_meets(data, trial, *place, fewer):
         return None
-    cheapest = _trimmed(data, trial, evaluate_decisions(data, trial), place)
+    cheapest = _trimmed(data, trial, evaluate_decisions(data, trial), place, relax)
     if cheapest is None:
         return None
     names = {w for w, _s in cut.shares}
     for left in sorted({(k[1], k[2]) for k in dec.shares if k[0] in names} - {place}):
-        cheapest = _trimmed(data, *cheapest, left) or cheapest
-    return cheapest if cheapest[1].total_cents < ev.total_cents else None
+        cheapest = _trimmed(data, *cheapest, left, relax) or cheapest
+    return cheapest if cheapest[1].total_cents < ceiling_cents else None
 
 
 def exempt_escapes(m: Model, escapes: list[tuple[ServiceCut, int]], exempt: set[ServiceCut]) -> int:
@@ -730,10 +750,12 @@ def run(
     # The best plan that meets every target so far, with its evaluation (a grown pool's plan,
     # or a large estate's restricted answer): what a search cut short reports.
     fallback: tuple[Decisions, Evaluation] | None = None
+    last: Decisions | None = None  # the last plan found (or started from): where cuts came from
     if not relax and hint is not None:
         if cut_first:
             tick = time.perf_counter()
             hint, cuts = cut_up_front(data, m, hint)
+            last = hint
             check_s = time.perf_counter() - tick
         add_hints(m, hint)
     elif not relax and warm_start:
@@ -769,6 +791,7 @@ def run(
                         fallback = (narrow.decisions, narrow.evaluation)
             tick = time.perf_counter()
             start_from, cuts = cut_up_front(data, m, start_from)
+            last = start_from
             check_s = max(check_s, time.perf_counter() - tick)
             add_hints(m, start_from)
     if relax:
@@ -786,6 +809,7 @@ def run(
         div = scale
     m.cp.minimize(goal)
     bound = lp_bound
+    unproven = "The plan meets every service level but was not proven optimal within the limit."
     exempt: set[ServiceCut] = set()  # cuts whose whole shares were found cheaper (see below)
     spent = 0.0  # CP-SAT deterministic time used so far: the limit covers the whole loop
     for _round in range(MAX_CUT_ROUNDS + 1):
@@ -802,6 +826,22 @@ def run(
         status = status_of(code, m)
         wall = time.perf_counter() - start
         if status is Status.INFEASIBLE:
+            escape = None
+            if cuts and last is not None and may_repair:
+                # The cuts alone may be why: a plan that meets every target may escape one.
+                escape = whole_share_escape(data, m, last, math.inf, exempt, deadline, relax)
+            if escape is not None:
+                cuts += exempt_escapes(m, escape[0], exempt)
+                bound = lp_bound
+                if not relax:  # a relaxed search's plans need their slack: none falls back
+                    fallback = (escape[1], escape[2])
+                m.cp.clear_hints()
+                add_hints(m, escape[1])
+                continue
+            if fallback is not None:
+                # A plan that meets every target exists, so the cuts removed it: not infeasible.
+                unproven = "The plan meets every service level but was not proven optimal."
+                break
             return SolveResult(status, None, math.nan, math.nan, wall, m, {}, cuts)
         if status is Status.TIME_LIMIT:
             if fallback is not None:
@@ -818,6 +858,7 @@ def run(
                 time_limit_message(wall, time_limit_s),
             )
         dec = read_decisions(m, solver)
+        last = dec
         bound = max(solver.best_objective_bound / div, bound)
         tick = time.perf_counter()
         ev = evaluate_decisions(data, dec)
@@ -826,7 +867,7 @@ def run(
         check_s = max(check_s, time.perf_counter() - tick)
         escape = None
         if not needs and not hourly and may_repair and not relax:
-            escape = whole_share_escape(data, m, dec, ev, exempt, deadline)
+            escape = whole_share_escape(data, m, dec, ev.total_cents, exempt, deadline)
             check_s = max(check_s, time.perf_counter() - tick)
         if not needs and not hourly and escape is None:
             slack = {f"staffing:{s}": int(solver.value(v)) for s, v in m.staff_slack.items()}
@@ -897,7 +938,7 @@ def run(
         m,
         {},
         cuts,
-        "The plan meets every service level but was not proven optimal within the limit.",
+        unproven,
         ev,
         check_s,
     )
