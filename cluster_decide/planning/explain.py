@@ -235,6 +235,45 @@ def _holders(data: ModelData, dec: Decisions, pool: str, gpu: str) -> str:
     return " and ".join(words) or "other work's"
 
 
+def _spare_sentences(data: ModelData, dec: Decisions, leased: set[str]) -> list[str]:
+    """Clusters of today the plan leaves partly or wholly unused, and what that leaves out.
+
+    An owned cluster's nodes cost their running costs (support, power and space) only while in
+    use, a rolling lease's its market price; a node the plan does not need costs nothing in it,
+    which is only true if it is powered down, lent or sold (or the lease handed back). A lease
+    that runs on is said by the lease sentence instead.
+    """
+    out = []
+    for pool in data.pools:
+        today = pool.nodes_today
+        if not today or pool.name in leased:
+            continue
+        for g in pool.gpu_types:
+            used = dec.nodes.get((pool.name, g), 0)
+            if used >= today:
+                continue
+            spare = today - used
+            saved = money(spare * data.node_cost(pool.name, g) / 100.0)
+            nodes = f"{spare} {g} node{'s' if spare != 1 else ''}"
+            head = (
+                f"The plan leaves the {pool.name} cluster ({today} {g} nodes) unused"
+                if not used
+                else f"The {pool.name} cluster needs {used} of its {today} {g} nodes"
+            )
+            if pool.owned:
+                out.append(
+                    f"{head}: the plan counts no running costs for {'them' if not used else f'the other {nodes}'} "
+                    f"({saved} a month of support, power and space), which holds only if they "
+                    "are powered down, lent or sold."
+                )
+            else:
+                out.append(
+                    f"{head}: the lease on {'them' if not used else f'the other {nodes}'} is handed "
+                    f"back ({saved} a month)."
+                )
+    return out
+
+
 def procurement_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[str]:
     """Where the GPUs come from: market and term per GPU type, the up-front outlay, spot."""
     out = []
@@ -261,6 +300,7 @@ def procurement_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> li
                 + ("the added node costs" if added == 1 else f"the {added} added nodes cost")
                 + " what a new node costs."
             )
+    out += _spare_sentences(data, dec, leased)
     for g, n in sorted(nodes_by_gpu.items()):
         market = data.markets.get(g)
         if not n or market is None or market.baseline is None:

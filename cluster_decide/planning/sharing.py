@@ -239,7 +239,8 @@ def sharing_sentence(
     nodes = int(np.ceil(flat / gpus_per_node - 1e-9))
     return (
         f"Training uses {typical} of the {holders} GPUs in {p}{window}{weekend}: "
-        f"{money(nodes * usd_per_node_month)} a month ({nodes} nodes) that the separate design "
+        f"{money(nodes * usd_per_node_month)} a month ({nodes} node{'s' if nodes != 1 else ''}) "
+        "that the separate design "
         "would spend on a second pool."
     )
 
