@@ -261,8 +261,6 @@ def test_stopped_work_ends_within_a_model_build_and_before_another_lp(
 def test_an_infeasible_relaxation_is_solved_once() -> None:
     """GLOP's three settings are for ABNORMAL ends; an infeasible LP is infeasible in every one
     (CP-SAT proves the model infeasible on its own)."""
-    from ortools.linear_solver import pywraplp
-
     from cluster_decide.planning import warmstart
 
     model = cp_model.CpModel()
@@ -270,14 +268,14 @@ def test_an_infeasible_relaxation_is_solved_once() -> None:
     model.add(x >= 11)
     model.minimize(x)
     calls: list[str] = []
-    real = pywraplp.Solver.Solve
+    real = warmstart._glop
 
-    def counted(solver: Any, *args: Any) -> Any:
+    def counted(lp: Any, params: str) -> Any:
         calls.append("solve")
-        return real(solver, *args)
+        return real(lp, params)
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(pywraplp.Solver, "Solve", counted)
+        mp.setattr(warmstart, "_glop", counted)
         assert warmstart.lp_relaxation(model) is None
     assert calls == ["solve"]
 
@@ -371,4 +369,4 @@ def test_stopped_work_ends_between_capacity_pools_and_while_the_lp_is_built(
     signal = StopSignal()
     signal.stop()
     with stoppable(signal), pytest.raises(SolveStopped):
-        warmstart._glop(m.cp.proto, "use_dual_simplex:true")
+        warmstart._lp_of(m.cp)
