@@ -9,12 +9,15 @@ import importlib
 import sys
 from dataclasses import replace
 
+import numpy as np
 import polars as pl
 import pytest
 from builders import fine_tuning, service, small_scenario, training
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import cluster_decide as cd
-from cluster_decide.model.build import FAMILIES, build_model
+from cluster_decide.model.build import FAMILIES, build_model, reduced_buckets
 from cluster_decide.model.data import prepare
 from cluster_decide.planning.evaluation import Decisions, evaluate_decisions
 from cluster_decide.planning.solve import solve_data
@@ -432,3 +435,36 @@ def test_a_gpu_type_another_dominates_is_used_only_beside_it(
     )
     assert build.dominated_gpus(prepare(beside)) == [("slurm", "H100", "H200", ("ft",))]
     assert cd.solve(beside).pools["gpu_type"].to_list() == ["H100"]
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, database=None)
+@given(
+    st.integers(1, 6),
+    st.integers(1, 4),
+    st.integers(1, 1000),
+    st.booleans(),
+    st.booleans(),
+    st.integers(0, 2**32 - 1),
+)
+def test_the_capacity_rows_hours_are_the_distinct_undominated_ones(
+    workloads: int, levels: int, unit: int, daily: bool, bursts: bool, seed: int
+) -> None:
+    """``reduced_buckets`` keeps one hour for each distinct column of demands (the first, with
+    how many hours it stands for), and without burst only those no other distinct hour covers
+    in every workload: the definition, checked hour by hour against the dict-and-broadcast form."""
+    rng = np.random.default_rng(seed)
+    demands = rng.integers(0, levels, size=(workloads, 168)).astype(np.int64) * unit
+    if daily:
+        demands = np.repeat(demands[:, :24], 7, axis=1)
+    hours = [tuple(demands[:, t]) for t in range(168)]
+    distinct = sorted({h: hours.index(h) for h in hours}.items(), key=lambda kv: kv[1])
+    expected = [
+        (first, hours.count(h))
+        for h, first in distinct
+        if bursts
+        or not any(o != h and all(a >= b for a, b in zip(o, h, strict=True)) for o, _f in distinct)
+    ]
+    got = reduced_buckets(demands, bursts)
+    assert got == expected
+    if bursts:
+        assert sum(n for _t, n in got) == 168
