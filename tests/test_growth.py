@@ -15,7 +15,7 @@ from typing import Any
 
 import polars as pl
 import pytest
-from builders import component_usd, small_scenario, training
+from builders import component_usd, small_scenario, training, two_clusters
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_leases import NODES, bank
@@ -165,3 +165,21 @@ def test_a_leased_cluster_grows_at_the_market_price_every_month() -> None:
     assert data.nodes_cents("hpc-a", "H100", NODES + 3) == (
         NODES * data.node_cost("hpc-a", "H100") + 3 * price
     )
+
+
+def test_a_cluster_of_today_the_plan_needs_less_of_says_what_it_leaves_out() -> None:
+    """The plan counts running costs only for the nodes it uses: a sentence says how many of a
+    cluster's nodes that leaves out, and that the saving needs them powered down, lent or sold."""
+    lab = cd.solve(cd.load_scenario("research-lab"), workers=1)
+    assert (
+        "The lab-h100 cluster needs 22 of its 24 H100 nodes: no running costs are counted for "
+        "the other 2 H100 nodes ($7.6k a month of support, power and space), which holds only "
+        "if they are powered down, lent or sold."
+    ) in lab.explanations
+    unused = cd.solve(two_clusters(10_000.0), workers=1)
+    assert unused.pools.filter(pl.col("pool") == "k8s-a").is_empty()
+    assert any(
+        s.startswith("The plan leaves the k8s-a cluster (1 H100 node) unused: no running costs")
+        and s.endswith("which holds only if it is powered down, lent or sold.")
+        for s in unused.explanations
+    ), unused.explanations

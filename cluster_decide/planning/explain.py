@@ -16,7 +16,7 @@ from cluster_decide.base.vocabulary import ARCHETYPE_SHORT, ARCHETYPE_WORDS, SKI
 from cluster_decide.inputs.market import PROVIDER_WORDS, TERM_WORDS
 from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, Combo, ModelData
 from cluster_decide.planning.evaluation import Decisions, Evaluation
-from cluster_decide.planning.explain_people import money, people_sentences
+from cluster_decide.planning.explain_people import money, people_sentences, plural
 from cluster_decide.planning.service import busy_gpus_by_pool
 from cluster_decide.planning.sharing import sharing_sentence
 
@@ -252,25 +252,22 @@ def _spare_sentences(data: ModelData, dec: Decisions, leased: set[str]) -> list[
             used = dec.nodes.get((pool.name, g), 0)
             if used >= today:
                 continue
-            spare = today - used
-            saved = money(spare * data.node_cost(pool.name, g) / 100.0)
-            nodes = f"{spare} {g} node{'s' if spare != 1 else ''}"
-            head = (
-                f"The plan leaves the {pool.name} cluster ({today} {g} nodes) unused"
-                if not used
-                else f"The {pool.name} cluster needs {used} of its {today} {g} nodes"
-            )
-            if pool.owned:
-                out.append(
-                    f"{head}: the plan counts no running costs for {'them' if not used else f'the other {nodes}'} "
-                    f"({saved} a month of support, power and space), which holds only if they "
-                    "are powered down, lent or sold."
-                )
+            saved = money((today - used) * data.node_cost(pool.name, g) / 100.0)
+            if used:
+                head = f"The {pool.name} cluster needs {used} of its {today} {g} nodes"
+                which = f"the other {plural(today - used, g + ' node')}"
             else:
-                out.append(
-                    f"{head}: the lease on {'them' if not used else f'the other {nodes}'} is handed "
-                    f"back ({saved} a month)."
+                head = (
+                    f"The plan leaves the {pool.name} cluster ({plural(today, g + ' node')}) unused"
                 )
+                which = "it" if today == 1 else "them"
+            they = "it is" if today - used == 1 else "they are"
+            out.append(
+                f"{head}: no running costs are counted for {which} ({saved} a month of support, "
+                f"power and space), which holds only if {they} powered down, lent or sold."
+                if pool.owned
+                else f"{head}: the lease on {which} is handed back ({saved} a month)."
+            )
     return out
 
 

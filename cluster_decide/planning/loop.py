@@ -574,26 +574,24 @@ def _holds(ev: Evaluation, relax: frozenset[str]) -> bool:
 
 
 def _trimmed(
-    data: ModelData,
     dec: Decisions,
     ev: Evaluation,
     place: tuple[str, str],
-    relax: frozenset[str] = frozenset(),
-    costed: Callable[[Decisions], Evaluation] | None = None,
+    relax: frozenset[str],
+    costed: Callable[[Decisions], Evaluation],
 ) -> tuple[Decisions, Evaluation] | None:
     """``dec`` with the fewest nodes at ``place`` down to which each node less is cheaper.
 
     Fewer nodes rent more on demand (or free a node someone pays for): the walk stops at the
-    first count that breaks a constraint or costs more. None when ``dec`` itself breaks one
-    (with ``relax``, anything but staff or budget). ``costed`` evaluates each count (default:
-    every family, service levels included).
+    first count that breaks a constraint or costs more, each count evaluated by ``costed``.
+    None when ``dec`` itself breaks one (with ``relax``, anything but staff or budget).
     """
     if not _holds(ev, relax):
         return None
     best = (dec, ev)
     for n in range(dec.nodes.get(place, 0) - 1, -1, -1):
         trial = replace(dec, nodes={**dec.nodes, place: n})
-        tev = costed(trial) if costed is not None else evaluate_decisions(data, trial)
+        tev = costed(trial)
         if not _holds(tev, relax) or tev.total_cents >= best[1].total_cents:
             break
         best = (trial, tev)
@@ -676,11 +674,11 @@ def _cheaper_at_whole(
     left = sorted({(k[1], k[2]) for k in dec.shares if k[0] in names} - {place})
 
     def walk(costed: Callable[[Decisions], Evaluation]) -> tuple[Decisions, Evaluation] | None:
-        cheapest = _trimmed(data, trial, costed(trial), place, relax, costed)
+        cheapest = _trimmed(trial, costed(trial), place, relax, costed)
         if cheapest is None:
             return None
         for q in left:
-            cheapest = _trimmed(data, cheapest[0], cheapest[1], q, relax, costed) or cheapest
+            cheapest = _trimmed(cheapest[0], cheapest[1], q, relax, costed) or cheapest
         return cheapest
 
     bound = walk(lambda d: evaluate_decisions(data, d, service_pools=set()))
