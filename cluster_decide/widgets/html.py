@@ -10,7 +10,9 @@ import base64
 import html
 import math
 import re
+from collections import Counter
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 import polars as pl
@@ -134,21 +136,30 @@ def unproven_words(plan: Plan) -> str:
     return f"Good plan, not proven the cheapest{bound}"
 
 
+def _pool_words(label: str, found: re.Match[str]) -> str:
+    """``the <label>``, capitalized where the pool's name opened the sentence with "The"."""
+    return f"{'The' if found.group(0)[0] == 'T' else 'the'} {label}"
+
+
 def plain(text: str, plan: Plan) -> str:
     """A model sentence in the room's words: pool ids become platform names, no jargon."""
     if plan.pools.height:
         pools = dict(
             zip(plan.pools["pool"].to_list(), plan.pools["platform"].to_list(), strict=True)
         )
+        kinds = Counter(pools.values())
         for pool, platform in sorted(pools.items(), key=lambda kv: -len(kv[0])):
-            label = PLATFORM_LABELS.get(platform, platform)
+            # Two pools of one platform keep their names, or "the Slurm pool" means either.
+            label = f"{PLATFORM_LABELS.get(platform, platform)} pool"
+            label += f" ({pool})" if kinds[platform] > 1 else ""
             text = re.sub(
-                rf"(?<![\w-])(the )?{re.escape(pool)}(?![\w-])( pool)?", f"the {label} pool", text
+                rf"(?<![\w-])([Tt]he )?{re.escape(pool)}(?![\w-])( pool| cluster(?!s))?",
+                partial(_pool_words, label),
+                text,
             )
     for word, label in PLATFORM_LABELS.items():
         text = re.sub(rf"\bruns on {word}\b", f"runs on {label}", text)
-    text = text.replace("Staffing binds for", "Not enough engineers for")
-    return text.replace("the the ", "the ")
+    return text.replace("Staffing binds for", "Not enough engineers for")
 
 
 def _short(sentence: str) -> tuple[str, str]:
