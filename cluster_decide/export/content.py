@@ -51,6 +51,7 @@ from cluster_decide.export.words import (
     usd_year,
 )
 from cluster_decide.inputs.scenario import Scenario
+from cluster_decide.planning.explain import SPARE_NODE_MARKS
 from cluster_decide.planning.plan import Plan
 from cluster_decide.planning.solve import solve
 
@@ -1161,6 +1162,11 @@ def _grown(plan: Plan, names: Names) -> list[str]:
     ]
 
 
+def _spare(plan: Plan, names: Names) -> list[str]:
+    """The plan's sentences on clusters of today it leaves partly or wholly unused."""
+    return [names.plain(s) for s in plan.explanations if any(m in s for m in SPARE_NODE_MARKS)]
+
+
 def _today(b: Bundle) -> Section | None:
     """Today against the proposal, and the transition, when the plan carries them."""
     plan = b.plan
@@ -1175,7 +1181,7 @@ def _today(b: Bundle) -> Section | None:
             f"Today: {usd(current)} a month; proposed: {usd(plan.total_monthly_usd)} "
             f"({'+' if diff >= 0 else '-'}{usd(abs(diff))} a month)."
         )
-    bullets += _grown(plan, _names(b))
+    bullets += _grown(plan, _names(b)) + _spare(plan, _names(b))
     upfront = _upfront_usd(plan)
     if upfront:
         bullets.append(f"Up front: {usd(upfront)} for the nodes we buy, before the first month.")

@@ -24,6 +24,7 @@ __all__ = [
     "ARCHETYPE_SHORT",
     "ARCHETYPE_WORDS",
     "PLATFORM_WORDS",
+    "SPARE_NODE_MARKS",
     "explain",
     "hour_name",
     "money",
@@ -32,6 +33,9 @@ __all__ = [
 ]
 
 SKILL_WORDS = SKILL_LABELS
+SPARE_NODE_MARKS = ("no running costs are counted for", "is handed back")
+"""Words only a sentence on a cluster of today the plan leaves partly unused says (owned, leased):
+the deck and report find that sentence among the plan's by them."""
 _DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 
 
@@ -263,10 +267,10 @@ def _spare_sentences(data: ModelData, dec: Decisions, leased: set[str]) -> list[
                 which = "it" if today == 1 else "them"
             they = "it is" if today - used == 1 else "they are"
             out.append(
-                f"{head}: no running costs are counted for {which} ({saved} a month of support, "
+                f"{head}: {SPARE_NODE_MARKS[0]} {which} ({saved} a month of support, "
                 f"power and space), which holds only if {they} powered down, lent or sold."
                 if pool.owned
-                else f"{head}: the lease on {which} is handed back ({saved} a month)."
+                else f"{head}: the lease on {which} {SPARE_NODE_MARKS[1]} ({saved} a month)."
             )
     return out
 
