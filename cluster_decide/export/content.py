@@ -1181,7 +1181,8 @@ def _today(b: Bundle) -> Section | None:
             f"Today: {usd(current)} a month; proposed: {usd(plan.total_monthly_usd)} "
             f"({'+' if diff >= 0 else '-'}{usd(abs(diff))} a month)."
         )
-    bullets += _grown(plan, _names(b)) + _spare(plan, _names(b))
+    names = _names(b)
+    bullets += _grown(plan, names) + _spare(plan, names)
     upfront = _upfront_usd(plan)
     if upfront:
         bullets.append(f"Up front: {usd(upfront)} for the nodes we buy, before the first month.")
@@ -1191,7 +1192,7 @@ def _today(b: Bundle) -> Section | None:
     if isinstance(transition, pl.DataFrame) and transition.height:
         any_move = "action" in transition.columns and bool((transition["action"] == "move").any())
         if set(_TRANSITION_COLUMNS) <= set(transition.columns):
-            table, moves = _transition_table(transition, _names(b))
+            table, moves = _transition_table(transition, names)
         else:  # a transition in another shape: shown as it is
             table = table_of(transition)
     if current is not None:
