@@ -107,6 +107,29 @@ def test_a_cluster_that_has_room_does_not_grow() -> None:
     assert not any("grows" in s for s in plan.explanations)
 
 
+def test_a_leased_cluster_of_today_is_not_bought_up_front() -> None:
+    # A rolling lease under on-prem procurement: its own nodes are rented at the market's price
+    # a month, never bought. The deck said "Up front: $2.88M for the nodes we buy" for a leased
+    # cluster the plan kept as it was, and the cash flow bought it in month 0.
+    kept = cd.solve(lab(4_000, ownership="leased"))
+    assert kept.status == "optimal"
+    assert _nodes(kept)["lab"][1] == 0
+    assert kept.upfront_usd == 0.0
+    assert kept.pools["upfront_usd"].to_list() == [0.0]
+    flow = kept.cash_flow
+    assert flow["upfront_usd"].sum() == 0.0 and flow["resale_usd"].sum() == 0.0
+    assert flow.filter(pl.col("month") > 0)["monthly_usd"].to_list() == pytest.approx(
+        [kept.total_monthly_usd] * (flow.height - 1)
+    )
+    # Grown, only the nodes it adds are bought.
+    scn = lab(20_000, ownership="leased")
+    grown = cd.solve(scn)
+    assert _nodes(grown) == {"lab": (16, 8)}
+    per_node = prepare(scn).markets["H100"].upfront_usd_per_node
+    assert per_node > 0
+    assert grown.upfront_usd == pytest.approx(8 * per_node)
+
+
 def test_max_nodes_caps_how_far_a_cluster_grows() -> None:
     # Room for 4 more nodes, not the 8 a second gang slot needs: a new cluster after all.
     plan = cd.solve(lab(20_000, max_nodes=12))

@@ -259,6 +259,15 @@ class ModelData:
         today = self.pool(pool).nodes_today
         return max(0, nodes - today) if today else 0
 
+    def nodes_bought(self, pool: str, nodes: int) -> int:
+        """How many of ``nodes`` nodes in ``pool`` are bought as new ones.
+
+        All of them in a new pool; in a cluster of today only those it grows by, since its own
+        are paid for (owned) or rented (leased, at the market's monthly price). A bought node
+        has an up-front outlay when the GPU type's baseline is owned hardware.
+        """
+        return self.nodes_added(pool, nodes) if self.pool(pool).nodes_today else nodes
+
     def nodes_cents(self, pool: str, gpu_type: str, nodes: int) -> int:
         """Cents a month for ``nodes`` nodes of ``gpu_type`` in ``pool``.
 

@@ -12,11 +12,11 @@ Frames and their columns (units in the names):
   provider_class (on_prem | hyperscaler | gpu_cloud | marketplace | scenario), provider, term
   (owned | on_demand | commit_1y | commit_3y), usd_per_gpu_hour (baseline, equivalent monthly
   cost per GPU-hour for owned nodes), spot_gpu_hours (per month), upfront_usd (nodes × (server +
-  fabric share + storage share) for owned nodes, 0 when rented or when the cluster exists
-  today), managed (runs as a managed service), existing (a cluster that exists today; its owned
+  fabric share + storage share) for bought nodes, 0 when rented; a cluster of today, owned or
+  leased, buys only the nodes it grows by), managed (runs as a managed service), existing (a cluster that exists today; its owned
   nodes cost their running costs only, provider ``today``).
 - ``cash_flow``: month (0 = purchase), upfront_usd, monthly_usd (cash spend without the capital
-  charge of owned nodes), resale_usd, cash_usd, cumulative_usd; one row per month of the horizon.
+  charge of bought nodes), resale_usd, cash_usd, cumulative_usd; one row per month of the horizon.
 - ``staffing``: skill, available_fte, required_fte, hires, retrained_in (people trained into
   this skill from the other), idle_fte (capacity to redeploy), payroll_usd_per_month (staff on
   the payroll today plus hires).
@@ -314,7 +314,7 @@ def build_frames(data: ModelData, dec: Decisions, ev: Evaluation) -> dict[str, p
                 "term": "owned" if owned else (offer.term if offer else ""),
                 "usd_per_gpu_hour": round(usd_per_gpu_hour, 4),
                 "spot_gpu_hours": round(spot_units / units * HOURS_PER_MONTH, 1),
-                "upfront_usd": (added if owned else nodes) * upfront_per_node,
+                "upfront_usd": data.nodes_bought(p, nodes) * upfront_per_node,
                 "managed": p in dec.managed,
                 "existing": data.pool(p).existing,
                 "nodes_added": added,
@@ -399,18 +399,20 @@ def transition_frame(data: ModelData, dec: Decisions, ev: Evaluation) -> pl.Data
 def investment(data: ModelData, dec: Decisions, ev: Evaluation) -> tuple[float, pl.DataFrame]:
     """The up-front outlay of a plan and its cumulative cash over the horizon.
 
-    Outlay: Σ over owned pools of nodes × (server + fabric share + storage share). Monthly cash
-    is the evaluator's cash spend less the capital charge of owned nodes (that charge stands for
-    the outlay and resale, which the frame shows as they happen). A lease of today's cluster is
-    paid in full until it ends and the nodes the plan keeps at market price after it; the
-    evaluator's figure averages the two over the horizon.
+    Outlay: Σ over the nodes bought (``ModelData.nodes_bought``) × (server + fabric share +
+    storage share). Monthly cash is the evaluator's cash spend less the capital charge of the
+    bought nodes (that charge stands for the outlay and resale, which the frame shows as they
+    happen); a rolling lease's nodes keep theirs, the stand-in for the lease's monthly payment.
+    A lease of today's cluster with an end date is paid in full until it ends and the nodes the
+    plan keeps at market price after it; the evaluator's figure averages the two over the
+    horizon.
     """
     upfront = capital = 0.0
     life = data.scenario.procurement.horizon_months
     for (p, g), nodes in dec.nodes.items():
         market = data.markets.get(g)
-        # Today's owned clusters are paid for: only the nodes they grow by are bought.
-        n = data.nodes_added(p, nodes) if data.pool(p).owned else nodes
+        # Today's clusters are paid for or rented: only the nodes they grow by are bought.
+        n = data.nodes_bought(p, nodes)
         if n <= 0 or market is None or market.onprem is None:
             continue
         upfront += n * market.onprem.upfront_usd
