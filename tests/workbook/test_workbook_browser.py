@@ -37,10 +37,6 @@ PYTHON = os.environ.get("CD_VOILA_PYTHON", sys.executable)
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.slow,
-    # Tests that start Jupyter kernels share one pytest-xdist worker (`--dist loadgroup`): two
-    # kernels started at once in two workers can pick the same free port, and a kernel that
-    # dies at start-up left nbclient waiting for ever (seen once in three parallel runs).
-    pytest.mark.xdist_group("kernels"),
     pytest.mark.skipif(
         not os.path.exists(CHROMIUM),
         reason=f"Debian chromium not found at {CHROMIUM} (run .ci/system-deps.sh to install it)",

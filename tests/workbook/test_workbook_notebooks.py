@@ -11,9 +11,6 @@ from nbclient import NotebookClient
 WORKBOOK = Path(__file__).resolve().parents[2] / "workbook"
 NOTEBOOKS = sorted(WORKBOOK.glob("*.ipynb"))
 
-# Every test that starts a kernel runs on one pytest-xdist worker (see test_workbook_browser.py).
-pytestmark = pytest.mark.xdist_group("kernels")
-
 
 def test_the_workbook_has_its_notebooks() -> None:
     names = {p.name for p in NOTEBOOKS}
