@@ -31,10 +31,8 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 # pytest exits 5 when it collects no tests; make treats that as the failure it is.
-# One pytest worker per core (pytest-xdist): 7.8 min on this project's 2-core machine (12.4 min of CPU;
-# 17 min in one process on a slower day). `.venv/bin/python -m pytest tests/x.py` runs in one.
 pytest: $(STAMP)
-	$(BIN)/python -m pytest -n auto
+	$(BIN)/python -m pytest
 
 # Binder's environment alone (binder/requirements.txt + postBuild) serves the apps in a browser.
 binder-check: $(STAMP) system-deps
