@@ -418,3 +418,21 @@ def test_a_periodic_wait_is_stepped_only_where_the_probability_is(
     assert trimmed.first_start == pytest.approx(full.first_start, rel=1e-12)
     assert trimmed.delay == pytest.approx(full.delay, rel=1e-12)
     q.periodic_waits.cache_clear()
+
+
+def test_a_long_periodic_week_recomputes_its_steps_to_the_same_waits(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Slots that fall to zero every night: the queue fills, so the week has 21 steps an hour of
+    # 448 states (1.6 M probabilities). Kept whole or recomputed hour by hour from each hour's
+    # first step, the steps are the same numbers, so the waits agree (the delay is summed in
+    # another order).
+    slots = tuple([24] * 8 + [16] * 8 + [0] * 8) * 7
+    _periodic_stepped(monkeypatch, KEPT_STEP_VALUES=10**9)
+    kept = q.periodic_waits(2.3, 3.0, slots)
+    _periodic_stepped(monkeypatch, KEPT_STEP_VALUES=0)
+    recomputed = q.periodic_waits(2.3, 3.0, slots)
+    assert kept.first_start > 1.0  # the night's queue: hours, not seconds
+    assert recomputed.first_start == kept.first_start
+    assert recomputed.delay == pytest.approx(kept.delay, rel=1e-12)
+    q.periodic_waits.cache_clear()

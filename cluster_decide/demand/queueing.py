@@ -1049,6 +1049,9 @@ NEGLIGIBLE_TAIL = 1e-30
 """Probability of the states a periodic queue is not stepped through (see :func:`periodic_waits`)."""
 MAX_PERIODS = 60
 """Weeks iterated at most to reach the repeating state (an emptying queue needs a few)."""
+KEPT_STEP_VALUES = 1_000_000
+"""Probabilities of a periodic queue's whole week of steps kept at most (8 MB); a longer week
+keeps each hour's first step only and recomputes the others (see :func:`periodic_waits`)."""
 
 
 @lru_cache(maxsize=256)
@@ -1123,31 +1126,56 @@ def periodic_waits(rate: float, mean_duration: float, slots: tuple[int, ...]) ->
         nxt += dt
         nxt[idle[k]] = 0.0
 
-    # Forwards, hour by hour, until the distribution at the week's start repeats; each step
-    # writes the next row of ``seen``, the last into ``p``.
+    # Forwards, hour by hour, until the distribution at the week's start repeats. Each hour's
+    # first distribution is kept (``starts``); so is every step of the week when that is small,
+    # else an hour's steps are recomputed from its first when the backward pass needs them, bit
+    # for bit the same (a week of every step was hundreds of MB for a pool whose slots fall to
+    # zero, and seconds of memory traffic).
+    starts = np.empty((hours, size))
+    kept = hours * steps * size <= KEPT_STEP_VALUES
+    rows = np.empty((hours if kept else 1, steps, size))
+
+    def hour(h: int, again: bool = False) -> np.ndarray:
+        """The distributions at each step of hour ``h``, from ``starts[h]``."""
+        here = rows[h if kept else 0]
+        if again and kept:
+            return here
+        here[0] = starts[h]
+        for j in range(steps - 1):
+            forward(here[j], int(c[h]), here[j + 1])
+        return here
+
     p = np.zeros(size)
     p[0] = 1.0
-    last = hours * steps - 1
-    seen = np.zeros((hours * steps, size))
+    queued = 0.0  # Σ over the week's steps of E[(N − c)+], summed hour by hour if not kept
     for _ in range(MAX_PERIODS):
-        seen[0] = p
-        for i in range(last):
-            forward(seen[i], int(c[i // steps]), seen[i + 1])
-        forward(seen[last], int(c[last // steps]), p)
-        if np.abs(p - seen[0]).sum() < 1e-9:
+        week_start = p.copy()
+        queued = 0.0
+        for h in range(hours):
+            starts[h] = p
+            here = hour(h)
+            if not kept:
+                queued += float(here.sum(axis=0) @ np.maximum(n - c[h], 0))
+            forward(here[-1], int(c[h]), p)
+        if np.abs(p - week_start).sum() < 1e-9:
             break
-    waiting = np.maximum(n[None, :] - np.repeat(c, steps)[:, None], 0)
-    delay = float((seen * waiting).sum()) * dt / (rate * hours)
-    # Backwards likewise; arrivals see ``seen`` (PASTA) and wait ``ahead`` for their start.
+    if kept:
+        waiting = np.maximum(n[None, :] - np.repeat(c, steps)[:, None], 0)
+        queued = float((rows.reshape(hours * steps, size) * waiting).sum())
+    delay = queued * dt / (rate * hours)
+    # Backwards likewise; arrivals see the last week's steps (PASTA) and wait ``ahead`` for
+    # their start.
     ahead, spare = np.zeros(size), np.empty(size)
     first = 0.0
     for _ in range(MAX_PERIODS):
         before = ahead.copy()
         acc = 0.0
-        for i in reversed(range(hours * steps)):
-            backward(ahead, int(c[i // steps]), spare)
-            ahead, spare = spare, ahead
-            acc += float(np.dot(seen[i], ahead))
+        for h in reversed(range(hours)):
+            here = hour(h, again=True)
+            for j in reversed(range(steps)):
+                backward(ahead, int(c[h]), spare)
+                ahead, spare = spare, ahead
+                acc += float(np.dot(here[j], ahead))
         first = acc * dt / hours
         if np.abs(ahead - before).max() < 1e-6:
             break
