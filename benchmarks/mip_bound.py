@@ -25,7 +25,7 @@ import numpy as np
 from baseline_tree import load_average
 from ortools.sat.python import cp_model
 from scipy.optimize import Bounds, LinearConstraint, milp
-from solve_scale import large_scenario
+from solve_scale import large_scenario, parse_seeds
 
 import cluster_decide as cd
 from cluster_decide.model.build import Model, build_model
@@ -94,7 +94,7 @@ def main() -> None:
     parser.add_argument("--time-limit", type=float, default=60.0, help="HiGHS's seconds")
     args = parser.parse_args()
     print(f"start: {load_average()}")
-    for seed in (int(s) for s in args.seeds.split(",") if s.strip()):
+    for seed in parse_seeds(args.seeds):
         scn = large_scenario(args.classes, seed)
         b = bracket(scn, args.time_limit)
         plan = cd.solve(scn, time_limit_s=10.0)

@@ -418,7 +418,8 @@ def _run_child(tree: Path, part: str, args: argparse.Namespace, runs: int) -> di
     return result
 
 
-def _seeds(text: str) -> list[int]:
+def parse_seeds(text: str) -> list[int]:
+    """The seeds of a comma-separated ``--seeds`` value."""
     return [int(x) for x in text.split(",") if x.strip()]
 
 
@@ -548,7 +549,7 @@ def main() -> None:
     if args.no_large:
         return
     print(f"\nlarge scenario, one solve per tree with a {args.time_limit:g} s limit ({_load()}):")
-    for seed, (name, tree) in itertools.product(_seeds(args.seeds), trees.items()):
+    for seed, (name, tree) in itertools.product(parse_seeds(args.seeds), trees.items()):
         args.seed = seed
         r = _run_child(tree, "large", args, 1)
         # The solver's proven bound, from the plan's gap (|plan - bound| / plan).
