@@ -424,7 +424,7 @@ def test_a_long_periodic_week_recomputes_its_steps_to_the_same_waits(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # Slots that fall to zero every night: the queue fills, so the week has 21 steps an hour of
-    # 448 states (1.6 M probabilities). Kept whole or recomputed hour by hour from each hour's
+    # 451 states (1.6 M probabilities). Kept whole or recomputed hour by hour from each hour's
     # first step, the steps are the same numbers, so the waits agree (the delay is summed in
     # another order).
     slots = tuple([24] * 8 + [16] * 8 + [0] * 8) * 7
