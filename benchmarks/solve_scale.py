@@ -31,7 +31,9 @@ machine-independent measure of work) is printed too:
 - explain: the plan's sentences.
 
 The workbook's live solve of a slider value never seen (``PlanCache.solve``: one worker, a
-deterministic work limit) is timed the same way for the sliders ``interaction.py`` moves.
+deterministic work limit) is timed the same way for the sliders ``interaction.py`` moves, in an
+app without the verdict: the app stops a verdict's check when a control moves, so no live solve
+shares the machine with one (``interaction.py`` times the app with its verdict).
 """
 
 from __future__ import annotations
@@ -355,7 +357,9 @@ def child(args: argparse.Namespace) -> None:
     elif args.part == "redraw":
         from cluster_decide.widgets import PlanCache, executive_app
 
-        app = executive_app(debounce_s=0.0, cache=PlanCache(), prefetch=False)
+        # No verdict: its check would run in a thread beside the timed solves, which the app
+        # never lets it do (a control change stops it).
+        app = executive_app(debounce_s=0.0, cache=PlanCache(), prefetch=False, recommend=None)
         times = []
         for name, step in REDRAW_SLIDERS.items():
             first = float(app.controls.value(name))
