@@ -25,7 +25,8 @@ from builders import small_scenario
 
 import cluster_decide as cd
 from cluster_decide.model.data import prepare
-from cluster_decide.planning.evaluation import Decisions, evaluate_decisions
+from cluster_decide.planning.evaluation import Decisions, evaluate_decisions, pool_meets_targets
+from cluster_decide.planning.loop import sharing_short
 
 ON_PREM = {"mode": "on_prem", "on_demand_burst": False}
 TEAM = {"hpc": {"fte": 3.0}, "kubernetes": {"fte": 4.0}}
@@ -199,6 +200,33 @@ def test_the_shared_plan_meets_every_service_level_and_the_evaluator_agrees(
     dec = shared_plan.decisions()
     fewer = Decisions(dec.shares, {k: n - 1 for k, n in dec.nodes.items()})
     assert not evaluate_decisions(prepare(scn), fewer).feasible
+
+
+def test_sizing_one_pool_reads_the_same_verdict_as_the_whole_evaluation(
+    shared_plan: cd.Plan,
+) -> None:
+    """The solve loop's quick check of one pool agrees with the evaluator, node count by count.
+
+    Around the shared pool's size its troughs stop holding the training before the service's
+    own target breaks, so both halves of the check (service levels, trough-filling) decide.
+    """
+    scn = shared_plan.inputs
+    assert scn is not None
+    data = prepare(scn)
+    dec = shared_plan.decisions()
+    ((pool, gpu), size) = next(iter(dec.nodes.items()))
+    seen = set()
+    for nodes in range(max(0, size - 6), size + 3):
+        trial = Decisions(dec.shares, {**dec.nodes, (pool, gpu): nodes}, dec.spot)
+        ev = evaluate_decisions(data, trial, service_pools={(pool, gpu)})
+        levels_met = bool(ev.service_levels["met"].all())
+        short = (pool, gpu) in sharing_short(ev)
+        assert pool_meets_targets(data, trial, pool, gpu) == levels_met, nodes
+        assert pool_meets_targets(data, trial, pool, gpu, sharing=True) == (
+            levels_met and not short
+        ), nodes
+        seen.add((levels_met, short))
+    assert {(True, True), (True, False)} <= seen  # both the troughs and the size decided
 
 
 def test_capabilities_follow_the_side_work_is_submitted_through() -> None:

@@ -56,7 +56,13 @@ from cluster_decide.model.cpsat import (
 )
 from cluster_decide.model.data import ModelData
 from cluster_decide.model.decisions import Status
-from cluster_decide.planning.evaluation import Decisions, Evaluation, evaluate_decisions
+from cluster_decide.planning.evaluation import (
+    Decisions,
+    Evaluation,
+    evaluate_decisions,
+    pool_meets_targets,
+    sharing_place,
+)
 from cluster_decide.planning.warmstart import add_hints, lp_relaxation, rounded_plan
 
 __all__ = [
@@ -199,25 +205,16 @@ def _failing_pools(ev: Evaluation) -> list[tuple[str, str]]:
 def sharing_short(ev: Evaluation) -> frozenset[tuple[str, str]]:
     """The (pool, GPU type) pairs whose trough-filling training the evaluator finds short.
 
-    Read from the evaluator's ``sharing[...]`` violations: ``sharing[pool,gpu]`` (the troughs
-    cannot hold the work) and ``sharing[workload,pool,gpu,wait]`` (its wait is too long).
+    Read from the evaluator's ``sharing[...]`` violations (see ``sharing_place``).
     """
-    out = set()
-    for v in ev.violations:
-        if v.startswith("sharing["):
-            names = v[len("sharing[") : v.index("]")].split(",")
-            out.add((names[0], names[1]) if len(names) == 2 else (names[1], names[2]))
-    return frozenset(out)
+    return frozenset(p for p in map(sharing_place, ev.violations) if p is not None)
 
 
 def _pool_meets(
     data: ModelData, dec: Decisions, pool: str, gpu: str, nodes: int, sharing: bool = False
 ) -> bool:
     trial = replace(dec, nodes={**dec.nodes, (pool, gpu): nodes})
-    ev = evaluate_decisions(data, trial, service_pools={(pool, gpu)})
-    rows = ev.service_levels
-    met = bool(rows.is_empty() or rows["met"].all())
-    return met and not (sharing and (pool, gpu) in sharing_short(ev))
+    return pool_meets_targets(data, trial, pool, gpu, sharing)
 
 
 def nodes_to_meet(
