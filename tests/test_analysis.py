@@ -4,6 +4,7 @@ showback, their charts and CLI commands. Each claim is checked against independe
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import polars as pl
 import pytest
@@ -11,8 +12,9 @@ from builders import solve_by_work
 
 import cluster_decide as cd
 from cluster_decide import analysis as an
-from cluster_decide.analysis.core import DETERMINISTIC_LIMIT
+from cluster_decide.analysis.core import DETERMINISTIC_LIMIT, solve_model, solve_with_forced
 from cluster_decide.analysis.showback_costs import STAFF_KEYS
+from cluster_decide.base.constants import ARCHETYPES
 from cluster_decide.charts import analysis as ac
 from cluster_decide.cli import main
 from cluster_decide.model.data import prepare
@@ -148,6 +150,35 @@ def test_tornado_moves_cost_with_inputs(scn: cd.Scenario, base: an.Outcome) -> N
     gpu = frame.row(0, named=True)
     assert gpu["low_monthly_usd"] < base.total_monthly_usd < gpu["high_monthly_usd"]
     assert gpu["swing_usd"] == pytest.approx(gpu["high_monthly_usd"] - gpu["low_monthly_usd"])
+
+
+def test_forced_solves_from_the_free_solves_cuts_give_the_cold_answers(scn: cd.Scenario) -> None:
+    """A sampled future of the default scenario whose free solve takes several rounds of cuts.
+
+    Its pooled targets need 50-odd cuts; every forced archetype started from them must give
+    exactly what a cold forced solve gives: status, cost and plan.
+    """
+    multipliers = {
+        "demand:batch_inference": 1.06,
+        "demand:distributed_training": 1.06,
+        "demand:fine_tuning": 0.95,
+        "demand:pipeline": 0.78,
+        "demand:realtime_inference": 1.13,
+        "fte:hpc": 0.97,
+        "fte:kubernetes": 0.98,
+        "gpu_price": 1.03,
+        "hiring": 0.0,
+    }
+    future = an.apply_inputs(scn, {k: an.base_value(scn, k) * m for k, m in multipliers.items()})
+    learned = solve_model(prepare(future)).learned
+    assert len(learned.cuts) > 20  # the rounds worth reusing
+    free, forced = solve_with_forced(future, ARCHETYPES)
+    untimed = {"wall_time_s": 0.0}
+    assert replace(free, **untimed) == replace(an.quick_solve(future), **untimed)
+    for archetype, warm in forced.items():
+        cold = an.quick_solve(future.force_archetype(archetype))
+        assert cold.proven, archetype
+        assert replace(warm, **untimed) == replace(cold, **untimed), archetype
 
 
 def test_uncertainty_identical_for_one_and_two_workers() -> None:

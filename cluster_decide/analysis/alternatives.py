@@ -157,7 +157,7 @@ def alternative_plans(
         ) -> cp_model.LinearExprT:
             return -sum(spread) * (cap + 1) + m.cost_cents
 
-        status, dec, _m, _obj = solve_model(
+        res = solve_model(
             data,
             seed=seed,
             constrain=constrain,
@@ -165,9 +165,9 @@ def alternative_plans(
             deterministic_limit=deterministic_limit,
             hint=best.decisions,
         )
-        if dec is None:
+        if res.decisions is None:
             break
-        found.append(outcome_of(data, status, dec))
+        found.append(outcome_of(data, res.status.value, res.decisions))
     return found
 
 

@@ -19,16 +19,15 @@ import os
 import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tqdm.auto import tqdm
 
 from cluster_decide.inputs.scenario import Scenario, parse_scenario
-from cluster_decide.model.build import Model
 from cluster_decide.model.data import ModelData, prepare
 from cluster_decide.planning.evaluation import Decisions, evaluate_decisions
-from cluster_decide.planning.loop import Constrain, Objective, run
+from cluster_decide.planning.loop import Constrain, Learned, Objective, SolveResult, run
 
 __all__ = [
     "DETERMINISTIC_LIMIT",
@@ -38,6 +37,7 @@ __all__ = [
     "quick_solve",
     "run_all",
     "solve_model",
+    "solve_with_forced",
 ]
 
 DETERMINISTIC_LIMIT = 5.0
@@ -92,14 +92,15 @@ def solve_model(
     objective: Objective | None = None,
     deterministic_limit: float = DETERMINISTIC_LIMIT,
     hint: Decisions | None = None,
-) -> tuple[str, Decisions | None, Model, float]:
+    learned: Learned | None = None,
+) -> SolveResult:
     """Solve ``data`` with the shared loop: one worker, a deterministic limit, the hooks.
 
-    Returns the status (``optimal``, ``feasible``, ``infeasible`` or ``time_limit``), the
-    decisions (None unless a plan was found), the built model and the objective value. Every
-    service level of a returned plan holds, as in ``solve``.
+    The result's status is optimal, feasible, infeasible or time_limit; its decisions are None
+    unless a plan was found, and every service level of a returned plan holds, as in
+    ``solve``. ``learned`` starts the loop with another solve's cuts of the same data.
     """
-    res = run(
+    return run(
         data,
         time_limit_s=None,
         deterministic_limit=deterministic_limit,
@@ -108,8 +109,8 @@ def solve_model(
         hint=hint,
         constrain=constrain,
         objective=objective,
+        learned=learned,
     )
-    return res.status.value, res.decisions, res.model, res.objective_cents
 
 
 def outcome_of(data: ModelData, status: str, dec: Decisions, wall: float = 0.0) -> Outcome:
@@ -139,16 +140,50 @@ def quick_solve(
     data = prepare(scn)
     if data.unplaceable:
         return _infeasible(time.perf_counter() - start)
-    status, dec, _m, _obj = solve_model(
+    res = solve_model(
         data,
         seed=seed,
         constrain=constrain,
         objective=objective,
         deterministic_limit=deterministic_limit,
     )
-    if dec is None:
-        return _infeasible(time.perf_counter() - start, status)
-    return outcome_of(data, status, dec, time.perf_counter() - start)
+    return _outcome(data, res, start)
+
+
+def _outcome(data: ModelData, res: SolveResult, start: float) -> Outcome:
+    if res.decisions is None:
+        return _infeasible(time.perf_counter() - start, res.status.value)
+    return outcome_of(data, res.status.value, res.decisions, time.perf_counter() - start)
+
+
+def solve_with_forced(
+    scn: Scenario, archetypes: Sequence[str], seed: int = 0
+) -> tuple[Outcome, dict[str, Outcome]]:
+    """:func:`quick_solve` of ``scn``, and of ``scn`` with each of ``archetypes`` forced.
+
+    A forced archetype changes the model's policy rows and nothing else: the data are the same,
+    and so are the queueing tables every service-level cut is read from. So each forced solve
+    reuses the free solve's data and starts from the cuts and hourly rows the free solve ended
+    with, instead of finding them again round by round; the answers are those of cold solves
+    (``tests/test_analysis.py`` compares them). An archetype the free optimum already has is
+    not solved again.
+    """
+    start = time.perf_counter()
+    data = prepare(scn)
+    if data.unplaceable:
+        none = _infeasible(time.perf_counter() - start)
+        return none, {a: none for a in archetypes}
+    res = solve_model(data, seed=seed)
+    free = _outcome(data, res, start)
+    forced = {}
+    for a in archetypes:
+        if free.archetype == a:
+            forced[a] = free
+            continue
+        tick = time.perf_counter()
+        same = replace(data, scenario=scn.force_archetype(a))
+        forced[a] = _outcome(same, solve_model(same, seed=seed, learned=res.learned), tick)
+    return free, forced
 
 
 def _solve_chunk(

@@ -11,7 +11,9 @@ results with one worker or many, on one machine or a cluster.
 For each sample the free optimum says which archetype wins; the ``archetypes`` tracked are also
 solved with that archetype forced (the forced solve is skipped when the archetype already wins),
 which gives each one's expected cost and its regret: what committing to that archetype now
-costs, on average, over the best plan chosen once the sample is known.
+costs, on average, over the best plan chosen once the sample is known. A forced solve starts
+from the service-level cuts its sample's free solve found (``core.solve_with_forced``): the same
+answers as a cold solve, without the rounds that found them.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import polars as pl
 from scipy import stats
 from tqdm.auto import tqdm
 
-from cluster_decide.analysis.core import Outcome, quick_solve
+from cluster_decide.analysis.core import Outcome, solve_with_forced
 from cluster_decide.analysis.inputs import apply_inputs, base_value, input_label
 from cluster_decide.base.constants import ARCHETYPES, SKILLS, WORKLOAD_KINDS
 from cluster_decide.inputs.scenario import Scenario, parse_scenario
@@ -116,12 +118,7 @@ def _solve_samples(
     scn = parse_scenario(base[0], source=base[1])
     out = []
     for row in rows:
-        s = apply_inputs(scn, row)
-        free = quick_solve(s, seed)
-        forced = {
-            a: free if free.archetype == a else quick_solve(s.force_archetype(a), seed)
-            for a in archetypes
-        }
+        free, forced = solve_with_forced(apply_inputs(scn, row), archetypes, seed)
         # A free search stopped at its work limit may miss a plan a forced one found: the
         # sample's optimum is the cheapest plan found, so no regret is negative.
         found = [o for o in forced.values() if o.feasible]
@@ -200,8 +197,8 @@ class UncertaintyResult:
 
 def _tracked(scn: Scenario, seed: int) -> list[str]:
     """The base optimum's archetype and the cheapest other feasible one."""
-    outs = [(a, quick_solve(scn.force_archetype(a), seed)) for a in ARCHETYPES]
-    ranked = sorted((o.total_monthly_usd, a) for a, o in outs if o.feasible)
+    _free, outs = solve_with_forced(scn, ARCHETYPES, seed)
+    ranked = sorted((o.total_monthly_usd, a) for a, o in outs.items() if o.feasible)
     return [a for _, a in ranked[:2]]
 
 

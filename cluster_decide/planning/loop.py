@@ -123,6 +123,25 @@ constraints or objective) may use, so that rounds of service-level cuts can foll
 
 
 @dataclass(frozen=True)
+class Learned:
+    """The service-level cuts and hourly sharing rows a solve ended with.
+
+    They are valid for any model of the same data, whatever its hooks or forced archetype: they
+    read the queueing tables only. Cuts a solve exempted at whole shares are left out. A solve of the same data started from
+    them skips the rounds that found them; it reaches the same optimum, since they remove no
+    plan that meets its targets.
+    """
+
+    cuts: tuple[ServiceCut, ...] = ()
+    sharing_hours: frozenset[tuple[str, str]] = frozenset()
+
+
+def _learned(m: Model, exempt: set[ServiceCut]) -> Learned:
+    valid = [c for c in m.service_rows if c not in exempt and not m.data.pool(c.pool).bursts]
+    return Learned(tuple(valid), m.exact_sharing)
+
+
+@dataclass(frozen=True)
 class SolveResult:
     """The outcome of the solve loop, before it becomes a Plan.
 
@@ -147,6 +166,8 @@ class SolveResult:
     check_s: float = 0.0
     """Wall time of the slowest check of a plan's service levels (with its repair): what a
     search under a time limit leaves for checking the plan it finds."""
+    learned: Learned = Learned()
+    """The cuts and hourly rows the loop ended with (see :class:`Learned`)."""
 
 
 def restricted(data: ModelData, m: Model, lp_values: list[float], top: int = 2) -> ModelData:
@@ -732,6 +753,7 @@ def run(
     constrain: Constrain | None = None,
     objective: Objective | None = None,
     cut_first: bool = True,
+    learned: Learned | None = None,
 ) -> SolveResult:
     """Build and solve the model of ``data`` until every service level holds.
 
@@ -810,6 +832,12 @@ def run(
             last = start_from
             check_s = max(check_s, time.perf_counter() - tick)
             add_hints(m, start_from)
+    if learned is not None and not relax:
+        # What a solve of the same data found: its rounds need not be searched again.
+        known = [c for c in learned.cuts if c not in m.service_rows]
+        add_service_levels(m, known)
+        add_sharing_hours(m, learned.sharing_hours)
+        cuts += len(known)
     if relax:
         # Fewest extra FTE first (a thousandth of an FTE outweighs any cost); a budget slack
         # needs no weight: the cheapest plan's overspend is the smallest budget increase.
@@ -901,6 +929,7 @@ def run(
                 "",
                 ev,
                 check_s,
+                _learned(m, exempt),
             )
         if escape is not None:
             # A cut removed a cheaper plan that meets every target: it is the answer so far.
@@ -957,6 +986,7 @@ def run(
         unproven,
         ev,
         check_s,
+        _learned(m, exempt),
     )
 
 
