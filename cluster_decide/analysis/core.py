@@ -163,16 +163,17 @@ def solve_with_forced(
 
     A forced archetype changes the model's policy rows and nothing else: the data are the same,
     and so are the queueing tables every service-level cut is read from. So each forced solve
-    reuses the free solve's data and starts from the cuts and hourly rows the free solve ended
-    with, instead of finding them again round by round; the answers are those of cold solves
+    reuses the free solve's data and starts from the cuts that hold for every plan and the
+    hourly rows the free solve ended with (:class:`~cluster_decide.planning.loop.Learned`)
+    instead of finding them again round by round; the answers are those of cold solves
     (``tests/test_analysis.py`` compares them). An archetype the free optimum already has is
     not solved again.
     """
     start = time.perf_counter()
     data = prepare(scn)
     if data.unplaceable:
-        none = _infeasible(time.perf_counter() - start)
-        return none, {a: none for a in archetypes}
+        unplaceable = _infeasible(time.perf_counter() - start)
+        return unplaceable, {a: unplaceable for a in archetypes}
     res = solve_model(data, seed=seed)
     free = _outcome(data, res, start)
     forced = {}

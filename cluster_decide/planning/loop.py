@@ -124,12 +124,14 @@ constraints or objective) may use, so that rounds of service-level cuts can foll
 
 @dataclass(frozen=True)
 class Learned:
-    """The service-level cuts and hourly sharing rows a solve ended with.
+    """The service-level cuts and hourly sharing rows of a solve that hold for every plan.
 
-    They are valid for any model of the same data, whatever its hooks or forced archetype: they
-    read the queueing tables only. Cuts a solve exempted at whole shares are left out. A solve of the same data started from
-    them skips the rounds that found them; it reaches the same optimum, since they remove no
-    plan that meets its targets.
+    They read the queueing tables only, so they hold in any model of the same data, whatever its
+    hooks or forced archetype: a solve started from them skips the rounds that found them and
+    reaches the same optimum, since they remove no plan that meets its targets. Only the cuts of
+    pools that do not burst are kept, none exempted at whole shares: a bursting pool's cut holds
+    from its shares upward, which its saw-toothed waits do not guarantee (``docs/model.md``,
+    family 13), so each solve finds its own there.
     """
 
     cuts: tuple[ServiceCut, ...] = ()
