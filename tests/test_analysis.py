@@ -155,8 +155,8 @@ def test_tornado_moves_cost_with_inputs(scn: cd.Scenario, base: an.Outcome) -> N
 def test_forced_solves_from_the_free_solves_cuts_give_the_cold_answers(scn: cd.Scenario) -> None:
     """A sampled future of the default scenario whose free solve takes several rounds of cuts.
 
-    Its pooled targets need 50-odd cuts; every forced archetype started from them must give
-    exactly what a cold forced solve gives: status, cost and plan.
+    It ends with 72 cuts, 40 of them in pools that do not burst; every forced archetype started
+    from those must give exactly what a cold forced solve gives: status, cost and plan.
     """
     multipliers = {
         "demand:batch_inference": 1.06,
@@ -170,11 +170,11 @@ def test_forced_solves_from_the_free_solves_cuts_give_the_cold_answers(scn: cd.S
         "hiring": 0.0,
     }
     future = an.apply_inputs(scn, {k: an.base_value(scn, k) * m for k, m in multipliers.items()})
-    learned = solve_model(prepare(future)).learned
-    assert len(learned.cuts) > 20  # the rounds worth reusing
+    cold_free = solve_model(prepare(future))
+    assert len(cold_free.learned.cuts) > 20  # the rounds worth reusing
     free, forced = solve_with_forced(future, ARCHETYPES)
+    assert (free.status, free.decisions) == (cold_free.status.value, cold_free.decisions)
     untimed = {"wall_time_s": 0.0}
-    assert replace(free, **untimed) == replace(an.quick_solve(future), **untimed)
     for archetype, warm in forced.items():
         cold = an.quick_solve(future.force_archetype(archetype))
         assert cold.proven, archetype
