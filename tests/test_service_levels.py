@@ -20,11 +20,20 @@ from hypothesis import strategies as st
 from ortools.sat.python import cp_model
 
 import cluster_decide as cd
+from cluster_decide.analysis.core import solve_model
+from cluster_decide.analysis.inputs import apply_inputs
+from cluster_decide.analysis.uncertainty_samples import default_distributions, draw_samples
 from cluster_decide.base.vocabulary import DEMAND_UNITS_PER_GPU, DEMAND_UNITS_PER_GPU_PERCENT
 from cluster_decide.inputs.scenario import PRESETS, load_scenario
 from cluster_decide.model.build import Model, build_model
 from cluster_decide.model.data import prepare
-from cluster_decide.planning.evaluation import Decisions, evaluate_decisions
+from cluster_decide.planning import loop
+from cluster_decide.planning.evaluation import (
+    Decisions,
+    evaluate_decisions,
+    pool_inputs,
+    pool_meets_targets,
+)
 
 GANGS = (1, 4, 8, 16, 64, 128, 512)
 
@@ -122,6 +131,112 @@ def test_every_preset_plan_meets_every_service_level(preset: str) -> None:
     assert cd.evaluate(scn, plan).feasible
     # Every class has a row, notebooks included.
     assert set(plan.service_levels["workload"]) == {w.name for w in scn.workloads}
+
+
+def _alone(dec: Decisions, pool: str, gpu: str) -> Decisions:
+    """Only what ``pool_inputs`` says the pool's verdict reads: its nodes, shares and spot."""
+    here = (pool, gpu)
+    return Decisions(
+        {k: v for k, v in dec.shares.items() if (k[1], k[2]) == here},
+        {here: dec.nodes.get(here, 0)},
+        {k: v for k, v in dec.spot.items() if (k[1], k[2]) == here},
+    )
+
+
+def _same_verdict_alone(data: Any, dec: Decisions, pool: str, gpu: str) -> bool:
+    """The pool's verdict on ``dec`` (both checks), asserted equal to its verdict alone.
+
+    The pool's inputs hold the whole of what it is checked on alone, so with the verdicts
+    equal, the verdict is a function of the inputs.
+    """
+    alone = _alone(dec, pool, gpu)
+    nodes, shares, spot = pool_inputs(dec, pool, gpu)
+    assert Decisions(dict(shares), {(pool, gpu): nodes}, dict(spot)) == alone  # nothing lost
+    assert pool_inputs(alone, pool, gpu) == pool_inputs(dec, pool, gpu)
+    verdict = pool_meets_targets(data, dec, pool, gpu)
+    assert pool_meets_targets(data, alone, pool, gpu) == verdict, (pool, gpu, dec)
+    sharing = pool_meets_targets(data, dec, pool, gpu, sharing=True)
+    assert pool_meets_targets(data, alone, pool, gpu, sharing=True) == sharing, (pool, gpu)
+    return verdict
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scn=estates(), draws=st.data())
+def test_a_pools_verdict_reads_only_its_own_nodes_shares_and_spot(
+    scn: cd.Scenario, draws: st.DataObject
+) -> None:
+    """What the solve loop keeps each check under (``pool_inputs``) is all the check reads.
+
+    Random plans of random estates (each class on one or two of its candidates, any node counts,
+    spot where it is open): each pool's verdict equals its verdict with the rest of the plan
+    gone, so two plans alike there are alike in the loop's kept verdicts.
+    """
+    data = prepare(scn)
+    shares: dict[tuple[str, str, str], int] = {}
+    for w in data.workloads:
+        open_ = sorted(k for k, c in data.combos.items() if k[0] == w.name and not c.blocked)
+        if not open_:
+            continue
+        first = draws.draw(st.sampled_from(open_))
+        if w.is_divisible and len(open_) > 1 and draws.draw(st.booleans()):
+            second = draws.draw(st.sampled_from([k for k in open_ if k != first]))
+            part = draws.draw(st.integers(10, 90))
+            shares[first], shares[second] = part, 100 - part
+        else:
+            shares[first] = 100
+    places = sorted({(k[1], k[2]) for k in shares})
+    nodes = {q: draws.draw(st.integers(0, 24)) for q in places}
+    spot = {
+        k: draws.draw(st.sampled_from([0, 10, 50, s]))
+        for k, s in shares.items()
+        if k in data.spot_cents
+    }
+    dec = Decisions(shares, nodes, {k: v for k, v in spot.items() if v})
+    for pool, gpu in places:
+        _same_verdict_alone(data, dec, pool, gpu)
+
+
+@pytest.mark.parametrize("preset", ["default", "research-lab", "train-and-serve"])
+def test_a_preset_pools_verdict_reads_only_its_own_inputs_around_its_size(preset: str) -> None:
+    """The same on the presets' plans (spot in a pool that bursts, deadlines, a shared pool
+    whose troughs hold training), from three nodes below each pool's size to one above."""
+    scn = load_scenario(None if preset == "default" else preset)
+    data = prepare(scn)
+    dec = cd.solve(scn).decisions()
+    verdicts = set()
+    for (pool, gpu), size in dec.nodes.items():
+        for n in range(max(0, size - 3), size + 2):
+            trial = Decisions(dec.shares, {**dec.nodes, (pool, gpu): n}, dec.spot)
+            verdicts.add(_same_verdict_alone(data, trial, pool, gpu))
+    assert verdicts == {True, False}  # sizes that meet the targets and sizes that do not
+
+
+def test_kept_pool_verdicts_change_no_solve(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sampled future of the default needs 35 cuts, and its staircases ask some pool checks
+    again: with each verdict kept, fewer checks (79 against 102) and the same answer."""
+    scn = load_scenario()
+    row = draw_samples(scn, 20, 0, default_distributions(scn)).drop("sample").row(0, named=True)
+    data = prepare(apply_inputs(scn, row))
+    checks = []
+    ask = loop.pool_meets_targets
+
+    def counted(*args: Any, **kwargs: Any) -> bool:
+        checks.append(args[2:])
+        return ask(*args, **kwargs)
+
+    monkeypatch.setattr(loop, "pool_meets_targets", counted)
+    kept = solve_model(data)
+    asked_kept = len(checks)
+    checks.clear()
+    monkeypatch.setattr(loop, "pool_inputs", lambda *_a: (object(),))  # never the same inputs
+    anew = solve_model(data)
+    assert kept.status is anew.status and kept.status.value == "optimal"
+    assert (kept.decisions, kept.objective_cents, kept.cuts) == (
+        anew.decisions,
+        anew.objective_cents,
+        anew.cuts,
+    )
+    assert kept.cuts > 0 and asked_kept < len(checks)
 
 
 def split_service() -> cd.Scenario:

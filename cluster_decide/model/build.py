@@ -131,6 +131,9 @@ class Model:
     families: dict[str, int] = field(default_factory=dict)
     service_rows: dict[ServiceCut, list[cp_model.Constraint]] = field(default_factory=dict)
     """The rows each service-level cut was stated as (see ``exempt_whole_shares``)."""
+    pool_verdicts: dict[tuple[Any, ...], bool] = field(default_factory=dict)
+    """The solve loop's checks of one pool's service levels so far, by what each one read
+    (``planning.loop``): the same question recurs hundreds of times while it builds cuts."""
 
     def _count(self, family: str) -> None:
         self.families[family] = self.families.get(family, 0) + 1

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import polars as pl
@@ -52,6 +52,7 @@ __all__ = [
     "check_transition",
     "evaluate",
     "evaluate_decisions",
+    "pool_inputs",
     "pool_meets_targets",
     "sharing_place",
 ]
@@ -274,6 +275,24 @@ def sharing_place(violation: str) -> tuple[str, str] | None:
         return None
     names = violation[len("sharing[") : violation.index("]")].split(",")
     return (names[0], names[1]) if len(names) == 2 else (names[1], names[2])
+
+
+def pool_inputs(dec: Decisions, pool: str, gpu: str) -> tuple[Any, ...]:
+    """All that :func:`pool_meets_targets` reads of ``dec`` for ``pool``'s ``gpu`` nodes.
+
+    Their count, and the shares and spot percents placed there, in ``dec``'s own order (the
+    loads held beside a queue are summed in that order, in floating point). Every prediction
+    of the pool, its hourly load and burst and its trough replay read nothing else of the
+    plan, so two plans with the same inputs here get the same verdict: the solve loop asks
+    the same question hundreds of times a solve while it builds staircases of cuts, and keeps
+    each verdict (``planning.loop``).
+    """
+    here = (pool, gpu)
+    return (
+        dec.nodes.get(here, 0),
+        tuple((k, s) for k, s in dec.shares.items() if (k[1], k[2]) == here),
+        tuple((k, s) for k, s in dec.spot.items() if (k[1], k[2]) == here),
+    )
 
 
 def pool_meets_targets(

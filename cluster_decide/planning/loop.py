@@ -56,10 +56,12 @@ from cluster_decide.model.cpsat import (
 )
 from cluster_decide.model.data import ModelData
 from cluster_decide.model.decisions import Status
+from cluster_decide.model.stopping import check_stopped
 from cluster_decide.planning.evaluation import (
     Decisions,
     Evaluation,
     evaluate_decisions,
+    pool_inputs,
     pool_meets_targets,
     sharing_place,
 )
@@ -234,14 +236,39 @@ def sharing_short(ev: Evaluation) -> frozenset[tuple[str, str]]:
 
 
 def _pool_meets(
-    data: ModelData, dec: Decisions, pool: str, gpu: str, nodes: int, sharing: bool = False
+    data: ModelData,
+    m: Model,
+    dec: Decisions,
+    pool: str,
+    gpu: str,
+    nodes: int,
+    sharing: bool = False,
 ) -> bool:
+    """``pool_meets_targets`` of ``dec`` on ``nodes`` there, asked once a solve for each input.
+
+    A staircase asks about the same pieces alone on the same node counts in every round and in
+    every place it is restated (on the research lab's samples, 61% of the checks were repeats).
+    The verdict depends on the pool's own inputs only (``pool_inputs``), so it is kept in
+    ``m.pool_verdicts`` under them.
+    """
     trial = replace(dec, nodes={**dec.nodes, (pool, gpu): nodes})
-    return pool_meets_targets(data, trial, pool, gpu, sharing)
+    key = (pool, gpu, sharing, *pool_inputs(trial, pool, gpu))
+    verdict = m.pool_verdicts.get(key)
+    if verdict is None:
+        verdict = m.pool_verdicts[key] = pool_meets_targets(data, trial, pool, gpu, sharing)
+    else:
+        check_stopped()  # as the check itself does: a stale solve stops between checks
+    return verdict
 
 
 def nodes_to_meet(
-    data: ModelData, dec: Decisions, pool: str, gpu: str, limit: int, sharing: bool = False
+    data: ModelData,
+    m: Model,
+    dec: Decisions,
+    pool: str,
+    gpu: str,
+    limit: int,
+    sharing: bool = False,
 ) -> int | None:
     """Fewest nodes of ``gpu`` in ``pool`` with which its service levels all hold, shares fixed.
 
@@ -250,16 +277,16 @@ def nodes_to_meet(
     found by doubling and bisection. None when even ``limit`` nodes are not enough.
     """
     lo = dec.nodes.get((pool, gpu), 0)
-    if _pool_meets(data, dec, pool, gpu, lo, sharing):
+    if _pool_meets(data, m, dec, pool, gpu, lo, sharing):
         return lo
     hi = max(lo + 1, 1)
-    while not _pool_meets(data, dec, pool, gpu, hi, sharing):
+    while not _pool_meets(data, m, dec, pool, gpu, hi, sharing):
         if hi >= limit:
             return None
         lo, hi = hi, min(limit, hi * 2)
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        if _pool_meets(data, dec, pool, gpu, mid, sharing):
+        if _pool_meets(data, m, dec, pool, gpu, mid, sharing):
             hi = mid
         else:
             lo = mid
@@ -287,13 +314,13 @@ def repair(
     needs: dict[tuple[str, str], int] = {}
     nodes = dict(dec.nodes)
     for p, g in _failing_pools(ev):
-        n = nodes_to_meet(data, dec, p, g, _node_limit(data, m, p, g))
+        n = nodes_to_meet(data, m, dec, p, g, _node_limit(data, m, p, g))
         needs[(p, g)] = -1 if n is None else n
         if n is not None:
             nodes[(p, g)] = n
     grown = replace(dec, nodes=nodes)
     for p, g in sorted(sharing_short(ev)):
-        n = nodes_to_meet(data, grown, p, g, _node_limit(data, m, p, g), sharing=True)
+        n = nodes_to_meet(data, m, grown, p, g, _node_limit(data, m, p, g), sharing=True)
         if n is not None:
             nodes[(p, g)] = n
     return replace(dec, nodes=dict(sorted(nodes.items()))), needs
@@ -365,7 +392,7 @@ def _staircase(
     last = floor
     for share in sorted({1, *range(STAIRCASE_STEP, top, STAIRCASE_STEP), top}):
         pieces = dict(others) | {name: share}
-        need = nodes_to_meet(data, _pieces_alone(dec, pool, gpu, pieces, last), pool, gpu, limit)
+        need = nodes_to_meet(data, m, _pieces_alone(dec, pool, gpu, pieces, last), pool, gpu, limit)
         premise = tuple(sorted(pieces.items()))
         if need is None:
             cuts.append(ServiceCut(pool, gpu, premise, -1))
@@ -396,7 +423,7 @@ def _point_cuts(
 
     @cache
     def need_at(share: int) -> float:
-        need = nodes_to_meet(data, _pieces_alone(dec, p, g, {name: share}, have), p, g, limit)
+        need = nodes_to_meet(data, m, _pieces_alone(dec, p, g, {name: share}, have), p, g, limit)
         return math.inf if need is None else need
 
     cuts = [
@@ -419,7 +446,7 @@ def _point_cuts(
         if (pp, gg) != place or o == name or o_own <= 0:
             continue
         pair = _pieces_alone(dec, p, g, {name: own, o: o_own}, have)
-        need = nodes_to_meet(data, pair, p, g, limit)
+        need = nodes_to_meet(data, m, pair, p, g, limit)
         if need is None or need > have:
             pieces = tuple(sorted({name: own, o: o_own}.items()))
             cuts.append(ServiceCut(p, g, pieces, -1 if need is None else need))
@@ -448,7 +475,7 @@ def _on_twins(data: ModelData, m: Model, dec: Decisions, cut: ServiceCut) -> lis
             continue
         have = dec.nodes.get((q, g), 0)
         alone = _pieces_alone(dec, q, g, dict(cut.shares), have)
-        need = nodes_to_meet(data, alone, q, g, _node_limit(data, m, q, g))
+        need = nodes_to_meet(data, m, alone, q, g, _node_limit(data, m, q, g))
         if need is None or need > have:
             out.append(ServiceCut(q, g, cut.shares, -1 if need is None else need))
     return out
@@ -657,7 +684,7 @@ def whole_share_escape(
         if key not in tried:
             if deadline is not None and time.perf_counter() >= deadline:
                 break
-            tried[key] = _cheaper_at_whole(data, dec, ceiling_cents, cut, fewer, relax)
+            tried[key] = _cheaper_at_whole(data, m, dec, ceiling_cents, cut, fewer, relax)
         cheaper = tried[key]
         if cheaper is None:
             continue
@@ -671,6 +698,7 @@ def whole_share_escape(
 
 def _cheaper_at_whole(
     data: ModelData,
+    m: Model,
     dec: Decisions,
     ceiling_cents: float,
     cut: ServiceCut,
@@ -704,7 +732,7 @@ def _cheaper_at_whole(
     bound = walk(lambda d: evaluate_decisions(data, d, service_pools=set()))
     if bound is None or bound[1].total_cents >= ceiling_cents:
         return None
-    if not _pool_meets(data, trial, *place, fewer):
+    if not _pool_meets(data, m, trial, *place, fewer):
         return None  # the cut holds at the whole shares too
     cheapest = walk(lambda d: evaluate_decisions(data, d))
     return cheapest if cheapest is not None and cheapest[1].total_cents < ceiling_cents else None
