@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 import pytest
-from builders import service, small_scenario, training, two_clusters
+from builders import service, slurm_shop, small_scenario, training, two_clusters
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ortools.sat.python import cp_model
@@ -237,6 +237,25 @@ def test_kept_pool_verdicts_change_no_solve(monkeypatch: pytest.MonkeyPatch) -> 
         anew.cuts,
     )
     assert kept.cuts > 0 and asked_kept < len(checks)
+
+
+def _full_cluster() -> tuple[Any, Model, Decisions]:
+    """Today's 12-node Slurm cluster (it cannot grow) with all of the gang pre-training and 78%
+    of three times the fine-tuning: 13 nodes would meet both waits, 12 do not."""
+    data = prepare(slurm_shop(18_000.0))
+    shares = {("finetune", "hpc-a", "H100"): 78, ("pretrain", "hpc-a", "H100"): 100}
+    return data, build_model(data), Decisions(shares, {("hpc-a", "H100"): 12})
+
+
+def test_sizing_a_pool_at_its_limit_never_answers_past_it() -> None:
+    """Until 2026-12-04 a pool already at its limit was tried one node past it, and 13 came back."""
+    data, m, dec = _full_cluster()
+    assert data.pool("hpc-a").max_nodes == 12
+    assert loop.nodes_to_meet(data, m, dec, "hpc-a", "H100", 12) is None
+    assert loop.nodes_to_meet(data, m, dec, "hpc-a", "H100", 16) == 13
+    fewer = Decisions(dec.shares, {("hpc-a", "H100"): 4})
+    assert loop.nodes_to_meet(data, m, fewer, "hpc-a", "H100", 12) is None
+    assert loop.nodes_to_meet(data, m, fewer, "hpc-a", "H100", 16) == 13
 
 
 def split_service() -> cd.Scenario:

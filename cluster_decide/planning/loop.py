@@ -280,6 +280,8 @@ def nodes_to_meet(
     if _pool_meets(data, m, dec, pool, gpu, lo, sharing):
         return lo
     hi = max(lo + 1, 1)
+    if hi > limit:
+        return None  # already at the limit (until 2026-12-04 it tried one node past it)
     while not _pool_meets(data, m, dec, pool, gpu, hi, sharing):
         if hi >= limit:
             return None
