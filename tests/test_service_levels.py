@@ -258,6 +258,32 @@ def test_sizing_a_pool_at_its_limit_never_answers_past_it() -> None:
     assert loop.nodes_to_meet(data, m, fewer, "hpc-a", "H100", 16) == 13
 
 
+@pytest.mark.parametrize("limit", [12, 40])
+def test_a_staircase_has_the_steps_of_every_level_solved_in_turn(limit: int) -> None:
+    """The staircase solves the levels it needs, halving spans where N stays flat; its steps are
+    those of solving every level from 1% up (the reference here), limit reached or not."""
+    data, m, dec = _full_cluster()
+    pool = replace(data.pool("hpc-a"), max_nodes=limit)
+    data = replace(data, pools=tuple(pool if p.name == "hpc-a" else p for p in data.pools))
+    m = build_model(data)
+    place, levels = ("hpc-a", "H100"), [1, *range(10, 78, 10), 78]
+    expected, last = [], 8  # the 64-GPU gang's floor: 8 nodes
+    for share in levels:
+        pieces = {"pretrain": 100, "finetune": share}
+        alone = loop._pieces_alone(dec, *place, pieces, 8)
+        need = loop.nodes_to_meet(data, m, alone, *place, loop._node_limit(data, m, *place))
+        premise = tuple(sorted(pieces.items()))
+        if need is None:
+            expected.append(loop.ServiceCut(*place, premise, -1))
+            break
+        if need > last:
+            expected.append(loop.ServiceCut(*place, premise, need))
+            last = need
+    got = loop._staircase(data, m, dec, place, "finetune", 78, (("pretrain", 100),))
+    assert got == expected
+    assert len(got) >= 3 and (got[-1].nodes < 0) == (limit == 12)
+
+
 def split_service() -> cd.Scenario:
     """One divisible service (200 requests/s, p99 1.5 s) that may split across H100 and L40S."""
     return small_scenario(

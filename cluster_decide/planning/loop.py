@@ -381,7 +381,10 @@ def _staircase(
     rises above the fewest nodes the pieces' largest jobs force anyway (the gang fit), and the
     first share no size serves forbids every larger one. A pool that bursts has none: its
     on-demand nodes follow the work, so more work can mean more whole nodes and a shorter wait
-    (see :func:`_point_cuts`).
+    (see :func:`_point_cuts`). Since N rises with s, a span of levels whose ends need the same
+    N is flat: N is solved at 1% and at the top, then only inside spans whose ends differ,
+    halving them, each sized up from the N below it (the steps are those of solving every
+    level in turn, ``tests/test_service_levels.py``).
     """
     pool, gpu = place
     combos = [data.combos.get((w, pool, gpu)) for w in (name, *(o for o, _s in others))]
@@ -390,18 +393,41 @@ def _staircase(
     gpn = data.gpus_per_node[gpu]
     floor = max(1, *(-(-c.gang_gpus // gpn) for c in combos if c is not None))
     limit = _node_limit(data, m, pool, gpu)
+    levels = sorted({1, *range(STAIRCASE_STEP, top, STAIRCASE_STEP), top})
+    known: dict[int, float] = {}
+
+    def need(i: int, start: float) -> float:
+        """N at level ``i``, sized up from ``start`` nodes (N at a lower level, or the floor)."""
+        if i not in known and math.isinf(start):
+            known[i] = math.inf  # no size serves less of the piece: none serves this much
+        if i not in known:
+            pieces = dict(others) | {name: levels[i]}
+            alone = _pieces_alone(dec, pool, gpu, pieces, int(start))
+            n = nodes_to_meet(data, m, alone, pool, gpu, limit)
+            known[i] = math.inf if n is None else n
+        return known[i]
+
+    def between(lo: int, hi: int) -> None:
+        """Find every level where N rises between levels ``lo`` and ``hi``, halving the span."""
+        if hi - lo > 1 and known[lo] != known[hi]:
+            mid = (lo + hi) // 2
+            need(mid, known[lo])
+            between(lo, mid)
+            between(mid, hi)
+
+    need(len(levels) - 1, need(0, floor))
+    between(0, len(levels) - 1)
     cuts: list[ServiceCut] = []
-    last = floor
-    for share in sorted({1, *range(STAIRCASE_STEP, top, STAIRCASE_STEP), top}):
-        pieces = dict(others) | {name: share}
-        need = nodes_to_meet(data, m, _pieces_alone(dec, pool, gpu, pieces, last), pool, gpu, limit)
-        premise = tuple(sorted(pieces.items()))
-        if need is None:
+    last: float = floor
+    for i, share in enumerate(levels):
+        n = known.get(i, last)  # a level not solved lies on a flat stretch: N as below it
+        premise = tuple(sorted((dict(others) | {name: share}).items()))
+        if math.isinf(n):
             cuts.append(ServiceCut(pool, gpu, premise, -1))
             break
-        if need > last:
-            cuts.append(ServiceCut(pool, gpu, premise, need))
-            last = need
+        if n > last:
+            cuts.append(ServiceCut(pool, gpu, premise, int(n)))
+            last = n
     return cuts
 
 
