@@ -122,6 +122,58 @@ def test_a_plan_that_answers_meets_every_service_level(scn: cd.Scenario) -> None
         assert plan.status == "time_limit"
 
 
+def test_a_queue_that_never_settles_is_infinite_not_a_memory_error() -> None:
+    """The example the property above found on 2026-12-04: 1-GPU fine-tuning beside 16-GPU
+    gangs, all waiting at most an hour. Sizing its pools passed through counts where the
+    smaller jobs waited about 10^13 hours, and the drain asked for 12.8 PiB of job counts."""
+    work = [
+        training(
+            "t0",
+            kind="distributed_training",
+            gpus_per_job=16,
+            gpu_hours_per_month=11680.0,
+            mean_job_hours=2.0,
+            max_queue_wait_hours=1.0,
+            interface="containers",
+            requires=["gang_scheduling"],
+            divisible=False,
+        ),
+        *(
+            training(
+                name,
+                kind="fine_tuning",
+                gpus_per_job=gang,
+                gpu_hours_per_month=hours,
+                mean_job_hours=6.0,
+                max_queue_wait_hours=1.0,
+                interface="containers",
+                requires=[],
+                divisible=False,
+            )
+            for name, gang, hours in (("t1", 8, 2920.0), ("t2", 1, 11680.0))
+        ),
+        service(
+            "svc",
+            gpu_types=["H100", "L40S"],
+            peak_requests_per_second=2.0,
+            gpu_seconds_per_request=0.3,
+            p99_latency_ms=900.0,
+            divisible=True,
+            service_time_cv=0.5,
+            headroom="none",
+        ),
+        notebooks(concurrent_users=2),
+    ]
+    scn = small_scenario(
+        work,
+        team={"hpc": {"fte": 4.0}, "kubernetes": {"fte": 8.0}},
+        policy={"platforms": ["kubernetes", "kubernetes_batch"]},
+    )
+    plan = cd.solve(scn, time_limit_s=30)
+    assert plan.status == "optimal"
+    assert plan.service_levels["met"].all()
+
+
 @pytest.mark.parametrize("preset", PRESETS)
 def test_every_preset_plan_meets_every_service_level(preset: str) -> None:
     scn = load_scenario(preset)

@@ -37,6 +37,8 @@ from typing import Literal
 import numpy as np
 from scipy import integrate, special
 
+from cluster_decide.base.ranges import WAIT_HOURS
+
 __all__ = [
     "BatchClass",
     "PeriodicWait",
@@ -555,10 +557,15 @@ def _size_class_waits(
     scv = second / rate / service**2 - 1.0
     residual = service * (1.0 + scv) / 2.0
     fresh = 1.0 - erlang_c(slots, load) if slots > 0 and load < slots else 0.0
+    small_rate = sum(k.arrival_rate for k in small)
 
     def estimate(queued: float) -> tuple[WaitEstimate, list[WaitEstimate]]:
         """The large class's and the smaller classes' waits with ``queued`` smaller jobs ahead."""
-        if not math.isfinite(queued) or slots < 1:
+        if not queued <= small_rate * WAIT_HOURS.hi or slots < 1:
+            # The smaller jobs wait longer on average than any target may allow: the queue is
+            # as good as unstable. (Beyond that the drain, which counts the jobs in progress one
+            # by one, asked for petabytes where the property test of service levels found
+            # classes waiting 10^13 hours on a nearly saturated pool.)
             none = WaitEstimate(math.inf, math.inf, 1.0, 1.0, float(slots))
             return none, [none for _ in small]
         d1, _d2 = _drain_moments(nodes, m, slots, load, small, gpn, queued)
