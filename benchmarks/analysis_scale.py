@@ -1,8 +1,9 @@
 """Analysis speed: 500 uncertainty samples and a full tornado on the default scenario, 1 and 2 workers.
 
-Run: ``.venv/bin/python benchmarks/analysis_scale.py [--samples 500] [--workers 1 2]``. Goal
-(issue 6): 500 samples in under 60 s on a 2-core machine. Each sample is one free solve plus one
-forced solve per tracked archetype (the base optimum's and the runner-up's; skipped where the
+Run: ``.venv/bin/python benchmarks/analysis_scale.py [--samples 500] [--workers 1 2]
+[--scenario NAME]`` (a preset or a scenario file instead of the default). Goal (issue 6): 500
+samples in under 60 s on a 2-core machine. Each sample is one free solve plus one forced solve
+per tracked archetype (the base optimum's and the runner-up's; skipped where the
 archetype already wins), every solve on one CP-SAT worker with a deterministic limit, so the
 rows are identical whatever the worker count; the script checks that too.
 
@@ -48,6 +49,11 @@ def main() -> None:
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
+        "--scenario",
+        default=None,
+        help="a preset's name or a scenario file (default: the default scenario)",
+    )
+    parser.add_argument(
         "--track",
         default=None,
         help="comma-separated archetypes to cost in every sample ('' for none; default: best two)",
@@ -61,10 +67,11 @@ def main() -> None:
         help="time cd.recommend(samples=N) on a thread pool and a Dask LocalCluster instead",
     )
     args = parser.parse_args()
-    scn = cd.load_scenario()
+    scn = cd.load_scenario(args.scenario) if args.scenario else cd.load_scenario()
     quick_solve(scn)  # warm imports and caches before timing
     load = os.getloadavg()[0]
-    print(f"Default scenario, {os.cpu_count()} CPUs, load average {load:.1f} at start\n")
+    name = args.scenario or "Default scenario"
+    print(f"{name}, {os.cpu_count()} CPUs, load average {load:.1f} at start\n")
     if args.recommend:
         _recommend_rows(scn, args.recommend, args.seed)
         return
