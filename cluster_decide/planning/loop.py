@@ -247,8 +247,8 @@ def _pool_meets(
     """``pool_meets_targets`` of ``dec`` on ``nodes`` there, asked once a solve for each input.
 
     A staircase asks about the same pieces alone on the same node counts in every round and in
-    every place it is restated (on the research lab's samples, 61% of the checks were repeats).
-    The verdict depends on the pool's own inputs only (``pool_inputs``), so it is kept in
+    every place it is restated (on the research lab's samples, 56% of a solve's checks were
+    repeats). The verdict depends on the pool's own inputs only (``pool_inputs``), so it is kept in
     ``m.pool_verdicts`` under them.
     """
     trial = replace(dec, nodes={**dec.nodes, (pool, gpu): nodes})
