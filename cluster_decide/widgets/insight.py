@@ -71,13 +71,18 @@ class InsightPanel:
         self.cancel(quiet=True)
 
     def cancel(self, quiet: bool = False) -> None:
-        """Stop the analysis under way, if any."""
+        """Stop the analysis under way, if any.
+
+        The reason is set before the stop: the job's thread may stop at once and show it (until
+        2026-12-04 it was set after, and a stop that won the race showed the previous reason,
+        then "Stopping…" for good).
+        """
         job = self.job
         if job is not None and not job.cancelled:
-            job.cancel()
             if not quiet:
                 self._why_cancel = "Analysis cancelled."
                 self.status.value = message_html("Stopping…", "info")
+            job.cancel()
 
     def _running(self, running: bool) -> None:
         self.button.disabled = running

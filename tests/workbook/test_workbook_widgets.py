@@ -240,6 +240,32 @@ def test_what_would_change_the_answer_panel(dash: Dashboard) -> None:
     assert "<li>" in html
 
 
+def test_a_cancelled_analysis_says_so_when_it_stops_at_once(
+    dash: Dashboard, monkeypatch: Any
+) -> None:
+    """Cancel after the settings changed once: the job's thread stops before the click returns
+    (as it may on a busy machine), and the panel says the user cancelled it, not the old reason."""
+    from cluster_decide.widgets.background import BackgroundJob
+
+    panel = dash.insight
+    assert panel is not None
+    panel.settings_changed()  # leaves its reason behind, as a moved slider does
+    stop = BackgroundJob.cancel
+
+    def stop_and_wait(job: BackgroundJob) -> None:
+        stop(job)
+        job.join(300)  # the thread has stopped and reported before cancel returns
+
+    monkeypatch.setattr(BackgroundJob, "cancel", stop_and_wait)
+    job = panel.compute()
+    assert job is not None
+    panel.cancel()
+    assert job.cancelled and not job.thread.is_alive()
+    assert "Analysis cancelled." in panel.status.value
+    assert "Stopping" not in panel.status.value
+    assert not panel.button.disabled
+
+
 def test_grouped_slider_looks_ahead(plan_cache: PlanCache) -> None:
     app = executive_app(debounce_s=0.0, cache=plan_cache, prefetch=True, recommend=None)
     app.controls.set_value("demand:training", 1.2)
