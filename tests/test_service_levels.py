@@ -53,52 +53,82 @@ def notebooks(name: str = "nb", **kw: Any) -> dict[str, Any]:
     return base
 
 
-@st.composite
-def estates(draw: st.DrawFn) -> cd.Scenario:
-    """An estate of 2-4 gang classes, a divisible service and notebooks, on random platforms."""
-    work: list[dict[str, Any]] = []
-    for i in range(draw(st.integers(2, 4))):
-        gang = draw(st.sampled_from(GANGS))
-        busy = draw(st.floats(0.3, 3.0)) * max(gang, 8)
-        work.append(
-            training(
-                f"t{i}",
-                kind="distributed_training" if gang > 8 else "fine_tuning",
-                gpus_per_job=gang,
-                gpu_hours_per_month=round(busy * 730.0, 1),
-                mean_job_hours=draw(st.sampled_from([2.0, 6.0, 24.0])),
-                max_queue_wait_hours=draw(st.sampled_from([1.0, 4.0, 24.0])),
-                interface="containers",
-                requires=["gang_scheduling"] if gang > 8 else [],
-                divisible=False,
-            )
+def mixed_estate(
+    gangs: list[tuple[int, float, float, float]],
+    service_rps: float,
+    service_p99_ms: float,
+    service_cv: float,
+    headroom: str,
+    users: int,
+    platforms: list[str],
+) -> cd.Scenario:
+    """Gang classes (GPUs a job, GPU-hours a month, mean job hours, wait target each), a
+    divisible service and notebooks on the given platforms: the estates the property draws."""
+    work = [
+        training(
+            f"t{i}",
+            kind="distributed_training" if gang > 8 else "fine_tuning",
+            gpus_per_job=gang,
+            gpu_hours_per_month=hours,
+            mean_job_hours=job_hours,
+            max_queue_wait_hours=wait,
+            interface="containers",
+            requires=["gang_scheduling"] if gang > 8 else [],
+            divisible=False,
         )
+        for i, (gang, hours, job_hours, wait) in enumerate(gangs)
+    ]
     work.append(
         service(
             "svc",
             gpu_types=["H100", "L40S"],
-            peak_requests_per_second=draw(st.floats(2.0, 200.0)),
+            peak_requests_per_second=service_rps,
             gpu_seconds_per_request=0.3,
-            p99_latency_ms=draw(st.sampled_from([900.0, 1500.0])),
+            p99_latency_ms=service_p99_ms,
             divisible=True,
-            service_time_cv=draw(st.sampled_from([0.5, 1.0, 2.0])),
-            headroom=draw(st.sampled_from(["none", "n+1"])),
+            service_time_cv=service_cv,
+            headroom=headroom,
         )
     )
-    work.append(notebooks(concurrent_users=draw(st.integers(2, 40))))
-    platforms = draw(
-        st.sampled_from(
-            [
-                ["kubernetes", "kubernetes_batch"],
-                ["slurm", "kubernetes"],
-                ["slurm", "kubernetes", "kubernetes_batch", "shared"],
-            ]
-        )
-    )
+    work.append(notebooks(concurrent_users=users))
     return small_scenario(
         work,
         team={"hpc": {"fte": 4.0}, "kubernetes": {"fte": 8.0}},
         policy={"platforms": platforms},
+    )
+
+
+@st.composite
+def estates(draw: st.DrawFn) -> cd.Scenario:
+    """An estate of 2-4 gang classes, a divisible service and notebooks, on random platforms."""
+    gangs = []
+    for _ in range(draw(st.integers(2, 4))):
+        gang = draw(st.sampled_from(GANGS))
+        busy = draw(st.floats(0.3, 3.0)) * max(gang, 8)
+        gangs.append(
+            (
+                gang,
+                round(busy * 730.0, 1),
+                draw(st.sampled_from([2.0, 6.0, 24.0])),
+                draw(st.sampled_from([1.0, 4.0, 24.0])),
+            )
+        )
+    return mixed_estate(
+        gangs,
+        draw(st.floats(2.0, 200.0)),
+        draw(st.sampled_from([900.0, 1500.0])),
+        draw(st.sampled_from([0.5, 1.0, 2.0])),
+        draw(st.sampled_from(["none", "n+1"])),
+        draw(st.integers(2, 40)),
+        draw(
+            st.sampled_from(
+                [
+                    ["kubernetes", "kubernetes_batch"],
+                    ["slurm", "kubernetes"],
+                    ["slurm", "kubernetes", "kubernetes_batch", "shared"],
+                ]
+            )
+        ),
     )
 
 
@@ -126,48 +156,14 @@ def test_a_queue_that_never_settles_is_infinite_not_a_memory_error() -> None:
     """The example the property above found on 2026-12-04: 1-GPU fine-tuning beside 16-GPU
     gangs, all waiting at most an hour. Sizing its pools passed through counts where the
     smaller jobs waited about 10^13 hours, and the drain asked for 12.8 PiB of job counts."""
-    work = [
-        training(
-            "t0",
-            kind="distributed_training",
-            gpus_per_job=16,
-            gpu_hours_per_month=11680.0,
-            mean_job_hours=2.0,
-            max_queue_wait_hours=1.0,
-            interface="containers",
-            requires=["gang_scheduling"],
-            divisible=False,
-        ),
-        *(
-            training(
-                name,
-                kind="fine_tuning",
-                gpus_per_job=gang,
-                gpu_hours_per_month=hours,
-                mean_job_hours=6.0,
-                max_queue_wait_hours=1.0,
-                interface="containers",
-                requires=[],
-                divisible=False,
-            )
-            for name, gang, hours in (("t1", 8, 2920.0), ("t2", 1, 11680.0))
-        ),
-        service(
-            "svc",
-            gpu_types=["H100", "L40S"],
-            peak_requests_per_second=2.0,
-            gpu_seconds_per_request=0.3,
-            p99_latency_ms=900.0,
-            divisible=True,
-            service_time_cv=0.5,
-            headroom="none",
-        ),
-        notebooks(concurrent_users=2),
-    ]
-    scn = small_scenario(
-        work,
-        team={"hpc": {"fte": 4.0}, "kubernetes": {"fte": 8.0}},
-        policy={"platforms": ["kubernetes", "kubernetes_batch"]},
+    scn = mixed_estate(
+        [(16, 11680.0, 2.0, 1.0), (8, 2920.0, 6.0, 1.0), (1, 11680.0, 6.0, 1.0)],
+        service_rps=2.0,
+        service_p99_ms=900.0,
+        service_cv=0.5,
+        headroom="none",
+        users=2,
+        platforms=["kubernetes", "kubernetes_batch"],
     )
     plan = cd.solve(scn, time_limit_s=30)
     assert plan.status == "optimal"

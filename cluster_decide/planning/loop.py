@@ -398,9 +398,11 @@ def _staircase(
 
     def need(i: int, start: float) -> float:
         """N at level ``i``, sized up from ``start`` nodes (N at a lower level, or the floor)."""
-        if i not in known and math.isinf(start):
-            known[i] = math.inf  # no size serves less of the piece: none serves this much
-        if i not in known:
+        if i in known:
+            return known[i]
+        if math.isinf(start):  # no size serves less of the piece: none serves this much
+            known[i] = math.inf
+        else:
             pieces = dict(others) | {name: levels[i]}
             alone = _pieces_alone(dec, pool, gpu, pieces, int(start))
             n = nodes_to_meet(data, m, alone, pool, gpu, limit)
