@@ -192,6 +192,19 @@ def test_family_burst_cap() -> None:
     assert not cd.evaluate(capped.inputs, capped).violations  # type: ignore[arg-type]
 
 
+def test_the_burst_cap_sums_the_burst_variables_of_the_capacity_rows_hours() -> None:
+    """Every hour's burst in a capped pool is the variable of the capacity row standing for that
+    hour, and each row's variable stands for as many hours as the cost charges it for."""
+    scn = cd.load_scenario().update({"procurement": {"burst_cap_gpus": {"H100": 40, "L40S": 8}}})
+    m = build_model(prepare(scn))
+    assert m.families["burst_cap"] > 0
+    assert {(p, g) for p, g, _t in m.burst} == set(m.burst_bucket)
+    for (p, g), buckets in m.burst_bucket.items():
+        hours, counts = np.unique(buckets, return_counts=True)
+        weights = {t: w for (q, h, t), w in m.burst_weight.items() if (q, h) == (p, g)}
+        assert weights == dict(zip(hours.tolist(), counts.tolist(), strict=True)), (p, g)
+
+
 def test_family_transition() -> None:
     # A Slurm team's class placed on Kubernetes is moved (priced), its users retool.
     scn = small_scenario(

@@ -52,6 +52,7 @@ __all__ = [
     "build_model",
     "dominated_pairs",
     "exempt_whole_shares",
+    "hour_buckets",
     "reduced_buckets",
 ]
 
@@ -95,7 +96,11 @@ class Model:
     """Nodes a cluster of today grows by (priced at ``ModelData.added_node_cost``)."""
     burst: dict[tuple[str, str, int], cp_model.IntVar] = field(default_factory=dict)
     burst_weight: dict[tuple[str, str, int], int] = field(default_factory=dict)
-    burst_ub: dict[tuple[str, str, int], int] = field(default_factory=dict)
+    burst_peak: dict[tuple[str, str], int] = field(default_factory=dict)
+    """Upper bound of every burst variable of a pool and GPU type: the summed peak it serves."""
+    burst_bucket: dict[tuple[str, str], np.ndarray] = field(default_factory=dict)
+    """For each hour of a bursting pool and GPU type, the hour whose capacity row (and burst
+    variable) stands for it (``hour_buckets``): what ``add_burst_cap`` sums hour by hour."""
     hires: dict[str, cp_model.IntVar] = field(default_factory=dict)
     exact_sharing: frozenset[tuple[str, str]] = frozenset()
     """Pools and GPU types whose trough-filling training has the hour-by-hour rows; the others
@@ -139,33 +144,42 @@ class Model:
         self.families[family] = self.families.get(family, 0) + 1
 
 
-def reduced_buckets(demands: np.ndarray, bursts: bool) -> list[tuple[int, int]]:
+def hour_buckets(demands: np.ndarray) -> np.ndarray:
+    """For each of the 168 hours, the first hour whose demands equal its own in every row.
+
+    ``demands`` is rows × 168 integers. Identical hours give identical capacity rows, so the
+    first of them stands for them all. A dict over the hours' bytes is 5× cheaper than
+    ``np.unique(axis=0)``, which sorts structured rows.
+    """
+    hours = np.ascontiguousarray(demands.T)
+    seen: dict[bytes, int] = {}
+    return np.array([seen.setdefault(row.tobytes(), t) for t, row in enumerate(hours)])
+
+
+def reduced_buckets(
+    demands: np.ndarray, bursts: bool, buckets: np.ndarray | None = None
+) -> list[tuple[int, int]]:
     """The hours whose capacity rows are needed, each with how many hours it stands for.
 
     Identical hours give identical rows, so one row with a multiplicity stands for them all
     (exact). Without burst capacity only the largest demand matters, so an hour whose demand is
     no larger than another's in every workload is dropped too (also exact: its row is implied).
-    ``demands`` is workloads × 168; returns ``(hour, multiplicity)`` in hour order.
+    ``demands`` is workloads × 168; ``buckets`` is ``hour_buckets(demands)`` where the caller
+    has it already. Returns ``(hour, multiplicity)`` in hour order.
     """
     if demands.size == 0:
         return []
-    # Distinct hours by their bytes (the demands are integers), first seen and how often: a
-    # dict over 168 rows is 5x cheaper than ``np.unique(axis=0)``, which sorts structured rows.
-    hours = np.ascontiguousarray(demands.T)
-    seen: dict[bytes, list[int]] = {}
-    for t, row in enumerate(hours):
-        entry = seen.setdefault(row.tobytes(), [t, 0])
-        entry[1] += 1
-    first = np.array([e[0] for e in seen.values()])
-    counts = [e[1] for e in seen.values()]
+    if buckets is None:
+        buckets = hour_buckets(demands)
+    first, counts = np.unique(buckets, return_counts=True)
     keep = np.ones(len(first), dtype=bool)
     if not bursts:
         # Hour i is implied by a distinct hour j with at least its demand in every workload.
-        cols = hours[first]
+        cols = np.ascontiguousarray(demands.T)[first]
         covers = (cols[None, :, :] >= cols[:, None, :]).all(axis=2)
         np.fill_diagonal(covers, False)
         keep = ~covers.any(axis=1)
-    return sorted((int(first[i]), counts[i]) for i in np.flatnonzero(keep))
+    return [(int(first[i]), int(counts[i])) for i in np.flatnonzero(keep)]
 
 
 def _variables(m: Model) -> None:
@@ -315,7 +329,11 @@ def add_capacity(m: Model) -> None:
             gpn = d.gpus_per_node[g]
             total_peak = int(np.stack([c.demand for c in combos]).sum(axis=0).max())
             # Identical or dominated hours are found on both coefficients of every class.
-            for t, weight in reduced_buckets(np.vstack([slopes, fixeds]), p.bursts):
+            matrix = np.vstack([slopes, fixeds])
+            buckets = hour_buckets(matrix)
+            if p.bursts:
+                m.burst_bucket[(p.name, g)] = buckets
+            for t, weight in reduced_buckets(matrix, p.bursts, buckets):
                 terms = [
                     (m.share[(c.workload, c.pool, c.gpu_type)], int(v))
                     for c, v in zip(combos, slopes[:, t], strict=True)
@@ -343,7 +361,7 @@ def add_capacity(m: Model) -> None:
                     b = m.cp.new_int_var(0, total_peak, f"burst[{p.name},{g},t={t}]")
                     m.burst[(p.name, g, t)] = b
                     m.burst_weight[(p.name, g, t)] = weight
-                    m.burst_ub[(p.name, g, t)] = total_peak
+                    m.burst_peak[(p.name, g)] = total_peak
                     supply = supply + UNITS_PER_BURST * b
                 m.cp.add(placed <= supply).with_name(f"capacity[{p.name},{g},t={t}]")
                 m._count("capacity")
@@ -518,25 +536,15 @@ def add_burst_cap(m: Model) -> None:
     """
     d, cp = m.data, m.cp
     by_gpu: dict[str, list[tuple[str, np.ndarray]]] = defaultdict(list)
-    for p in d.pools:
-        for g in p.gpu_types:
-            check_stopped()
-            combos = [c for c in d.allowed() if c.pool == p.name and c.gpu_type == g]
-            if not combos or g not in d.burst_cap_units or not p.bursts:
-                continue
-            matrix = np.stack([c.demand for c in combos])
-            _cols, first, inverse = np.unique(
-                matrix.T, axis=0, return_index=True, return_inverse=True
-            )
-            by_gpu[g].append((p.name, first[np.ravel(inverse)]))
+    for (p, g), buckets in m.burst_bucket.items():
+        if g in d.burst_cap_units:
+            by_gpu[g].append((p, buckets))
     for g, parts in by_gpu.items():
-        most = sum(
-            max((m.burst_ub[k] for k in m.burst if k[0] == p and k[1] == g), default=0)
-            for p, _b in parts
-        )
+        check_stopped()
+        most = sum(m.burst_peak.get((p, g), 0) for p, _b in parts)
         if most <= d.burst_cap_units[g]:
             continue  # the pools cannot rent more than the cap even at their peaks
-        rows = {tuple(int(bucket[t]) for _p, bucket in parts) for t in range(HOURS_PER_WEEK)}
+        rows = {tuple(int(b) for b in hour) for hour in np.stack([b for _p, b in parts], axis=1)}
         for row in sorted(rows):
             terms = [
                 m.burst[(p, g, t)]

@@ -353,10 +353,10 @@ def test_stopped_work_ends_between_capacity_pools_and_while_the_lp_is_built(
     pools: list[int] = []
     real_buckets = build.reduced_buckets
 
-    def buckets(demands: Any, bursts: bool) -> Any:
+    def buckets(demands: Any, bursts: bool, *rest: Any) -> Any:
         pools.append(1)
         signal.stop()  # the control moved while the first pool's rows were built
-        return real_buckets(demands, bursts)
+        return real_buckets(demands, bursts, *rest)
 
     monkeypatch.setattr(build, "reduced_buckets", buckets)
     with stoppable(signal), pytest.raises(SolveStopped):
