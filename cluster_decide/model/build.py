@@ -148,12 +148,14 @@ def hour_buckets(demands: np.ndarray) -> np.ndarray:
     """For each of the 168 hours, the first hour whose demands equal its own in every row.
 
     ``demands`` is rows × 168 integers. Identical hours give identical capacity rows, so the
-    first of them stands for them all. A dict over the hours' bytes is 5× cheaper than
-    ``np.unique(axis=0)``, which sorts structured rows.
+    first of them stands for them all. Each hour is viewed as one opaque value of its bytes, so
+    ``np.unique`` compares whole hours at once (``np.unique(axis=0)`` sorts structured rows
+    field by field, 10× slower; a dict over the bytes, 2× slower).
     """
     hours = np.ascontiguousarray(demands.T)
-    seen: dict[bytes, int] = {}
-    return np.array([seen.setdefault(row.tobytes(), t) for t, row in enumerate(hours)])
+    whole = hours.view(np.dtype((np.void, hours.dtype.itemsize * hours.shape[1]))).ravel()
+    _values, first, inverse = np.unique(whole, return_index=True, return_inverse=True)
+    return np.asarray(first[np.ravel(inverse)])
 
 
 def reduced_buckets(
@@ -544,7 +546,7 @@ def add_burst_cap(m: Model) -> None:
         most = sum(m.burst_peak.get((p, g), 0) for p, _b in parts)
         if most <= d.burst_cap_units[g]:
             continue  # the pools cannot rent more than the cap even at their peaks
-        rows = {tuple(int(b) for b in hour) for hour in np.stack([b for _p, b in parts], axis=1)}
+        rows = set(map(tuple, np.stack([b for _p, b in parts], axis=1).tolist()))
         for row in sorted(rows):
             terms = [
                 m.burst[(p, g, t)]
