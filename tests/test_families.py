@@ -205,6 +205,34 @@ def test_the_burst_cap_sums_the_burst_variables_of_the_capacity_rows_hours() -> 
         assert weights == dict(zip(hours.tolist(), counts.tolist(), strict=True)), (p, g)
 
 
+def test_each_hours_burst_is_the_variable_of_a_row_with_that_hours_coefficients() -> None:
+    """The burst cap sums, for every hour, the burst variable of the capacity row whose
+    coefficients are that hour's. A divisible service's piece line can differ between two hours
+    of equal whole-class demand (a diurnal service at 60 requests a second), so grouping hours
+    by demand, as the cap once did, capped another row's variable for those hours."""
+    scn = small_scenario(
+        [service(divisible=True, peak_requests_per_second=60.0, profile="diurnal")],
+        procurement={"burst_cap_gpus": {"L40S": 2}},
+    )
+    data = prepare(scn)
+    m = build_model(data)
+    assert m.families["burst_cap"] > 0
+    by_demand = 0  # hours of equal demand whose rows differ
+    for (p, g), buckets in m.burst_bucket.items():
+        combos = [c for c in data.allowed() if (c.pool, c.gpu_type) == (p, g)]
+        slopes = [c.slope if c.slope is not None else c.demand for c in combos]
+        fixeds = [c.fixed if c.fixed is not None else 0 * c.demand for c in combos]
+        rows = np.vstack([np.stack(slopes), np.stack(fixeds)])
+        assert (rows[:, buckets] == rows).all(), (p, g)
+        demand = np.stack([c.demand for c in combos])
+        by_demand += sum(
+            (demand[:, t] == demand[:, u]).all() and not (rows[:, t] == rows[:, u]).all()
+            for t in range(168)
+            for u in range(t)
+        )
+    assert by_demand > 0, "no two hours of equal demand with different rows: the case is not here"
+
+
 def test_family_transition() -> None:
     # A Slurm team's class placed on Kubernetes is moved (priced), its users retool.
     scn = small_scenario(
