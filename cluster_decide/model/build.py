@@ -32,6 +32,7 @@ from cluster_decide.model.stopping import check_stopped
 
 __all__ = [
     "FAMILIES",
+    "LARGE_MODEL_PLACEMENTS",
     "Model",
     "ServiceCut",
     "add_budget",
@@ -75,6 +76,11 @@ FAMILIES = (
 """The constraint families, in the order ``build_model`` adds them (service-level cuts last,
 added by the solve loop as it finds pools that miss a target)."""
 
+LARGE_MODEL_PLACEMENTS = 400
+"""Above this many placement variables a model is large: the solve loop searches it on two
+workers, first restricted to each workload's likeliest places, with CP-SAT's presolve; below
+it, on one worker without presolve, to a proof (``planning.loop``), and its tie-break settles
+every equal-cost choice (``_objective``)."""
 UNITS_PER_NODE_GPU = DEMAND_UNITS_PER_GPU_PERCENT
 """Capacity rows compare share (percent) × demand (tenths of a GPU) with GPUs × 1000."""
 UNITS_PER_BURST = 100
@@ -133,6 +139,8 @@ class Model:
     cash_cents: Any = 0
     cost_cents: Any = 0
     tie_break: Any = 0
+    tie_break_max: int = 0
+    """The largest value ``tie_break`` can take (see ``_objective``)."""
     families: dict[str, int] = field(default_factory=dict)
     service_rows: dict[ServiceCut, list[cp_model.Constraint]] = field(default_factory=dict)
     """The rows each service-level cut was stated as (see ``exempt_whole_shares``)."""
@@ -967,12 +975,18 @@ def add_sharing_hours(m: Model, pairs: Iterable[tuple[str, str]]) -> None:
 
 
 def _objective(m: Model) -> None:
-    """Monthly cost in cents, then a tie-break that prefers fewer and earlier placements.
+    """Monthly cost in cents, then a tie-break that prefers work, and spot, in earlier places.
 
-    The tie-break sums each placement's (pool, GPU type) rank; which pools are open follows
-    from the placements (linking), so it still settles every equal-cost choice the same way
-    whatever the number of workers. It used to add a per-pool term on top, which multiplied the
-    objective's scale by the number of pools and made CP-SAT's proof 2-3× slower.
+    The tie-break is Σ rank[w,p,g]·(share[w,p,g] + spot[w,p,g]), where rank is the place's
+    position among the workload's own places in the fixed (pool, GPU type) order, from 0. Two
+    plans of equal cost differ in some share or spot percent, so they differ here too (unless
+    they trade percents between places whose ranks balance, which needs a class split three
+    ways): the optimum is a function of the inputs, not of the search that found it, which is
+    what lets CP-SAT skip its presolve on small models (``model/cpsat.py``). It used to rank
+    placements only, so equally cheap splits of a divisible class (24/76 against 34/66)
+    were settled by the search; a large model still does (see below). Which pools are open follows from the placements (linking),
+    so no per-pool term is needed (one multiplied the objective's scale by the number of pools
+    and made CP-SAT's proof 2-3× slower).
     """
     d = m.data
     capacity = sum(d.node_cost(p, g) * n for (p, g), n in m.nodes.items()) + sum(
@@ -993,9 +1007,27 @@ def _objective(m: Model) -> None:
     splits = d.split_cents * (sum(m.place.values()) - len(d.workloads))
     m.cost_cents = m.cash_cents + penalties + splits
     order = {
-        (p.name, g): i + 1 for i, (p, g) in enumerate((p, g) for p in d.pools for g in p.gpu_types)
+        (p.name, g): i for i, (p, g) in enumerate((p, g) for p in d.pools for g in p.gpu_types)
     }
-    m.tie_break = sum(order[(p, g)] * z for (_w, p, g), z in m.place.items())
+    if len(m.place) > LARGE_MODEL_PLACEMENTS:
+        # Placements only: a large estate is searched on two workers under the clock, so its
+        # plan depends on the run anyway, and the complete tie-break's larger scale (6× on the
+        # 200-class estate) costs that search and the objective's headroom below 2^63.
+        m.tie_break = sum((order[(p, g)] + 1) * z for (_w, p, g), z in m.place.items())
+        m.tie_break_max = len(m.place) * len(order)
+        return
+    places: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
+    for key in m.share:
+        places[key[0]].append(key)
+    rank: dict[tuple[str, str, str], int] = {}
+    for keys in places.values():
+        for r, key in enumerate(sorted(keys, key=lambda k: order[(k[1], k[2])])):
+            rank[key] = r
+    m.tie_break = sum(rank[k] * s for k, s in m.share.items() if rank[k]) + sum(
+        rank[k] * s for k, s in m.spot.items() if rank[k]
+    )
+    # Shares of a workload sum to 100 and spot never exceeds its share.
+    m.tie_break_max = sum(2 * 100 * (len(keys) - 1) for keys in places.values())
 
 
 def _people_cents(m: Model) -> cp_model.LinearExprT:
@@ -1022,8 +1054,7 @@ def _people_cents(m: Model) -> cp_model.LinearExprT:
 
 def tie_break_scale(m: Model) -> int:
     """One cent of cost outweighs every tie-break point."""
-    n_order = sum(len(p.gpu_types) for p in m.data.pools)
-    return len(m.place) * n_order + 1
+    return m.tie_break_max + 1
 
 
 def build_model(

@@ -98,10 +98,19 @@ saved about half as much.
 
 
 def solver_for(
-    time_limit_s: float | None, deterministic_limit: float | None, workers: int, seed: int
+    time_limit_s: float | None,
+    deterministic_limit: float | None,
+    workers: int,
+    seed: int,
+    presolve: bool = True,
 ) -> cp_model.CpSolver:
-    """A CP-SAT solver with every parameter set explicitly (and the deterministic limit, if set)."""
+    """A CP-SAT solver with every parameter set explicitly (and the deterministic limit, if set).
+
+    ``presolve`` False skips CP-SAT's presolve: on models of the default scenario's size it
+    costs more than it saves (``docs/decisions.md``; the solve loop decides by the model's size).
+    """
     solver = new_solver()  # stoppable from another thread inside ``stoppable``
+    solver.parameters.cp_model_presolve = presolve
     solver.parameters.linearization_level = LINEARIZATION_LEVEL
     solver.parameters.cut_level = CUT_LEVEL
     solver.parameters.cp_model_probing_level = PROBING_LEVEL

@@ -39,6 +39,7 @@ from typing import Any
 
 from cluster_decide.inputs.scenario import DeadlineWorkload, TrainingWorkload
 from cluster_decide.model.build import (
+    LARGE_MODEL_PLACEMENTS,
     Model,
     ServiceCut,
     add_service_levels,
@@ -96,8 +97,6 @@ Constrain = Callable[[Model], None]
 Objective = Callable[[Model], Any]
 """A hook that returns the expression to minimize instead of cost with its tie-break."""
 
-LARGE_MODEL_PLACEMENTS = 400
-"""Above this many placement variables, solve a restricted model first (see ``restricted``)."""
 RESTRICTED_SHARE = 0.45
 """Share of the remaining time limit the restricted model gets."""
 MAX_CUT_ROUNDS = 24
@@ -924,7 +923,14 @@ def run(
             # half of what is left, and the rest stays for the rounds of cuts after it.
             left = max(0.01, left * HOOKED_ROUND_SHARE)
         # The plan found must still be checked within the limit: the search leaves time for it.
-        solver = solver_for(remaining(check_s), left, workers, seed)
+        solver = solver_for(
+            remaining(check_s),
+            left,
+            workers,
+            seed,
+            # A few hundred variables: presolve costs more than it saves (docs/decisions.md).
+            presolve=len(m.place) > LARGE_MODEL_PLACEMENTS,
+        )
         code = solver.solve(m.cp)
         spent += solver.response_proto.deterministic_time
         status = status_of(code, m)
