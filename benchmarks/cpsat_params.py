@@ -47,7 +47,7 @@ VARIANTS: dict[str, str] = {
     "linearization 1 (CP-SAT's default)": "linearization_level: 1",
     "symmetry off": "symmetry_level: 0",
     "one presolve pass": "max_presolve_iterations: 1",
-    "presolve off": "cp_model_presolve: false",
+    "presolve on (what large models keep)": "cp_model_presolve: true",
     "pseudo-cost branching": "search_branching: PSEUDO_COST_SEARCH",
     "LP branching": "search_branching: LP_SEARCH",
     "portfolio branching": "search_branching: PORTFOLIO_SEARCH",
