@@ -102,8 +102,8 @@ class Model:
     """Nodes a cluster of today grows by (priced at ``ModelData.added_node_cost``)."""
     burst: dict[tuple[str, str, int], cp_model.IntVar] = field(default_factory=dict)
     burst_weight: dict[tuple[str, str, int], int] = field(default_factory=dict)
-    burst_peak: dict[tuple[str, str], int] = field(default_factory=dict)
-    """Upper bound of every burst variable of a pool and GPU type: the summed peak it serves."""
+    burst_ub: dict[tuple[str, str, int], int] = field(default_factory=dict)
+    """Upper bound of each burst variable: all the work its hour can place in the pool."""
     burst_bucket: dict[tuple[str, str], np.ndarray] = field(default_factory=dict)
     """For each hour of a bursting pool and GPU type, the hour whose capacity row (and burst
     variable) stands for it (``hour_buckets``): what ``add_burst_cap`` sums hour by hour."""
@@ -337,7 +337,10 @@ def add_capacity(m: Model) -> None:
             )
             n = m.nodes[(p.name, g)]
             gpn = d.gpus_per_node[g]
-            total_peak = int(np.stack([c.demand for c in combos]).sum(axis=0).max())
+            # Burst never exceeds all the work the hour can place here (whole shares, no spot):
+            # renting more only costs. Without presolve (small models) CP-SAT does not find
+            # these bounds from the rows itself.
+            most = -(-(100 * slopes + fixeds).sum(axis=0) // UNITS_PER_BURST)
             # Identical or dominated hours are found on both coefficients of every class.
             matrix = np.vstack([slopes, fixeds])
             buckets = hour_buckets(matrix)
@@ -368,10 +371,10 @@ def add_capacity(m: Model) -> None:
                 )
                 supply = UNITS_PER_NODE_GPU * gpn * n
                 if p.bursts:
-                    b = m.cp.new_int_var(0, total_peak, f"burst[{p.name},{g},t={t}]")
+                    b = m.cp.new_int_var(0, int(most[t]), f"burst[{p.name},{g},t={t}]")
                     m.burst[(p.name, g, t)] = b
                     m.burst_weight[(p.name, g, t)] = weight
-                    m.burst_peak[(p.name, g)] = total_peak
+                    m.burst_ub[(p.name, g, t)] = int(most[t])
                     supply = supply + UNITS_PER_BURST * b
                 m.cp.add(placed <= supply).with_name(f"capacity[{p.name},{g},t={t}]")
                 m._count("capacity")
@@ -551,18 +554,16 @@ def add_burst_cap(m: Model) -> None:
             by_gpu[g].append((p, buckets))
     for g, parts in by_gpu.items():
         check_stopped()
-        most = sum(m.burst_peak.get((p, g), 0) for p, _b in parts)
-        if most <= d.burst_cap_units[g]:
-            continue  # the pools cannot rent more than the cap even at their peaks
         rows = set(map(tuple, np.stack([b for _p, b in parts], axis=1).tolist()))
         for row in sorted(rows):
-            terms = [
-                m.burst[(p, g, t)]
-                for (p, _b), t in zip(parts, row, strict=True)
-                if (p, g, t) in m.burst
+            keys = [
+                (p, g, t) for (p, _b), t in zip(parts, row, strict=True) if (p, g, t) in m.burst
             ]
-            if terms:
-                cp.add(sum(terms) <= d.burst_cap_units[g]).with_name(f"burst_cap[{g},t={row[0]}]")
+            # An hour whose pools cannot rent more than the cap even at their bounds needs no row.
+            if sum(m.burst_ub[k] for k in keys) > d.burst_cap_units[g]:
+                cp.add(sum(m.burst[k] for k in keys) <= d.burst_cap_units[g]).with_name(
+                    f"burst_cap[{g},t={row[0]}]"
+                )
                 m._count("burst_cap")
 
 
