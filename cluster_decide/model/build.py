@@ -337,15 +337,15 @@ def add_capacity(m: Model) -> None:
             )
             n = m.nodes[(p.name, g)]
             gpn = d.gpus_per_node[g]
-            # Burst never exceeds all the work the hour can place here (whole shares, no spot):
-            # renting more only costs. Without presolve (small models) CP-SAT does not find
-            # these bounds from the rows itself.
-            most = -(-(100 * slopes + fixeds).sum(axis=0) // UNITS_PER_BURST)
             # Identical or dominated hours are found on both coefficients of every class.
             matrix = np.vstack([slopes, fixeds])
             buckets = hour_buckets(matrix)
             if p.bursts:
                 m.burst_bucket[(p.name, g)] = buckets
+                # Burst never exceeds all the work the hour can place here (whole shares, no
+                # spot): renting more only costs. Without presolve (small models) CP-SAT does
+                # not find these bounds from the rows itself.
+                most = -(-(100 * slopes + fixeds).sum(axis=0) // UNITS_PER_BURST)
             for t, weight in reduced_buckets(matrix, p.bursts, buckets):
                 terms = [
                     (m.share[(c.workload, c.pool, c.gpu_type)], int(v))
@@ -979,15 +979,16 @@ def _objective(m: Model) -> None:
     """Monthly cost in cents, then a tie-break that prefers work, and spot, in earlier places.
 
     The tie-break is Σ rank[w,p,g]·(share[w,p,g] + spot[w,p,g]), where rank is the place's
-    position among the workload's own places in the fixed (pool, GPU type) order, from 0. Two
-    plans of equal cost differ in some share or spot percent, so they differ here too (unless
-    they trade percents between places whose ranks balance, which needs a class split three
-    ways): the optimum is a function of the inputs, not of the search that found it, which is
-    what lets CP-SAT skip its presolve on small models (``model/cpsat.py``). It used to rank
-    placements only, so equally cheap splits of a divisible class (24/76 against 34/66)
-    were settled by the search; a large model still does (see below). Which pools are open follows from the placements (linking),
-    so no per-pool term is needed (one multiplied the objective's scale by the number of pools
-    and made CP-SAT's proof 2-3× slower).
+    position among the workload's own places in the fixed (pool, GPU type) order, from 0. Plans
+    of equal cost almost always differ in some share or spot percent, so they differ here too,
+    and the optimum is a function of the inputs rather than of the search that found it: what
+    lets CP-SAT skip its presolve on small models (``model/cpsat.py``). (A tie survives where
+    percents trade between places whose ranks balance, a class split three ways, or where only
+    node counts, hires or a managed service differ at the same cost; none of the scenarios
+    checked has one.) It used to rank placements only, so equally cheap splits of a divisible
+    class (24/76 against 34/66) were settled by the search; a large model still is (below).
+    Which pools are open follows from the placements (linking), so no per-pool term is needed
+    (one multiplied the objective's scale by the number of pools and made the proof 2-3× slower).
     """
     d = m.data
     capacity = sum(d.node_cost(p, g) * n for (p, g), n in m.nodes.items()) + sum(
