@@ -177,6 +177,27 @@ def test_a_hint_speeds_the_search_but_never_changes_the_plan(default_scenario: c
     assert cd.solve(other, hint=base).to_json() == cd.solve(other).to_json()
 
 
+def test_the_lp_relaxation_stays_a_relaxation_with_service_level_cuts(
+    default_scenario: cd.Scenario,
+) -> None:
+    """A model that carries cuts (rows enforced by a premise literal) still has an LP, below
+    the proven optimum: the enforced rows are left out, not read as unconditional."""
+    from cluster_decide.model.build import add_service_levels, build_model
+    from cluster_decide.model.data import prepare
+    from cluster_decide.planning.loop import solve_data, tie_break_scale
+    from cluster_decide.planning.warmstart import lp_relaxation
+
+    data = prepare(default_scenario)
+    result = solve_data(data, 10.0, 1, 0)
+    assert result.status is cd.Status.OPTIMAL and result.model.service_rows
+    m = build_model(data)
+    add_service_levels(m, list(result.model.service_rows))
+    m.cp.minimize(m.cost_cents * tie_break_scale(m) + m.tie_break)
+    relaxed = lp_relaxation(m.cp)
+    assert relaxed is not None
+    assert relaxed[0] <= result.objective_cents * tie_break_scale(m) + 1
+
+
 def test_the_restricted_search_gives_a_feasible_start_for_the_full_model(
     default_scenario: cd.Scenario,
 ) -> None:

@@ -36,7 +36,7 @@ def lp_relaxation(model: cp_model.CpModel) -> tuple[float, list[float]] | None:
     """Objective and variable values of the model's LP relaxation, or None if GLOP fails.
 
     Every integer variable becomes continuous within its domain; every linear constraint is
-    kept as it is. (The model has no other kinds of constraint but an empty clause for an
+    kept as it is, except rows enforced by a literal, which are left out. (The model has no other kinds of constraint but an empty clause for an
     impossible archetype, which makes it infeasible anyway.) GLOP's dual simplex first: its
     default primal simplex ended ABNORMAL on the spot-cap rows of the default scenario; the
     primal one remains the fallback. A relaxation GLOP finds infeasible is not tried again (the
@@ -105,6 +105,11 @@ def _lp_of(model: cp_model.CpModel) -> _Relaxation | None:
         if kind != "linear":
             if kind == "bool_or" and not c.bool_or.literals:
                 return None
+            continue
+        if c.enforcement_literal:
+            # A row that holds only under a literal (a service-level cut's premise): left out,
+            # which keeps the LP a relaxation; read as unconditional it could cut off the
+            # optimum, or make the LP infeasible (its two halves contradict each other).
             continue
         lin = c.linear
         row_of += [len(row_lower)] * len(lin.vars)
