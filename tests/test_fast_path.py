@@ -18,6 +18,7 @@ from test_people import hpc_centre, slurm_shop, startup
 import cluster_decide as cd
 from cluster_decide.base.constants import PRESETS
 from cluster_decide.demand.queueing import _deadline_window, deadline_window
+from cluster_decide.model import build
 from cluster_decide.model.build import Model, build_model
 from cluster_decide.model.data import ModelData, prepare
 from cluster_decide.planning import loop
@@ -88,7 +89,7 @@ def test_workers_follow_the_model_size_unless_asked(monkeypatch: pytest.MonkeyPa
     m = build_model(prepare(cd.load_scenario()))
     assert loop.workers_for(m, None) == 1
     assert loop.workers_for(m, 3) == 3
-    monkeypatch.setattr(loop, "LARGE_MODEL_PLACEMENTS", len(m.place) - 1)
+    monkeypatch.setattr(build, "LARGE_MODEL_PLACEMENTS", len(m.place) - 1)
     assert loop.workers_for(m, None) == loop.LARGE_MODEL_WORKERS == 2
 
 

@@ -148,6 +148,15 @@ class Model:
     """The solve loop's checks of one pool's service levels so far, by what each one read
     (``planning.loop``): the same question recurs hundreds of times while it builds cuts."""
 
+    @property
+    def large(self) -> bool:
+        """More than :data:`LARGE_MODEL_PLACEMENTS` placements.
+
+        The one test of size that the tie-break, the solve loop's workers and restricted
+        search, and CP-SAT's presolve all read.
+        """
+        return len(self.place) > LARGE_MODEL_PLACEMENTS
+
     def _count(self, family: str) -> None:
         self.families[family] = self.families.get(family, 0) + 1
 
@@ -1011,7 +1020,7 @@ def _objective(m: Model) -> None:
     order = {
         (p.name, g): i for i, (p, g) in enumerate((p, g) for p in d.pools for g in p.gpu_types)
     }
-    if len(m.place) > LARGE_MODEL_PLACEMENTS:
+    if m.large:
         # Placements only: a large estate is searched on two workers under the clock, so its
         # plan depends on the run anyway, and the complete tie-break's larger scale (6× on the
         # 200-class estate) costs that search and the objective's headroom below 2^63.

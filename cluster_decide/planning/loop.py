@@ -39,7 +39,6 @@ from typing import Any
 
 from cluster_decide.inputs.scenario import DeadlineWorkload, TrainingWorkload
 from cluster_decide.model.build import (
-    LARGE_MODEL_PLACEMENTS,
     Model,
     ServiceCut,
     add_service_levels,
@@ -70,7 +69,6 @@ from cluster_decide.planning.warmstart import add_hints, lp_relaxation, rounded_
 
 __all__ = [
     "HOOKED_ROUND_SHARE",
-    "LARGE_MODEL_PLACEMENTS",
     "LARGE_MODEL_WORKERS",
     "MAX_CUT_ROUNDS",
     "Constrain",
@@ -111,7 +109,7 @@ estates, today and with each kind's demand ×1.1, ×1.25 and ×1.5), 126 take on
 all but the media lab's at most 7. The wall-clock and deterministic limits still bound the
 loop."""
 LARGE_MODEL_WORKERS = 2
-"""CP-SAT workers for a model above :data:`LARGE_MODEL_PLACEMENTS` when none are asked for.
+"""CP-SAT workers for a large model (``Model.large``) when none are asked for.
 
 A smaller model gets one worker: it is proved optimal in a few hundredths of CP-SAT's
 deterministic time, and a second worker's portfolio only adds presolve and synchronisation
@@ -786,7 +784,7 @@ def workers_for(m: Model, workers: int | None) -> int:
     """CP-SAT workers for ``m``: as asked, else 1 below the large-model size, 2 above it."""
     if workers is not None:
         return workers
-    return 1 if len(m.place) <= LARGE_MODEL_PLACEMENTS else LARGE_MODEL_WORKERS
+    return LARGE_MODEL_WORKERS if m.large else 1
 
 
 def time_limit_message(wall_s: float, time_limit_s: float | None) -> str:
@@ -862,7 +860,7 @@ def run(
             if objective is None:
                 lp_bound = relaxed[0]
             start_from = rounded_plan(m, relaxed[1])
-            if len(m.place) > LARGE_MODEL_PLACEMENTS and time_limit_s is not None:
+            if m.large and time_limit_s is not None:
                 # Large estates: first solve the model restricted to each workload's likeliest
                 # places (by the LP) for part of the time, then start the full search there.
                 narrow = run(
@@ -929,7 +927,7 @@ def run(
             workers,
             seed,
             # A few hundred variables: presolve costs more than it saves (docs/decisions.md).
-            presolve=len(m.place) > LARGE_MODEL_PLACEMENTS,
+            presolve=m.large,
         )
         code = solver.solve(m.cp)
         spent += solver.response_proto.deterministic_time
