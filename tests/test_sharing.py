@@ -24,9 +24,13 @@ import pytest
 from builders import small_scenario
 
 import cluster_decide as cd
+from cluster_decide.base.constants import HOURS_PER_WEEK
+from cluster_decide.base.vocabulary import DEMAND_UNITS_PER_GPU_PERCENT
 from cluster_decide.model.data import prepare
 from cluster_decide.planning.evaluation import Decisions, evaluate_decisions, pool_meets_targets
+from cluster_decide.planning.explain import money
 from cluster_decide.planning.loop import sharing_short
+from cluster_decide.planning.sharing import Sharing, sharing_sentence
 
 ON_PREM = {"mode": "on_prem", "on_demand_burst": False}
 TEAM = {"hpc": {"fte": 3.0}, "kubernetes": {"fte": 4.0}}
@@ -181,7 +185,7 @@ def test_slurm_fills_its_notebooks_nights_with_preemptible_training() -> None:
     # The fine-tuning's ~7 busy GPUs come out of the notebooks' troughs, not a block of its own.
     assert sharing.pools["gpus"].sum() <= flat.pools["gpus"].sum() - 8
     assert any(
-        "Training uses" in s and "of the notebooks' GPUs in slurm from" in s
+        "Training uses" in s and "of the notebooks' L40S GPUs in slurm from" in s
         for s in sharing.explanations
     )
 
@@ -272,8 +276,49 @@ def test_the_plan_splits_the_shared_pool_hour_by_hour(shared_plan: cd.Plan) -> N
 
 def test_the_explanation_says_what_is_shared_and_what_it_saves(shared_plan: cd.Plan) -> None:
     (sentence,) = [s for s in shared_plan.explanations if s.startswith("Training uses")]
-    assert "of the services' GPUs in shared from" in sentence
-    assert "that the separate design would spend on a second pool" in sentence
+    assert "of the services' H100 GPUs in shared from" in sentence
+    assert "at their peak the services need" in sentence and "runs in GPUs the services" in sentence
+
+
+def _week(services_gpus: list[float], training_gpus: float, nodes: int) -> Sharing:
+    """A replayed week: the services' GPUs by day (9:00-21:00) and by night, flat training."""
+    day = np.array([9 <= t % 24 < 21 for t in range(HOURS_PER_WEEK)])
+    units = DEMAND_UNITS_PER_GPU_PERCENT
+    held = np.where(day, services_gpus[0], services_gpus[1]) * units
+    supply = nodes * 8 * units
+    return Sharing(
+        services_units=held.astype(np.int64),
+        training_units=np.minimum(supply - held, training_gpus * 2 * units) * ~day,
+        backlog_steps=np.zeros(HOURS_PER_WEEK, dtype=np.int64),
+        arriving_units=int(training_gpus * units * HOURS_PER_WEEK),
+        supply_units=supply,
+        steady=True,
+    )
+
+
+def test_the_sharing_sentence_counts_the_nodes_the_training_borrows() -> None:
+    # Services at 20 GPUs by day (3 nodes), 4 by night; training's flat need 12 GPUs (2 nodes)
+    # in a pool of 4 nodes: beyond the 1 node the services leave free, 1 node's worth borrowed.
+    sentence = sharing_sentence("shared", "H100", _week([20, 4], 12, 4), 8, 10_000.0, money)
+    assert sentence == (
+        "Training uses 16 of the services' H100 GPUs in shared from 21:00 to 09:00: at their "
+        "peak the services need 3 of the pool's 4 nodes and the training's weekly work would "
+        "fill 2 nodes on its own, so 1 node's worth of it ($10k a month) runs in GPUs the "
+        "services leave idle."
+    )
+
+
+def test_borrowing_gpus_is_not_called_a_saving_when_the_pool_holds_both_needs() -> None:
+    # The same week in 5 nodes (sized for something else, a gang or a wait): GPUs are
+    # borrowed, but the pool has the training's 2 nodes beside the services' 3.
+    sentence = sharing_sentence(
+        "shared", "L40S", _week([20, 4], 12, 5), 8, 10_000.0, money, "notebooks'"
+    )
+    assert sentence is not None and "of the notebooks' L40S GPUs" in sentence
+    assert ", but that saves no nodes: at their peak the notebooks need 3 of the pool's 5 " in (
+        sentence
+    )
+    assert sentence.endswith("which the pool has beside them.") and "$" not in sentence
 
 
 def test_the_week_chart_draws_services_and_training() -> None:

@@ -209,6 +209,7 @@ def explain(data: ModelData, dec: Decisions, ev: Evaluation, archetype: str | No
         if (
             line := sharing_sentence(
                 p,
+                g,
                 sh,
                 data.gpus_per_node[g],
                 data.node_cents[g] / 100,

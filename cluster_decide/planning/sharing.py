@@ -204,13 +204,14 @@ def borrowed_gpus(sh: Sharing) -> np.ndarray:
 
 def sharing_sentence(
     p: str,
+    gpu: str,
     sh: Sharing,
     gpus_per_node: int,
     usd_per_node_month: float,
     money: Callable[[float], str],
     holders: str = "services'",
 ) -> str | None:
-    """What is shared, when, and what the separate design would spend on a second pool.
+    """What is shared, when, and how many nodes' worth of the training runs in borrowed GPUs.
 
     None where the other work's need is the same in every hour: there is no trough to share
     (a Slurm cluster of training alone), and nothing to say. ``holders`` names whose GPUs are
@@ -218,9 +219,12 @@ def sharing_sentence(
 
     The hours are the longest run that starts between Monday noon and Tuesday noon where the
     training borrows at least half its most (an evening's catch-up, a night), and the weekend
-    when it does so in most weekend hours; the figure is
-    the typical (median) borrowed in those hours. The second pool is the training's own flat
-    need (its weekly GPU-hours and restarts over the week), in whole nodes at this pool's price.
+    when it does so in most weekend hours; the figure is the typical (median) borrowed in those
+    hours. The saving is counted in this pool, not against another design: the other work's
+    peak and the training's flat need (its weekly GPU-hours and restarts over the week), each in
+    whole nodes, against the pool's nodes. What the training needs beyond the nodes the other
+    work leaves free at its peak runs in borrowed GPUs; borrowing does not always save a node,
+    and where it does not the sentence says so rather than count the training's need as saved.
     """
     if not sh.has_troughs:
         return None
@@ -235,14 +239,31 @@ def sharing_sentence(
     window = f" from {_clock(night[0])} to {_clock(night[-1] + 1)}" if 0 < len(night) < 24 else ""
     weekend = " and at weekends" if high[120:168].mean() > 0.5 else ""
     typical = int(np.median(borrowed[high]))
-    flat = sh.arriving_units / HOURS_PER_WEEK / UNITS
-    nodes = int(np.ceil(flat / gpus_per_node - 1e-9))
-    return (
-        f"Training uses {typical} of the {holders} GPUs in {p}{window}{weekend}: "
-        f"{money(nodes * usd_per_node_month)} a month ({nodes} node{'s' if nodes != 1 else ''}) "
-        "that the separate design "
-        "would spend on a second pool."
+    pool_nodes = sh.supply_units // (UNITS * gpus_per_node)
+    others = _whole_nodes(float(sh.services_units.max()) / UNITS, gpus_per_node)
+    training = _whole_nodes(sh.arriving_units / HOURS_PER_WEEK / UNITS, gpus_per_node)
+    saved = others + training - pool_nodes
+    worth = f"{saved} nodes'" if saved != 1 else "1 node's"
+    whose = holders.replace("'s", "").replace("'", "")
+    counts = (
+        f"at their peak the {whose} need {others} of the pool's {pool_nodes} nodes and the "
+        f"training's weekly work would fill {_nodes(training)} on its own"
     )
+    shared = f"Training uses {typical} of the {holders} {gpu} GPUs in {p}{window}{weekend}"
+    if saved <= 0:
+        return f"{shared}, but that saves no nodes: {counts}, which the pool has beside them."
+    return (
+        f"{shared}: {counts}, so {worth} worth of it "
+        f"({money(saved * usd_per_node_month)} a month) runs in GPUs the {whose} leave idle."
+    )
+
+
+def _whole_nodes(gpus: float, gpus_per_node: int) -> int:
+    return int(np.ceil(gpus / gpus_per_node - 1e-9))
+
+
+def _nodes(n: int) -> str:
+    return f"{n} node{'s' if n != 1 else ''}"
 
 
 @dataclass(frozen=True)
