@@ -174,6 +174,20 @@ def test_hpc_centre_trains_its_own_people_for_a_tiny_service() -> None:
 # -- a Slurm shop whose researchers would be moved ---------------------------------------------
 
 
+def test_today_needs_the_retraining_its_new_service_needs_too() -> None:
+    # Today's estate re-planned keeps climate on Slurm and still places the new service, so it
+    # needs the same Kubernetes engineer: its column must say so, not "none" by construction.
+    from cluster_decide.analysis.today import today_plan, today_vs_plan
+
+    scn = hpc_centre()
+    plan = cd.solve(scn)
+    rows = {r["item"]: r for r in today_vs_plan(scn, plan, today_plan(scn)).iter_rows(named=True)}
+    retrained = int(plan.staffing["retrained_in"].sum())
+    assert retrained >= 1
+    assert rows["retraining"]["today"] == rows["retraining"]["plan"] == f"{retrained} engineer(s)"
+    assert rows["moves"]["today"] == "none" and rows["hires"]["today"] == "none"
+
+
 def slurm_shop(research_users: int = 80, notebooks: int = 12, **changes: Any) -> cd.Scenario:
     """2 HPC and 3 Kubernetes engineers; researchers work in Slurm today, services in Kubernetes.
 

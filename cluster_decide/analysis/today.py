@@ -64,6 +64,21 @@ def _staff(plan: Plan) -> str:
     return f"{have:g} FTE employed, {need:.1f} needed"
 
 
+def _changes(plan: Plan) -> tuple[str, str, str]:
+    """The plan's moves, hires and retraining, in words (each "none" when there are none)."""
+    moves = plan.transition.filter(pl.col("action") == "move")
+    moved = [
+        f"{r['workload']} ({r['today']} to {r['planned']})" for r in moves.iter_rows(named=True)
+    ]
+    hires = int(plan.staffing["hires"].sum())
+    retrained = int(plan.staffing["retrained_in"].sum())
+    return (
+        f"{len(moved)}: {'; '.join(moved)}" if moved else "none",
+        str(hires) if hires else "none",
+        f"{retrained} engineer(s)" if retrained else "none",
+    )
+
+
 def today_vs_plan(scn: Scenario, plan: Plan, today: Plan | None) -> pl.DataFrame:
     """Rows: platforms, baseline GPUs, staff, monthly and one-time cost, moves, hires, retraining.
 
@@ -71,13 +86,9 @@ def today_vs_plan(scn: Scenario, plan: Plan, today: Plan | None) -> pl.DataFrame
     keeps every workload where it runs). Both plans' numbers come from their own frames.
     """
     kept = today is not None and today.feasible
-    moves = plan.transition.filter(pl.col("action") == "move")
-    moved = [
-        f"{r['workload']} ({r['today']} to {r['planned']})" for r in moves.iter_rows(named=True)
-    ]
-    hires = int(plan.staffing["hires"].sum())
-    retrained = int(plan.staffing["retrained_in"].sum())
     na = "no plan keeps every workload where it runs today"
+    before = _changes(today) if kept and today else ("", "", "")
+    after = _changes(plan)
     rows = [
         ("platforms", _platforms(today) if kept and today else na, _platforms(plan)),
         ("baseline GPUs", _gpus(today) if kept and today else "", _gpus(plan)),
@@ -92,9 +103,10 @@ def today_vs_plan(scn: Scenario, plan: Plan, today: Plan | None) -> pl.DataFrame
             money(today.one_time_usd) if kept and today else "",
             money(plan.one_time_usd),
         ),
-        ("moves", "none", f"{len(moved)}: {'; '.join(moved)}" if moved else "none"),
-        ("hires", "none", str(hires) if hires else "none"),
-        ("retraining", "none", f"{retrained} engineer(s)" if retrained else "none"),
+        *(
+            (item, b, a)
+            for item, b, a in zip(("moves", "hires", "retraining"), before, after, strict=True)
+        ),
     ]
     return pl.DataFrame(
         [dict(zip(TODAY_SCHEMA, r, strict=True)) for r in rows], schema=TODAY_SCHEMA
