@@ -82,7 +82,7 @@ def summary(plan: Plan, verdict: str = "", today: pl.DataFrame | None = None) ->
     """
     import polars as pl
 
-    from cluster_decide.planning.explain import ARCHETYPE_WORDS, money
+    from cluster_decide.planning.explain import money
     from cluster_decide.planning.plan import Status
 
     status = plan.status.value
@@ -93,7 +93,7 @@ def summary(plan: Plan, verdict: str = "", today: pl.DataFrame | None = None) ->
         lines += ["", *plan.explanations]
         return "\n".join(lines) + "\n"
     lines += [
-        f"Architecture: {ARCHETYPE_WORDS[plan.archetype or '']} ({plan.archetype})",
+        f"Architecture: {plan.architecture_words} ({plan.archetype})",
         *([f"Verdict:      {verdict}"] if verdict else []),
         f"Monthly cost: {money(plan.total_monthly_usd)} ({money(plan.cash_monthly_usd)} cash)",
         *(["", "Today -> plan", _table(today)] if today is not None else []),

@@ -21,14 +21,14 @@ from typing import Any
 import numpy as np
 import polars as pl
 import pytest
-from builders import small_scenario
+from builders import service, small_scenario, training
 
 import cluster_decide as cd
 from cluster_decide.base.constants import HOURS_PER_WEEK
 from cluster_decide.base.vocabulary import DEMAND_UNITS_PER_GPU_PERCENT
 from cluster_decide.model.data import prepare
 from cluster_decide.planning.evaluation import Decisions, evaluate_decisions, pool_meets_targets
-from cluster_decide.planning.explain import money
+from cluster_decide.planning.explain import architecture_words, money
 from cluster_decide.planning.loop import sharing_short
 from cluster_decide.planning.sharing import Sharing, sharing_sentence
 
@@ -417,3 +417,47 @@ def test_whether_training_may_fill_troughs_does_not_saw_tooth_with_demand() -> N
         }
     )
     assert key not in prepare(short).flexible  # pushed out at a peak, a 12 h job waits too long
+
+
+def test_a_shared_pool_beside_other_clusters_is_not_called_one_pool() -> None:
+    # Every plan with a shared pool is hybrid_shared; the words say what runs beside it.
+    assert architecture_words("hybrid_shared", ["shared"]) == (
+        "one shared GPU pool (Slurm on Kubernetes)"
+    )
+    assert architecture_words("hybrid_shared", ["shared", "slurm", "kubernetes_batch"]) == (
+        "one shared GPU pool (Slurm on Kubernetes) beside a Slurm cluster and a Kubernetes "
+        "cluster with a batch add-on"
+    )
+    assert architecture_words("hybrid_shared", ["shared", "shared", "slurm", "slurm"]) == (
+        "2 shared GPU pools (Slurm on Kubernetes) beside 2 Slurm clusters"
+    )
+    assert architecture_words("slurm_only", ["slurm", "slurm"]) == "Slurm only"
+
+
+def test_a_slurm_shop_adding_a_service_in_a_shared_pool_keeps_its_cluster_in_the_words() -> None:
+    # An owned Slurm cluster keeps its MPI training; the new service goes to a shared pool.
+    scn = small_scenario(
+        [
+            training(
+                "protein",
+                gpus_per_job=64,
+                gpu_hours_per_month=20000.0,
+                mean_job_hours=24.0,
+                max_queue_wait_hours=48.0,
+                requires=["gang_scheduling", "mpi"],
+            ),
+            service("assistant", gpu_types=["L40S"], profile="business_hours"),
+        ],
+        procurement={"mode": "on_prem", "on_demand_burst": False},
+        policy={"archetype": "hybrid_shared"},
+        current={
+            "workloads": {"protein": {"platform": "slurm"}},
+            "clusters": [{"name": "hpc", "platform": "slurm", "gpu_type": "H100", "nodes": 8}],
+        },
+    )
+    plan = cd.solve(scn)
+    assert plan.archetype == "hybrid_shared"
+    assert set(plan.placements["platform"]) == {"slurm", "shared"}
+    words = "one shared GPU pool (Slurm on Kubernetes) beside a Slurm cluster"
+    assert plan.architecture_words == words
+    assert plan.explanations[0].startswith(f"Recommended: {words}, at ")

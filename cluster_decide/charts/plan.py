@@ -22,7 +22,6 @@ import vl_convert as vlc
 from cluster_decide.base.constants import PLATFORMS
 from cluster_decide.base.vocabulary import (
     ARCHETYPE_LABELS,
-    ARCHETYPE_WORDS,
     COMPONENT_LABELS,
     METRIC_WORDS,
     PLATFORM_LABELS,
@@ -300,7 +299,7 @@ def architecture(plan: Plan, width: int = WIDTH) -> alt.TopLevelMixin:
         for weight in ("bold", "normal")
     ]
     chart = alt.layer(body, head, *words).properties(width=width, height=height)
-    subtitle = ARCHETYPE_WORDS.get(plan.archetype or "", "")
+    subtitle = plan.architecture_words
     return finish(chart, title, subtitle[0].upper() + subtitle[1:] if subtitle else "")
 
 
@@ -348,7 +347,7 @@ def architecture_svg(plan: Plan, width: int = WIDTH) -> str:
     parts = [
         _svg_title(
             "Architecture",
-            (lambda t: t[:1].upper() + t[1:])(ARCHETYPE_WORDS.get(plan.archetype or "", "")),
+            (lambda t: t[:1].upper() + t[1:])(plan.architecture_words),
         )
     ]
     for b in blocks:

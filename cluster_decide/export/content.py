@@ -23,7 +23,6 @@ import polars as pl
 from cluster_decide.analysis import compare
 from cluster_decide.base.vocabulary import (
     ARCHETYPE_LABELS,
-    ARCHETYPE_WORDS,
     COMPONENT_LABELS,
     KIND_WORDS,
     METRIC_WORDS,
@@ -310,7 +309,7 @@ def headline(plan: Plan) -> str:
             if fix
             else "."
         )
-    words = ARCHETYPE_WORDS.get(plan.archetype or "", "the plan below")
+    words = plan.architecture_words or "the plan below"
     n_pools = plan.pools["pool"].n_unique()
     hires = _hire_words(plan)
     return (
@@ -462,7 +461,7 @@ def _summary(b: Bundle) -> Section:
     sure, _word = _margin_words(b)
     rows: list[tuple[str, str]] = []
     if plan.feasible:
-        arch = ARCHETYPE_WORDS.get(plan.archetype or "", _arch(plan.archetype))
+        arch = plan.architecture_words or _arch(plan.archetype)
         title = f"Run {arch} for {usd(plan.total_monthly_usd)} a month"
         rows.append(
             (

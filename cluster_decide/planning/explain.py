@@ -7,7 +7,8 @@ its limit, the budget, and the hour each pool is sized for.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -25,6 +26,7 @@ __all__ = [
     "ARCHETYPE_WORDS",
     "PLATFORM_WORDS",
     "SPARE_NODE_MARKS",
+    "architecture_words",
     "explain",
     "hour_name",
     "money",
@@ -187,9 +189,41 @@ def _idle(data: ModelData, dec: Decisions, ev: Evaluation) -> list[str]:
     return out
 
 
+_BESIDE_WORDS = {
+    "slurm": ("Slurm cluster", "Slurm clusters"),
+    "kubernetes": ("Kubernetes cluster", "Kubernetes clusters"),
+    "kubernetes_batch": (
+        "Kubernetes cluster with a batch add-on",
+        "Kubernetes clusters with a batch add-on",
+    ),
+}
+
+
+def architecture_words(archetype: str | None, kinds: Sequence[str]) -> str:
+    """The plan's architecture in words: its archetype's, and what a shared pool runs beside.
+
+    ``kinds`` are the platform kinds of the plan's open pools, one per pool. Every plan with a
+    shared pool is ``hybrid_shared`` (``docs/model.md``), also one that keeps a Slurm cluster
+    beside it; "one shared GPU pool" alone would tell a meeting that everything moves into it.
+    """
+    words = ARCHETYPE_WORDS.get(archetype or "", "")
+    if archetype != "hybrid_shared":
+        return words
+    count = Counter(kinds)
+    if count["shared"] > 1:
+        words = f"{count['shared']} shared GPU pools (Slurm on Kubernetes)"
+    beside = [
+        f"a {one}" if count[k] == 1 else f"{count[k]} {many}"
+        for k, (one, many) in _BESIDE_WORDS.items()
+        if count[k]
+    ]
+    return f"{words} beside {_and(beside)}" if beside else words
+
+
 def explain(data: ModelData, dec: Decisions, ev: Evaluation, archetype: str | None) -> list[str]:
     """The plan in sentences: headline, staffing, one reason per workload, binding constraints."""
-    words = ARCHETYPE_WORDS.get(archetype or "", "no architecture")
+    kinds = [data.pool(p).platform for p in sorted(dec.open_pools())]
+    words = architecture_words(archetype, kinds) or "no architecture"
     staff = ", ".join(
         f"{ev.required_milli[s] / MILLI:.1f} {SKILL_WORDS[s]} FTE"
         for s in SKILLS

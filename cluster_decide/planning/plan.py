@@ -47,6 +47,7 @@ from cluster_decide.inputs.market import CASH_FLOW_SCHEMA, cash_flow, residual_f
 from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, ModelData
 from cluster_decide.model.decisions import Status
 from cluster_decide.planning.evaluation import Decisions, Evaluation
+from cluster_decide.planning.explain import architecture_words
 from cluster_decide.planning.service import SERVICE_LEVEL_SCHEMA, busy_gpus_by_pool
 
 if TYPE_CHECKING:
@@ -151,6 +152,21 @@ class Plan:
     def feasible(self) -> bool:
         """Whether the plan can be carried out (optimal or feasible)."""
         return self.status in (Status.OPTIMAL, Status.FEASIBLE)
+
+    @property
+    def architecture_words(self) -> str:
+        """The architecture in words: the archetype's, and what a shared pool runs beside.
+
+        Empty without an archetype (no plan). See
+        :func:`~cluster_decide.planning.explain.architecture_words`.
+        """
+        used = pl.concat(
+            [
+                self.placements.select("pool", "platform"),
+                self.pools.filter(pl.col("nodes") > 0).select("pool", "platform"),
+            ]
+        ).unique()
+        return architecture_words(self.archetype, used["platform"].to_list())
 
     def decisions(self) -> Decisions:
         """The decisions this plan stands for, for :func:`cluster_decide.evaluate`."""

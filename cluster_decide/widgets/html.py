@@ -18,7 +18,7 @@ from typing import Any
 import polars as pl
 
 from cluster_decide.base.vocabulary import ARCHETYPE_LABELS, PLATFORM_LABELS, SKILL_SHORT
-from cluster_decide.planning.explain import ARCHETYPE_WORDS, money
+from cluster_decide.planning.explain import money
 from cluster_decide.planning.plan import Plan, Status
 from cluster_decide.style import INK, PALETTE, PLATFORM_COLORS
 
@@ -189,7 +189,7 @@ def headline_html(plan: Plan) -> str:
             + (f'<div class="cd-cost">{_e(why[0].upper() + why[1:])}</div>' if why else "")
             + "</div>"
         )
-    words = ARCHETYPE_WORDS.get(plan.archetype or "", plan.archetype or "")
+    words = plan.architecture_words or plan.archetype or ""
     status = ""
     if plan.status is not Status.OPTIMAL:
         status = f'<div class="cd-status">{_e(unproven_words(plan))}</div>'
