@@ -20,6 +20,7 @@ __all__ = [
     "BATCH_KINDS",
     "CAPABILITIES",
     "CAPABILITY_WORDS",
+    "CLUSTER_WORDS",
     "COMPONENT_LABELS",
     "DEADLINE_KINDS",
     "DEMAND_UNITS_PER_GPU",
@@ -136,6 +137,16 @@ PLATFORM_WORDS: Final = {
     "shared": "the shared Slurm-on-Kubernetes pool",
 }
 """Platform kinds in plain words, for sentences."""
+CLUSTER_WORDS: Final = {
+    "slurm": ("Slurm cluster", "Slurm clusters"),
+    "kubernetes": ("Kubernetes cluster", "Kubernetes clusters"),
+    "kubernetes_batch": (
+        "Kubernetes cluster with a batch add-on",
+        "Kubernetes clusters with a batch add-on",
+    ),
+}
+"""Pools of a platform kind other than the shared one, as clusters (one, many): what a plan
+runs beside its shared pool."""
 MANAGED_WORDS: Final = {
     "slurm": "managed Slurm (AWS Parallel Computing Service class)",
     "kubernetes": "managed Kubernetes (EKS, GKE or AKS class)",

@@ -13,7 +13,12 @@ from collections.abc import Sequence
 import numpy as np
 
 from cluster_decide.base.constants import PLATFORM_WORDS, SKILLS
-from cluster_decide.base.vocabulary import ARCHETYPE_SHORT, ARCHETYPE_WORDS, SKILL_LABELS
+from cluster_decide.base.vocabulary import (
+    ARCHETYPE_SHORT,
+    ARCHETYPE_WORDS,
+    CLUSTER_WORDS,
+    SKILL_LABELS,
+)
 from cluster_decide.inputs.market import PROVIDER_WORDS, TERM_WORDS
 from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, Combo, ModelData
 from cluster_decide.planning.evaluation import Decisions, Evaluation
@@ -189,16 +194,6 @@ def _idle(data: ModelData, dec: Decisions, ev: Evaluation) -> list[str]:
     return out
 
 
-_BESIDE_WORDS = {
-    "slurm": ("Slurm cluster", "Slurm clusters"),
-    "kubernetes": ("Kubernetes cluster", "Kubernetes clusters"),
-    "kubernetes_batch": (
-        "Kubernetes cluster with a batch add-on",
-        "Kubernetes clusters with a batch add-on",
-    ),
-}
-
-
 def architecture_words(archetype: str | None, kinds: Sequence[str]) -> str:
     """The plan's architecture in words: its archetype's, and what a shared pool runs beside.
 
@@ -214,7 +209,7 @@ def architecture_words(archetype: str | None, kinds: Sequence[str]) -> str:
         words = f"{count['shared']} shared GPU pools (Slurm on Kubernetes)"
     beside = [
         f"a {one}" if count[k] == 1 else f"{count[k]} {many}"
-        for k, (one, many) in _BESIDE_WORDS.items()
+        for k, (one, many) in CLUSTER_WORDS.items()
         if count[k]
     ]
     return f"{words} beside {_and(beside)}" if beside else words
