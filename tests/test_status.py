@@ -111,6 +111,19 @@ def test_the_cache_never_keeps_a_time_limit_result(
     assert len(calls) == 2, "a time-limit result is solved again, not served from the cache"
 
 
+def test_the_cache_key_is_the_scenario_not_how_it_was_made(
+    default_scenario: cd.Scenario, tmp_path: Path
+) -> None:
+    # Read back from its own file, the scenario is the same entry; any changed value is another.
+    save_scenario(default_scenario, tmp_path / "again.toml")
+    again = cd.load_scenario(tmp_path / "again.toml")
+    assert PlanCache.key(again) == PlanCache.key(default_scenario)
+    more = default_scenario.scale_demand("distributed_training", 1.05)
+    assert PlanCache.key(more) != PlanCache.key(default_scenario)
+    cheaper = default_scenario.update({"procurement": {"gpu_price_scale": 0.99}})
+    assert PlanCache.key(cheaper) != PlanCache.key(default_scenario)
+
+
 def _optimum_and_neighbour(
     make: Callable[[float], cd.Scenario], hours: float, neighbour_hours: float
 ) -> tuple[cd.Plan, float]:
