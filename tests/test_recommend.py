@@ -38,7 +38,7 @@ GANG_AND_TOPOLOGY = ["gang_scheduling", "topology_aware"]
 @pytest.fixture(scope="module")
 def close_estate() -> cd.Scenario:
     """Pre-training beside a small service: a Slurm cluster for the training beside Kubernetes
-    for the service, one shared Slurm-on-Kubernetes pool, or one Kubernetes cluster with a batch
+    for the service, a shared Slurm-on-Kubernetes pool, or one Kubernetes cluster with a batch
     add-on. An architect expects them within a few percent: staff are paid whatever the plan
     does, so a second platform costs its small floor of effort and build, about what one
     platform loses in packing large gangs. The shared pool and separate clusters are near twins
@@ -108,7 +108,7 @@ def test_close_estate_is_close_with_its_runner_up_and_flipping_input(
     assert at_same.archetype == rec.archetype
     assert abs(nearest["changed_value"] - nearest["same_value"]) <= 0.01 + 1e-9
     assert rec.sentence.startswith(
-        "Close call: one shared Slurm-on-Kubernetes pool beats separate Slurm and Kubernetes clusters"
+        "Close call: a shared Slurm-on-Kubernetes pool beats separate Slurm and Kubernetes clusters"
     )
     assert "distributed training demand flips it" in rec.sentence
     assert f"({money(rec.margin_usd)} a month)" in rec.sentence
@@ -152,7 +152,7 @@ def test_far_dearer_alternatives_are_clear(training_estate: cd.Scenario) -> None
         & (pl.col("change_pct").abs() <= CLEAR_FLIP)
     )
     assert near.height == 0
-    assert rec.sentence.startswith("Clear: Slurm only beats one shared Slurm-on-Kubernetes pool")
+    assert rec.sentence.startswith("Clear: Slurm only beats a shared Slurm-on-Kubernetes pool")
     # Every input was searched to at least the clear threshold before the verdict was given.
     assert rec.flips["searched_pct"].min() >= CLEAR_FLIP  # type: ignore[operator]
 
@@ -197,7 +197,7 @@ def test_unproven_plan_is_never_clear(training_estate: cd.Scenario) -> None:
     worse = cd.recommend(training_estate, plan=dear, inputs=())
     assert worse.verdict == "close" and worse.margin_usd == pytest.approx(-1000.0)
     assert worse.sentence.startswith(
-        "Close call (unproven): one shared Slurm-on-Kubernetes pool solved on its own costs $1.0k "
+        "Close call (unproven): a shared Slurm-on-Kubernetes pool solved on its own costs $1.0k "
         "a month"
     )
 

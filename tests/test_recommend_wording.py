@@ -58,7 +58,7 @@ def test_a_wide_margin_that_a_near_change_reverses_says_but() -> None:
     s = _close(0.21, _flip(0.11))
     assert CLEAR_MARGIN <= 0.21 and CLEAR_FLIP >= 0.11
     assert s == (
-        "Close call: one shared Slurm-on-Kubernetes pool beats separate Slurm and Kubernetes "
+        "Close call: a shared Slurm-on-Kubernetes pool beats separate Slurm and Kubernetes "
         "clusters by 21% ($1.0k a month), but an 11% rise in distributed training demand flips "
         "it to separate Slurm and Kubernetes clusters."
     )
@@ -67,7 +67,7 @@ def test_a_wide_margin_that_a_near_change_reverses_says_but() -> None:
 def test_a_thin_margin_with_a_far_flip_says_the_margin_is_the_reason() -> None:
     s = _close(0.002, _flip(0.48))
     assert s == (
-        "Close call: one shared Slurm-on-Kubernetes pool beats separate Slurm and Kubernetes "
+        "Close call: a shared Slurm-on-Kubernetes pool beats separate Slurm and Kubernetes "
         "clusters by 0.2% ($1.0k a month), less than the 10% a clear answer needs; it takes a 48% "
         "rise in distributed training demand to flip it to separate Slurm and Kubernetes "
         "clusters, so on cost either is a sound choice."

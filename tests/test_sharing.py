@@ -425,7 +425,7 @@ def test_a_shared_pool_beside_other_clusters_is_not_called_one_pool() -> None:
         "one shared GPU pool (Slurm on Kubernetes)"
     )
     assert architecture_words("hybrid_shared", ["shared", "slurm", "kubernetes_batch"]) == (
-        "one shared GPU pool (Slurm on Kubernetes) beside a Slurm cluster and a Kubernetes "
+        "a shared GPU pool (Slurm on Kubernetes) beside a Slurm cluster and a Kubernetes "
         "cluster with a batch add-on"
     )
     assert architecture_words("hybrid_shared", ["shared", "shared", "slurm", "slurm"]) == (
@@ -458,6 +458,6 @@ def test_a_slurm_shop_adding_a_service_in_a_shared_pool_keeps_its_cluster_in_the
     plan = cd.solve(scn)
     assert plan.archetype == "hybrid_shared"
     assert set(plan.placements["platform"]) == {"slurm", "shared"}
-    words = "one shared GPU pool (Slurm on Kubernetes) beside a Slurm cluster"
+    words = "a shared GPU pool (Slurm on Kubernetes) beside a Slurm cluster"
     assert plan.architecture_words == words
     assert plan.explanations[0].startswith(f"Recommended: {words}, at ")

@@ -170,7 +170,7 @@ ARCHETYPE_WORDS: Final = {
     "kubernetes_only": "Kubernetes only",
     "kubernetes_batch": "Kubernetes with a batch scheduler add-on (Kueue, Volcano or KAI)",
     "hybrid_separate": "separate Slurm and Kubernetes clusters",
-    "hybrid_shared": "one shared GPU pool (Slurm on Kubernetes)",
+    "hybrid_shared": "a shared GPU pool (Slurm on Kubernetes)",
 }
 """Archetypes in full words, for the sentence that states the answer."""
 ARCHETYPE_SHORT: Final = {
@@ -178,7 +178,7 @@ ARCHETYPE_SHORT: Final = {
     "kubernetes_only": "Kubernetes only",
     "kubernetes_batch": "Kubernetes with a batch add-on",
     "hybrid_separate": "separate Slurm and Kubernetes clusters",
-    "hybrid_shared": "one shared Slurm-on-Kubernetes pool",
+    "hybrid_shared": "a shared Slurm-on-Kubernetes pool",
 }
 """Archetypes in the fewest words a sentence can carry (a verdict, a chart label)."""
 METRIC_WORDS: Final = {

@@ -199,7 +199,8 @@ def architecture_words(archetype: str | None, kinds: Sequence[str]) -> str:
 
     ``kinds`` are the platform kinds of the plan's open pools, one per pool. Every plan with a
     shared pool is ``hybrid_shared`` (``docs/model.md``), also one that keeps a Slurm cluster
-    beside it; "one shared GPU pool" alone would tell a meeting that everything moves into it.
+    beside it, so the archetype's words say "a shared GPU pool"; a plan says "one shared GPU
+    pool" only when that is all it runs, and otherwise what it runs beside it.
     """
     words = ARCHETYPE_WORDS.get(archetype or "", "")
     if archetype != "hybrid_shared":
@@ -207,6 +208,8 @@ def architecture_words(archetype: str | None, kinds: Sequence[str]) -> str:
     count = Counter(kinds)
     if count["shared"] > 1:
         words = f"{count['shared']} shared GPU pools (Slurm on Kubernetes)"
+    elif set(count) == {"shared"}:
+        words = "one shared GPU pool (Slurm on Kubernetes)"
     beside = [
         f"a {one}" if count[k] == 1 else f"{count[k]} {many}"
         for k, (one, many) in CLUSTER_WORDS.items()
