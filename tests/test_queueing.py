@@ -436,3 +436,17 @@ def test_a_long_periodic_week_recomputes_its_steps_to_the_same_waits(
     assert recomputed.first_start == kept.first_start
     assert recomputed.delay == pytest.approx(kept.delay, rel=1e-12)
     q.periodic_waits.cache_clear()
+
+
+def test_the_share_of_slow_requests_follows_the_stated_spread_of_request_times() -> None:
+    # Exponential request times (cv 1): e^(-t/s) exceed t; fixed ones (cv 0) none below s.
+    assert q.service_time_exceedance(0.010, 1.0, 0.030) == pytest.approx(math.exp(-3.0))
+    assert q.service_time_exceedance(0.010, 0.0, 0.030) == 0.0
+    assert q.service_time_exceedance(0.040, 0.0, 0.030) == 1.0
+    # More spread, more slow requests past the same multiple of the mean (gamma, mean kept).
+    shares = [q.service_time_exceedance(0.4, cv, 2.0) for cv in (0.5, 1.0, 1.5, 2.0)]
+    assert shares == sorted(shares) and shares[0] < 1e-3 < 0.01 < shares[2]
+    # The mean is the mean: by simulation, a gamma sample with that cv has it.
+    draws = stats.gamma(1 / 1.5**2, scale=0.4 * 1.5**2).rvs(200_000, random_state=1)
+    assert draws.mean() == pytest.approx(0.4, rel=0.01)
+    assert (draws > 2.0).mean() == pytest.approx(shares[2], rel=0.05)

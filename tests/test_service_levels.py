@@ -567,3 +567,32 @@ def test_a_bursting_pools_cut_is_exempted_at_the_whole_shares_a_cheaper_plan_esc
     trial = with_cut()
     _fix(trial, {"finetune": 100, "chat": 100}, 3)
     assert cp_model.CpSolver().solve(trial.cp) == cp_model.INFEASIBLE
+
+
+def test_a_target_its_own_requests_miss_is_said_in_the_plan() -> None:
+    # Fraud scoring: 10 ms requests with exponential spread (cv 1) against a 30 ms p99. The
+    # predicted p99 (the wait's quantile plus the mean) meets it, but e^-3 = 5% of requests
+    # take longer than 30 ms on the GPU alone; with little spread (cv 0.3) nothing is said.
+    def fraud(cv: float) -> cd.Scenario:
+        return small_scenario(
+            [
+                service(
+                    "fraud",
+                    peak_requests_per_second=200.0,
+                    gpu_seconds_per_request=0.01,
+                    p99_latency_ms=30.0,
+                    service_time_cv=cv,
+                )
+            ],
+            policy={"archetype": "kubernetes_only"},
+        )
+
+    plan = cd.solve(fraud(1.0))
+    assert plan.service_levels["met"].all()
+    (said,) = [s for s in plan.explanations if s.startswith("fraud's p99 latency is counted")]
+    assert (
+        "mean request time (10 ms)" in said
+        and "5.0% of requests take longer than its 30 ms" in (said)
+    )
+    steady = cd.solve(fraud(0.3))
+    assert not [s for s in steady.explanations if "p99 latency is counted" in s]

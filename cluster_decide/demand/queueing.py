@@ -35,7 +35,7 @@ from functools import lru_cache
 from typing import Literal
 
 import numpy as np
-from scipy import integrate, special
+from scipy import integrate, special, stats
 
 from cluster_decide.base.ranges import WAIT_HOURS
 
@@ -58,6 +58,7 @@ __all__ = [
     "min_gpus_for_wait",
     "min_servers_for_mean_wait",
     "periodic_waits",
+    "service_time_exceedance",
     "wait_quantile_mmc",
 ]
 
@@ -197,6 +198,24 @@ def latency_quantile(
         raise ValueError(f"service_cv must be >= 0, got {service_cv}")
     wait = wait_quantile_mmc(servers * concurrency, arrival_rate, service_time, q)
     return wait * (1.0 + service_cv**2) / 2.0 + service_time
+
+
+def service_time_exceedance(service_time: float, service_cv: float, t: float) -> float:
+    """Share of requests whose own GPU time exceeds ``t``, queueing aside.
+
+    :func:`latency_quantile` adds the *mean* service time to the queue's quantile, which is
+    exact only for fixed-length requests. How far that convention is from a request's real
+    tail is this share: the request times taken as a gamma distribution with mean
+    ``service_time`` and coefficient of variation ``service_cv`` (exponential at 1, fixed at
+    0). Where it is above 1 − q, no number of GPUs brings the q-quantile of the latency a
+    request sees (wait plus its own time) under ``t``.
+    """
+    if service_time <= 0 or service_cv < 0:
+        raise ValueError("service_time must be > 0 and service_cv >= 0")
+    if service_cv == 0:
+        return 1.0 if service_time > t else 0.0
+    shape = 1.0 / service_cv**2
+    return float(stats.gamma.sf(t, shape, scale=service_time / shape))
 
 
 def min_gpus_for_latency(

@@ -20,10 +20,11 @@ from cluster_decide.base.vocabulary import (
     SKILL_LABELS,
 )
 from cluster_decide.inputs.market import PROVIDER_WORDS, TERM_WORDS
+from cluster_decide.inputs.scenario import RealtimeWorkload
 from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, Combo, ModelData
 from cluster_decide.planning.evaluation import Decisions, Evaluation
 from cluster_decide.planning.explain_people import money, people_sentences, plural
-from cluster_decide.planning.service import busy_gpus_by_pool
+from cluster_decide.planning.service import busy_gpus_by_pool, slow_requests
 from cluster_decide.planning.sharing import sharing_sentence
 
 __all__ = [
@@ -173,6 +174,35 @@ def _binding(data: ModelData, dec: Decisions, ev: Evaluation) -> list[str]:
     return out
 
 
+def _tail_sentences(data: ModelData, dec: Decisions) -> list[str]:
+    """Services whose target a share of requests misses on their own GPU time, whatever the plan.
+
+    A p99 is predicted as the 99th-percentile wait plus the mean request time
+    (``docs/queueing.md``). Where more than 1% of requests take longer than the target on
+    the GPU alone (their stated ``service_time_cv``), the prediction can be met while those
+    requests are not: a meeting should hear that, and that more GPUs do not change it.
+    """
+    out = []
+    for w in data.workloads:
+        if not isinstance(w, RealtimeWorkload):
+            continue
+        worst = max(
+            (slow_requests(data, k) for k, s in sorted(dec.shares.items()) if k[0] == w.name and s),
+            key=lambda found: found[1],
+            default=None,
+        )
+        if worst is None or worst[1] <= 0.01:
+            continue
+        out.append(
+            f"{w.name}'s p99 latency is counted as the 99th-percentile wait for a GPU plus the "
+            f"mean request time ({worst[0] * 1000:,.0f} ms); with request times as variable as "
+            f"stated (service_time_cv {w.service_time_cv:g}), {worst[1]:.1%} of requests take "
+            f"longer than its {w.p99_latency_ms:,g} ms target on the GPU alone, which no number "
+            "of GPUs changes."
+        )
+    return out
+
+
 IDLE_WORTH_SAYING = 0.6
 """Below this busy fraction a pool's idle GPUs get a sentence of their own."""
 
@@ -253,6 +283,7 @@ def explain(data: ModelData, dec: Decisions, ev: Evaluation, archetype: str | No
     lines += [_why_workload(data, dec, w.name) for w in data.workloads]
     lines += people_sentences(data, dec, ev)
     lines += _binding(data, dec, ev)
+    lines += _tail_sentences(data, dec)
     lines += _idle(data, dec, ev)
     return lines
 

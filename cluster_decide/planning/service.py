@@ -35,6 +35,7 @@ from cluster_decide.demand.queueing import (
     deadline_window,
     latency_quantile,
     mean_wait_mmc,
+    service_time_exceedance,
 )
 from cluster_decide.inputs.scenario import (
     DeadlineWorkload,
@@ -63,6 +64,7 @@ __all__ = [
     "busy_gpus_by_pool",
     "realtime_replicas",
     "service_levels",
+    "slow_requests",
 ]
 
 
@@ -145,6 +147,22 @@ def _realtime_p99_ms(
             )
             worst = max(worst, latency)
     return 1000.0 * worst
+
+
+def slow_requests(data: ModelData, key: tuple[str, str, str]) -> tuple[float, float]:
+    """A service placement's mean request time (s) and the share of requests slower than its target.
+
+    The p99 this module predicts is the 99th-percentile wait plus the *mean* request time
+    (``docs/queueing.md``); the second figure is the share of requests whose own GPU time, on
+    this GPU type and with the stated ``service_time_cv``, already exceeds the target.
+    """
+    w = next(x for x in data.workloads if x.name == key[0])
+    if not isinstance(w, RealtimeWorkload):
+        raise TypeError(f"{key[0]} is not a real-time service")
+    service_s = w.gpu_seconds_per_request * _speed(data, w.name, key[2])
+    return service_s, service_time_exceedance(
+        service_s, w.service_time_cv, w.p99_latency_ms / 1000.0
+    )
 
 
 def _session_wait_hours(
