@@ -188,6 +188,41 @@ def test_today_needs_the_retraining_its_new_service_needs_too() -> None:
     assert rows["moves"]["today"] == "none" and rows["hires"]["today"] == "none"
 
 
+def test_a_gang_that_outgrows_the_cluster_of_today_says_why_it_leaves() -> None:
+    # Today's Slurm cluster can grow to 4 nodes (32 GPUs); a 64-GPU gang needs a new cluster.
+    # It stays on Slurm (no move to pay for), and the plan says why the cluster of today is out.
+    scn = small_scenario(
+        [
+            {
+                "name": "climate",
+                "kind": "distributed_training",
+                "interface": "slurm",
+                "gpu_types": ["H100"],
+                "gpus_per_job": 64,
+                "gpu_hours_per_month": 4000.0,
+                "mean_job_hours": 12.0,
+                "max_queue_wait_hours": 48.0,
+                "requires": ["gang_scheduling", "mpi"],
+            }
+        ],
+        team={"hpc": {"fte": 2.0}, "kubernetes": {"fte": 0.0}},
+        procurement={"mode": "on_prem", "on_demand_burst": False},
+        policy={"platforms": ["slurm"]},
+        current={
+            "workloads": {"climate": {"platform": "slurm"}},
+            "clusters": [
+                {"name": "hpc", "platform": "slurm", "gpu_type": "H100", "nodes": 2, "max_nodes": 4}
+            ],
+        },
+    )
+    plan = cd.solve(scn)
+    assert plan.feasible, plan.explanations
+    assert plan.placements["pool"].to_list() == ["slurm"]
+    (why,) = [s for s in plan.explanations if s.startswith("climate runs on slurm")]
+    assert "The hpc cluster of today is ruled out: its 64-GPU jobs do not fit in 4 nodes." in why
+    assert "It keeps climate on Slurm, where it runs today." in plan.explanations
+
+
 def slurm_shop(research_users: int = 80, notebooks: int = 12, **changes: Any) -> cd.Scenario:
     """2 HPC and 3 Kubernetes engineers; researchers work in Slurm today, services in Kubernetes.
 

@@ -23,7 +23,7 @@ from cluster_decide.inputs.market import PROVIDER_WORDS, TERM_WORDS
 from cluster_decide.inputs.scenario import RealtimeWorkload
 from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, Combo, ModelData
 from cluster_decide.planning.evaluation import Decisions, Evaluation
-from cluster_decide.planning.explain_people import money, people_sentences, plural
+from cluster_decide.planning.explain_people import and_list, money, people_sentences, plural
 from cluster_decide.planning.service import busy_gpus_by_pool, slow_requests
 from cluster_decide.planning.sharing import sharing_sentence
 
@@ -97,6 +97,19 @@ def _why_workload(data: ModelData, dec: Decisions, name: str) -> str:
         sentences.append(
             f"{names[0].upper()}{names[1:]} {'is' if len(kinds) == 1 else 'are'} ruled out: {reason}."
         )
+    # A cluster of today the class cannot use, on a platform it still may (its gangs do not fit
+    # in the nodes the cluster can grow to): why it leaves, or never enters, what exists.
+    chosen_pools = {c.pool for c in chosen}
+    for c in combos:
+        pool = data.pool(c.pool)
+        if (
+            c.blocked
+            and pool.nodes_today
+            and pool.platform in allowed_kinds
+            and c.pool not in chosen_pools
+        ):
+            sentences.append(f"The {c.pool} cluster of today is ruled out: {c.blocked}.")
+            chosen_pools.add(c.pool)  # once per cluster, whatever its GPU types
     others = [c for c in combos if not c.blocked and data.pool(c.pool).platform not in platforms]
     if others:
         here = min(standalone_cost_usd(data, c) for c in chosen)
@@ -245,7 +258,7 @@ def architecture_words(archetype: str | None, kinds: Sequence[str]) -> str:
         for k, (one, many) in CLUSTER_WORDS.items()
         if count[k]
     ]
-    return f"{words} beside {_and(beside)}" if beside else words
+    return f"{words} beside {and_list(beside)}" if beside else words
 
 
 def explain(data: ModelData, dec: Decisions, ev: Evaluation, archetype: str | None) -> list[str]:
@@ -413,10 +426,6 @@ def _nodes(n: int, gpu: str) -> str:
     return f"The {n} {gpu} nodes are" if n > 1 else f"The one {gpu} node is"
 
 
-def _and(items: list[str]) -> str:
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
-
-
 def _spot_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[str]:
     """What spot carries, what it saves against the pools' own capacity, and what it risks."""
     on_spot = {k: pct for k, pct in dec.spot.items() if pct > 0}
@@ -433,7 +442,7 @@ def _spot_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[str
         names.append(f"{pct}% of {w}" if pct < 100 else w)
     risk = costs.spot_interruptions_per_node_month
     return [
-        f"Spot capacity carries {_and(names)} for {money(ev.costs_cents['spot'] / 100)} a "
+        f"Spot capacity carries {and_list(names)} for {money(ev.costs_cents['spot'] / 100)} a "
         f"month, about {money(max(saved, 0.0))} less than the same GPU-hours on the pools' own "
         f"terms. The risk: a spot node can be reclaimed at two minutes' notice (about {risk:g} "
         "times a node a month), costing the work since the last checkpoint and a restart, and "

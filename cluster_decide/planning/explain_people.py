@@ -12,7 +12,7 @@ from cluster_decide.model.data import MILLI, ModelData
 from cluster_decide.model.people import FAMILY
 from cluster_decide.planning.evaluation import Decisions, Evaluation
 
-__all__ = ["MANAGED_WORDS", "money", "people_sentences", "plural"]
+__all__ = ["MANAGED_WORDS", "and_list", "money", "people_sentences", "plural"]
 
 
 def plural(n: int, word: str) -> str:
@@ -147,6 +147,11 @@ def _lease_sentences(data: ModelData, dec: Decisions) -> list[str]:
     return out
 
 
+def and_list(items: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
 def _exist(pools: list[str]) -> str:
     """``the slurm cluster exists today and is`` / ``the a and b clusters exist today and are``."""
     if len(pools) == 1:
@@ -183,7 +188,15 @@ def _move_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[str
             f"{money(cents / 100.0)} a month over {horizon} months."
         )
     if kept:
-        out.append(
-            f"It keeps {', '.join(kept)} where {'it runs' if len(kept) == 1 else 'they run'} today."
-        )
+        # Today's record is a platform, not a cluster: a class kept on Slurm may still change
+        # clusters (a gang that outgrows the cluster of today), so the sentence names the platform.
+        by_platform: dict[str, list[str]] = {}
+        for w in kept:
+            by_platform.setdefault(PLATFORM_WORDS[people.moves[w].today], []).append(w)
+        groups = [f"{and_list(ws)} on {kind}" for kind, ws in sorted(by_platform.items())]
+        if len(groups) == 1:
+            where = "it runs" if len(kept) == 1 else "they run"
+            out.append(f"It keeps {groups[0]}, where {where} today.")
+        else:
+            out.append(f"It keeps these where they run today: {'; '.join(groups)}.")
     return out
