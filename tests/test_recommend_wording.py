@@ -99,6 +99,9 @@ def test_a_thin_margin_that_nothing_flips_keeps_its_sentence() -> None:
         (0.09, "a 9% rise"),
         (0.48, "a 48% rise"),
         (0.01, "a 1% rise"),
+        (0.025, "a 2.5% rise"),  # half to even once said "2%", where nothing flips
+        (0.09375, "a 9.4% rise"),  # up to a tenth: never below the flip
+        (0.0049, "a 0.5% rise"),
     ],
 )
 def test_a_change_takes_the_article_it_is_read_with(change: float, words: str) -> None:

@@ -41,6 +41,7 @@ __all__ = [
     "FLIPS_SCHEMA",
     "LEVELS",
     "Flip",
+    "change_pct_words",
     "flip_inputs",
     "flips_frame",
     "nearest_flips",
@@ -122,8 +123,7 @@ class Flip:
         return self._words(self.unproven / self.base_value - 1.0)
 
     def _words(self, change: float) -> str:
-        pct = abs(change)
-        shown = f"{pct:.0%}" if pct >= 0.0095 else f"{pct:.1%}"
+        shown = change_pct_words(abs(change))
         article = "an" if _said_with_a_vowel(shown) else "a"
         return (
             f"{article} {shown} {'rise' if self.direction == 'up' else 'fall'} in "
@@ -150,6 +150,20 @@ class Flip:
             f"{_cap(self.change_words)} ({value}) flips it from {ARCHETYPE_SHORT[base_archetype or '']} "
             f"to {ARCHETYPE_SHORT[to]} ({money(cost)} a month)."
         )
+
+
+def change_pct_words(pct: float) -> str:
+    """A change as a percentage never smaller than the change itself: ``9%``, ``2.5%``, ``9.4%``.
+
+    A flip is a solved value, and the change said must reach it: rounded to the nearest whole
+    percent, a flip found at +2.5% read "a 2% rise" (half to even), and at +2% the plan had not
+    flipped (a Slurm shop's verdict). A whole percent is said as one; anything else is rounded
+    up to a tenth.
+    """
+    whole = round(pct * 100)
+    if whole >= 1 and abs(pct * 100 - whole) < 1e-6:
+        return f"{whole}%"
+    return f"{math.ceil(pct * 1000 - 1e-6) / 10:g}%"
 
 
 def _said_with_a_vowel(shown: str) -> bool:

@@ -21,6 +21,7 @@ from typing import Any, Final
 import polars as pl
 
 from cluster_decide.analysis import compare
+from cluster_decide.analysis.flips import change_pct_words
 from cluster_decide.base.vocabulary import (
     ARCHETYPE_LABELS,
     COMPONENT_LABELS,
@@ -758,7 +759,8 @@ def _change_words(r: Mapping[str, Any], names: Names) -> str:
     """A verdict's flip as words: ``an 11% rise in distributed training demand``."""
     change = float(r["change_pct"])
     words = _input_words(str(r["input"]), names, start=False)
-    return article(f"{pct(abs(change))} {'rise' if change > 0 else 'fall'} in {words}")
+    # As the verdict says it: never below the solved flip (a half-even "2%" for +2.5% was not one).
+    return article(f"{change_pct_words(abs(change))} {'rise' if change > 0 else 'fall'} in {words}")
 
 
 def _risks(b: Bundle) -> Section:
