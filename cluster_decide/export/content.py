@@ -913,7 +913,7 @@ def _flips_table(flips: Any, names: Names) -> Table | None:
         (
             _input_words(str(r["input"]), names),
             str(r.get("direction") or "–"),
-            f"{r['change_pct']:+.0%}",
+            ("+" if r["change_pct"] > 0 else "-") + change_pct_words(abs(r["change_pct"])),
             _arch(r.get("flips_to")) if r.get("flips_to") else "no feasible plan",
         )
         for r in flips.iter_rows(named=True)

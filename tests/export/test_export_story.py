@@ -463,3 +463,20 @@ def test_plain_words_for_numbers_and_service_targets() -> None:
     assert names.plain("the Chat API SLO relaxed by 25%; two SLOs") == (
         "The Chat API service target relaxed by 25%; two service targets"
     )
+
+
+def test_the_flips_table_says_a_change_never_below_the_flip() -> None:
+    # A flip found at +2.5% once read "+2%" (half to even), a change at which nothing flips.
+    from cluster_decide.export.content import _flips_table
+
+    flips = pl.DataFrame(
+        {
+            "input": ["gpu_price", "demand:distributed_training"],
+            "direction": ["up", "down"],
+            "found": [True, True],
+            "change_pct": [0.025, -0.09375],
+            "flips_to": ["hybrid_separate", "slurm_only"],
+        }
+    )
+    table = _flips_table(flips, Names({}, {}))
+    assert table is not None and [r[2] for r in table.rows] == ["+2.5%", "-9.4%"]
