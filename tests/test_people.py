@@ -188,6 +188,24 @@ def test_today_needs_the_retraining_its_new_service_needs_too() -> None:
     assert rows["moves"]["today"] == "none" and rows["hires"]["today"] == "none"
 
 
+def test_the_deck_says_who_is_retrained_where_it_says_no_one_is_hired() -> None:
+    # The gateway's Kubernetes need is met by a retrained HPC engineer: the staffing slide's
+    # title, table and the decision slide say so beside "no new hires".
+    from cluster_decide.export import gather, sections
+
+    scn = hpc_centre()
+    plan = cd.solve(scn)
+    by_key = {sec.key: sec for sec in sections(gather(plan, scn, run_compare=False))}
+    staffing = by_key["staffing"]
+    n = int(plan.staffing.filter(pl.col("skill") == "kubernetes")["retrained_in"][0])
+    assert n >= 1 and int(plan.staffing["hires"].sum()) == 0
+    who = "one HPC (Slurm) engineer" if n == 1 else f"{n} HPC (Slurm) engineers"
+    assert staffing.title.endswith(f"with no new hires and {who} retrained in Kubernetes")
+    assert staffing.table is not None and "Retrained in" in staffing.table.columns
+    column = staffing.table.columns.index("Retrained in")
+    assert {r[0]: r[column] for r in staffing.table.rows}["Kubernetes"] == str(n)
+
+
 def test_a_gang_that_outgrows_the_cluster_of_today_says_why_it_leaves() -> None:
     # Today's Slurm cluster can grow to 4 nodes (32 GPUs); a 64-GPU gang needs a new cluster.
     # It stays on Slurm (no move to pay for), and the plan says why the cluster of today is out.

@@ -22,6 +22,7 @@ import polars as pl
 
 from cluster_decide.analysis import compare
 from cluster_decide.analysis.flips import change_pct_words
+from cluster_decide.base.constants import SKILLS
 from cluster_decide.base.vocabulary import (
     ARCHETYPE_LABELS,
     COMPONENT_LABELS,
@@ -281,13 +282,32 @@ def _hires(plan: Plan) -> list[tuple[str, int]]:
 
 
 def _hire_words(plan: Plan) -> str:
-    """``one new HPC (Slurm) engineer`` / ``no new hires``."""
+    """``one new HPC (Slurm) engineer`` / ``no new hires``, and any retraining.
+
+    A plan that retrains an engineer needs more of a skill than the team has and hires no one:
+    "no new hires" alone left a staffing slide whose Kubernetes need (1.3 FTE) stood above its
+    0.5 FTE with nothing to say where the rest comes from.
+    """
     hires = _hires(plan)
-    if not hires:
-        return "no new hires"
-    return " and ".join(
-        f"{'one' if n == 1 else n} new {skill(s)} engineer{'s' if n > 1 else ''}" for s, n in hires
+    words = (
+        " and ".join(
+            f"{'one' if n == 1 else n} new {skill(s)} engineer{'s' if n > 1 else ''}"
+            for s, n in hires
+        )
+        if hires
+        else "no new hires"
     )
+    return " and ".join([words, *_retrain_words(plan)])
+
+
+def _retrain_words(plan: Plan) -> list[str]:
+    """``one HPC (Slurm) engineer retrained in Kubernetes``, per skill retrained into."""
+    return [
+        f"{'one' if n == 1 else n} {skill(next(o for o in SKILLS if o != s))} "
+        f"engineer{'s' if n > 1 else ''} retrained in {skill(s)}"
+        for s, n in zip(plan.staffing["skill"], plan.staffing["retrained_in"], strict=True)
+        if n
+    ]
 
 
 def _staff_words(plan: Plan) -> str:
@@ -429,11 +449,12 @@ def _ask_words(b: Bundle) -> str:
     upfront = _upfront_usd(plan)
     if upfront:
         budget += f" and {usd(upfront)} up front"
-    hires = _hire_words(plan)
-    return (
-        f"Approve {budget}; {hires if _hires(plan) else 'no new hires are needed'}; "
-        f"a {PILOT_WEEKS}-week pilot with a named owner."
+    hires = (
+        _hire_words(plan)
+        if _hires(plan)
+        else " and ".join(["no new hires are needed", *_retrain_words(plan)])
     )
+    return f"Approve {budget}; {hires}; a {PILOT_WEEKS}-week pilot with a named owner."
 
 
 def _cash_words(plan: Plan) -> str:
@@ -1049,7 +1070,10 @@ def _service(b: Bundle) -> Section:
 def _staffing(b: Bundle) -> Section:
     plan = b.plan
     shown = plan.staffing.filter(
-        (pl.col("required_fte") > 0) | (pl.col("available_fte") > 0) | (pl.col("hires") > 0)
+        (pl.col("required_fte") > 0)
+        | (pl.col("available_fte") > 0)
+        | (pl.col("hires") > 0)
+        | (pl.col("retrained_in") > 0)
     )
     rows = tuple(
         (
@@ -1057,14 +1081,15 @@ def _staffing(b: Bundle) -> Section:
             fte(r["available_fte"]),
             fte(r["required_fte"]),
             str(r["hires"]),
+            str(r["retrained_in"]),
             fte(r["idle_fte"]),
         )
         for r in shown.iter_rows(named=True)
     )
     table = Table(
-        ("Team", "Have (FTE)", "Need (FTE)", "Hires", "Spare (FTE)"),
+        ("Team", "Have (FTE)", "Need (FTE)", "Hires", "Retrained in", "Spare (FTE)"),
         rows,
-        (False, True, True, True, True),
+        (False, True, True, True, True, True),
     )
     title = f"{_cap(_staff_words(plan))} run it, with {_hire_words(plan)}"
     notes = _talk(

@@ -127,7 +127,10 @@ def test_cost_staffing_and_alternatives_tables_match(
     )
     staff = {r[0]: r for r in _tables(by_title[order[7]])[0][1:]}
     shown = default_plan.staffing.filter(
-        (pl.col("required_fte") > 0) | (pl.col("available_fte") > 0) | (pl.col("hires") > 0)
+        (pl.col("required_fte") > 0)
+        | (pl.col("available_fte") > 0)
+        | (pl.col("hires") > 0)
+        | (pl.col("retrained_in") > 0)
     )
     assert len(staff) == shown.height
     for r in shown.iter_rows(named=True):
@@ -136,6 +139,7 @@ def test_cost_staffing_and_alternatives_tables_match(
             f"{r['available_fte']:.1f}",
             f"{r['required_fte']:.1f}",
             str(r["hires"]),
+            str(r["retrained_in"]),
             f"{r['idle_fte']:.1f}",
         ]
     alts = _tables(by_title[order[4]])[0][1:]
