@@ -204,6 +204,12 @@ def test_the_deck_says_who_is_retrained_where_it_says_no_one_is_hired() -> None:
     assert staffing.table is not None and "Retrained in" in staffing.table.columns
     column = staffing.table.columns.index("Retrained in")
     assert {r[0]: r[column] for r in staffing.table.rows}["Kubernetes"] == str(n)
+    # The chart's Kubernetes bar stands above its tick (staff of today): its label says why.
+    pytest.importorskip("vl_convert")
+    from cluster_decide.charts import to_svg
+    from cluster_decide.charts.plan import staffing as staffing_chart
+
+    assert f"{n} retrained in" in to_svg(staffing_chart(plan))
 
 
 def test_a_gang_that_outgrows_the_cluster_of_today_says_why_it_leaves() -> None:

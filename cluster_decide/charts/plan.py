@@ -695,12 +695,16 @@ def staffing(plan: Plan, width: int = WIDTH) -> alt.TopLevelMixin:
     title = "Staffing"
     rows = []
     for r in plan.staffing.iter_rows(named=True):
-        if r["required_fte"] <= 0 and r["available_fte"] <= 0 and not r["hires"]:
+        retrained = int(r["retrained_in"] or 0)
+        if r["required_fte"] <= 0 and r["available_fte"] <= 0 and not (r["hires"] or retrained):
             continue  # a skill the plan neither needs nor has: nothing to draw
         hires = int(r["hires"] or 0)
         label = f"needs {r['required_fte']:.1f} of {r['available_fte']:.1f} FTE"
         if hires:
             label += f", hires {hires}"
+        if retrained:
+            # Otherwise a need above the tick reads as a shortfall nothing covers.
+            label += f", {retrained} retrained in"
         rows.append(
             {
                 "skill": SKILL_LABELS.get(r["skill"], r["skill"]),
