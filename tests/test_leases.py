@@ -152,6 +152,16 @@ def test_lease_keys_are_checked() -> None:
         )
 
 
+def test_a_managed_cluster_of_today_is_not_read_as_owned_hardware() -> None:
+    # An EKS cluster listed with managed = true and no ownership was priced as owned nodes
+    # (power and space only) and kept busy for that; it is refused, naming the key and the fix.
+    eks = {"name": "eks", "platform": "kubernetes", "gpu_type": "H100", "nodes": 4}
+    with pytest.raises(cd.ScenarioError, match=r"current\.clusters\[0\]\.managed.*leased"):
+        bank(current={"clusters": [{**eks, "managed": True}]})
+    leased = bank(current={"clusters": [{**eks, "managed": True, "ownership": "leased"}]})
+    assert leased.current is not None and leased.current.clusters[0].managed
+
+
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(months=st.integers(0, 30), extra=st.integers(1, 12))
 def test_a_longer_lease_costs_at_most_its_extra_months(months: int, extra: int) -> None:

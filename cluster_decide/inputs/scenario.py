@@ -1067,6 +1067,19 @@ def _check_current(scn: Scenario, known_gpus: set[str]) -> list[Problem]:
                     "not grow)",
                 )
             )
+        if c.managed and c.ownership == "owned":
+            # A managed service (EKS, GKE, AKS; SUNK-class Slurm) runs on rented nodes; read as
+            # owned, its nodes would cost only power and space (an EKS cluster at $0.65 per
+            # H100 GPU-hour instead of its market price), and the plan would lean on them.
+            problems.append(
+                Problem(
+                    f"current.clusters[{i}].managed",
+                    f"'{c.name}' is a managed service today, but its nodes are owned (the "
+                    "default ownership); a managed service runs on rented nodes",
+                    'ownership = "leased", a rolling lease unless leased_until is given; or '
+                    "managed = false for a cluster you own and run",
+                )
+            )
         problems += _check_lease(scn.current, i, c)
     return problems
 
