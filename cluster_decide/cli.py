@@ -96,7 +96,16 @@ def summary(plan: Plan, verdict: str = "", today: pl.DataFrame | None = None) ->
         f"Architecture: {plan.architecture_words} ({plan.archetype})",
         *([f"Verdict:      {verdict}"] if verdict else []),
         f"Monthly cost: {money(plan.total_monthly_usd)} ({money(plan.cash_monthly_usd)} cash)",
-        *(["", "Today -> plan", _table(today)] if today is not None else []),
+        *(
+            [
+                "",
+                "Today -> plan (today: each workload of [current] kept on the platform it runs "
+                "on, new ones placed freely, sized and priced by the same model)",
+                _table(today),
+            ]
+            if today is not None
+            else []
+        ),
         "",
         "Pools",
         _table(plan.pools),
