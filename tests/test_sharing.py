@@ -28,9 +28,10 @@ from cluster_decide.base.constants import HOURS_PER_WEEK
 from cluster_decide.base.vocabulary import DEMAND_UNITS_PER_GPU_PERCENT
 from cluster_decide.model.data import prepare
 from cluster_decide.planning.evaluation import Decisions, evaluate_decisions, pool_meets_targets
-from cluster_decide.planning.explain import architecture_words, money
+from cluster_decide.planning.explain import architecture_words
+from cluster_decide.planning.explain_sharing import sharing_sentence
 from cluster_decide.planning.loop import sharing_short
-from cluster_decide.planning.sharing import Sharing, sharing_sentence
+from cluster_decide.planning.sharing import Sharing
 
 ON_PREM = {"mode": "on_prem", "on_demand_burst": False}
 TEAM = {"hpc": {"fte": 3.0}, "kubernetes": {"fte": 4.0}}
@@ -299,7 +300,7 @@ def _week(services_gpus: list[float], training_gpus: float, nodes: int) -> Shari
 def test_the_sharing_sentence_counts_the_nodes_the_training_borrows() -> None:
     # Services at 20 GPUs by day (3 nodes), 4 by night; training's flat need 12 GPUs (2 nodes)
     # in a pool of 4 nodes: beyond the 1 node the services leave free, 1 node's worth borrowed.
-    sentence = sharing_sentence("shared", "H100", _week([20, 4], 12, 4), 8, 10_000.0, money)
+    sentence = sharing_sentence("shared", "H100", _week([20, 4], 12, 4), 8, 10_000.0)
     assert sentence == (
         "Training uses 16 of the services' H100 GPUs in shared from 21:00 to 09:00: at their "
         "peak the services need 3 of the pool's 4 nodes and the training's weekly work would "
@@ -311,9 +312,7 @@ def test_the_sharing_sentence_counts_the_nodes_the_training_borrows() -> None:
 def test_borrowing_gpus_is_not_called_a_saving_when_the_pool_holds_both_needs() -> None:
     # The same week in 5 nodes (sized for something else, a gang or a wait): GPUs are
     # borrowed, but the pool has the training's 2 nodes beside the services' 3.
-    sentence = sharing_sentence(
-        "shared", "L40S", _week([20, 4], 12, 5), 8, 10_000.0, money, "notebooks'"
-    )
+    sentence = sharing_sentence("shared", "L40S", _week([20, 4], 12, 5), 8, 10_000.0, "notebooks'")
     assert sentence is not None and "of the notebooks' L40S GPUs" in sentence
     assert ", but that saves no nodes: at their peak the notebooks need 3 of the pool's 5 " in (
         sentence

@@ -24,8 +24,8 @@ from cluster_decide.inputs.scenario import RealtimeWorkload
 from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, Combo, ModelData
 from cluster_decide.planning.evaluation import Decisions, Evaluation
 from cluster_decide.planning.explain_people import and_list, money, people_sentences, plural
+from cluster_decide.planning.explain_sharing import sharing_sentence
 from cluster_decide.planning.service import busy_gpus_by_pool, slow_requests
-from cluster_decide.planning.sharing import sharing_sentence
 
 __all__ = [
     "ARCHETYPE_SHORT",
@@ -288,7 +288,6 @@ def explain(data: ModelData, dec: Decisions, ev: Evaluation, archetype: str | No
                 sh,
                 data.gpus_per_node[g],
                 data.node_cents[g] / 100,
-                money,
                 _holders(data, dec, p, g),
             )
         )

@@ -9,7 +9,7 @@ CP-SAT model states the same rows as constraints (``add_sharing``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,7 +27,6 @@ __all__ = [
     "borrowed_gpus",
     "hourly_split",
     "replay_sharing",
-    "sharing_sentence",
     "trough_waits",
 ]
 
@@ -178,92 +177,10 @@ def hourly_split(sharing: Mapping[tuple[str, str], Sharing]) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=HOURLY_SPLIT_SCHEMA)
 
 
-def _longest_run(high: np.ndarray, starts: range) -> list[int]:
-    """The longest run of consecutive ``high`` hours that starts at one of ``starts`` (the week wraps)."""
-    best: list[int] = []
-    for t in starts:
-        if not high[t] or high[t - 1]:
-            continue
-        run = [t]
-        while len(run) < len(high) and high[(run[-1] + 1) % len(high)]:
-            run.append(run[-1] + 1)
-        if len(run) > len(best):
-            best = run
-    return best
-
-
-def _clock(hour: int) -> str:
-    return f"{hour % 24:02d}:00"
-
-
 def borrowed_gpus(sh: Sharing) -> np.ndarray:
     """GPUs the training runs each hour that the services hold at their peak (whole GPUs)."""
     spare = sh.services_units.max() - sh.services_units
     return np.floor(np.minimum(sh.training_units, spare) / UNITS + 1e-9)
-
-
-def sharing_sentence(
-    p: str,
-    gpu: str,
-    sh: Sharing,
-    gpus_per_node: int,
-    usd_per_node_month: float,
-    money: Callable[[float], str],
-    holders: str = "services'",
-) -> str | None:
-    """What is shared, when, and how many nodes' worth of the training runs in borrowed GPUs.
-
-    None where the other work's need is the same in every hour: there is no trough to share
-    (a Slurm cluster of training alone), and nothing to say. ``holders`` names whose GPUs are
-    borrowed ("services'", "notebooks'").
-
-    The hours are the longest run that starts between Monday noon and Tuesday noon where the
-    training borrows at least half its most (an evening's catch-up, a night), and the weekend
-    when it does so in most weekend hours; the figure is the typical (median) borrowed in those
-    hours. The saving is counted in this pool, not against another design: the other work's
-    peak and the training's flat need (its weekly GPU-hours and restarts over the week), each in
-    whole nodes, against the pool's nodes. What the training needs beyond the nodes the other
-    work leaves free at its peak runs in borrowed GPUs; borrowing does not always save a node,
-    and where it does not the sentence says so rather than count the training's need as saved.
-    """
-    if not sh.has_troughs:
-        return None
-    borrowed = borrowed_gpus(sh)
-    most = float(borrowed.max())
-    if most <= 0:
-        return (
-            f"Training in {p} runs only in GPUs nothing else there ever needs: nothing is borrowed."
-        )
-    high = borrowed >= most / 2
-    night = _longest_run(high, range(12, 36))
-    window = f" from {_clock(night[0])} to {_clock(night[-1] + 1)}" if 0 < len(night) < 24 else ""
-    weekend = " and at weekends" if high[120:168].mean() > 0.5 else ""
-    typical = int(np.median(borrowed[high]))
-    pool_nodes = sh.supply_units // (UNITS * gpus_per_node)
-    others = _whole_nodes(float(sh.services_units.max()) / UNITS, gpus_per_node)
-    training = _whole_nodes(sh.arriving_units / HOURS_PER_WEEK / UNITS, gpus_per_node)
-    saved = others + training - pool_nodes
-    worth = f"{saved} nodes'" if saved != 1 else "1 node's"
-    whose = holders.replace("'s", "").replace("'", "")
-    counts = (
-        f"at their peak the {whose} need {others} of the pool's {pool_nodes} nodes and the "
-        f"training's weekly work would fill {_nodes(training)} on its own"
-    )
-    shared = f"Training uses {typical} of the {holders} {gpu} GPUs in {p}{window}{weekend}"
-    if saved <= 0:
-        return f"{shared}, but that saves no nodes: {counts}, which the pool has beside them."
-    return (
-        f"{shared}: {counts}, so {worth} worth of it "
-        f"({money(saved * usd_per_node_month)} a month) runs in GPUs the {whose} leave idle."
-    )
-
-
-def _whole_nodes(gpus: float, gpus_per_node: int) -> int:
-    return int(np.ceil(gpus / gpus_per_node - 1e-9))
-
-
-def _nodes(n: int) -> str:
-    return f"{n} node{'s' if n != 1 else ''}"
 
 
 @dataclass(frozen=True)
