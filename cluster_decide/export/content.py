@@ -281,8 +281,8 @@ def _hires(plan: Plan) -> list[tuple[str, int]]:
     ]
 
 
-def _hire_words(plan: Plan) -> str:
-    """``one new HPC (Slurm) engineer`` / ``no new hires``, and any retraining.
+def _hire_words(plan: Plan, none: str = "no new hires") -> str:
+    """``one new HPC (Slurm) engineer`` / ``no new hires`` (``none``), and any retraining.
 
     A plan that retrains an engineer needs more of a skill than the team has and hires no one:
     "no new hires" alone left a staffing slide whose Kubernetes need (1.3 FTE) stood above its
@@ -295,19 +295,15 @@ def _hire_words(plan: Plan) -> str:
             for s, n in hires
         )
         if hires
-        else "no new hires"
+        else none
     )
-    return " and ".join([words, *_retrain_words(plan)])
-
-
-def _retrain_words(plan: Plan) -> list[str]:
-    """``one HPC (Slurm) engineer retrained in Kubernetes``, per skill retrained into."""
-    return [
+    retrained = [
         f"{'one' if n == 1 else n} {skill(next(o for o in SKILLS if o != s))} "
         f"engineer{'s' if n > 1 else ''} retrained in {skill(s)}"
         for s, n in zip(plan.staffing["skill"], plan.staffing["retrained_in"], strict=True)
         if n
     ]
+    return " and ".join([words, *retrained])
 
 
 def _staff_words(plan: Plan) -> str:
@@ -449,11 +445,7 @@ def _ask_words(b: Bundle) -> str:
     upfront = _upfront_usd(plan)
     if upfront:
         budget += f" and {usd(upfront)} up front"
-    hires = (
-        _hire_words(plan)
-        if _hires(plan)
-        else " and ".join(["no new hires are needed", *_retrain_words(plan)])
-    )
+    hires = _hire_words(plan, none="no new hires are needed")
     return f"Approve {budget}; {hires}; a {PILOT_WEEKS}-week pilot with a named owner."
 
 

@@ -98,18 +98,17 @@ def _why_workload(data: ModelData, dec: Decisions, name: str) -> str:
             f"{names[0].upper()}{names[1:]} {'is' if len(kinds) == 1 else 'are'} ruled out: {reason}."
         )
     # A cluster of today the class cannot use, on a platform it still may (its gangs do not fit
-    # in the nodes the cluster can grow to): why it leaves, or never enters, what exists.
-    chosen_pools = {c.pool for c in chosen}
+    # in the nodes the cluster can grow to): why it leaves, or never enters, what exists. The
+    # first reason of each cluster, whatever its GPU types.
+    ruled_out: dict[str, str] = {}
+    used = {c.pool for c in chosen}
     for c in combos:
         pool = data.pool(c.pool)
-        if (
-            c.blocked
-            and pool.nodes_today
-            and pool.platform in allowed_kinds
-            and c.pool not in chosen_pools
-        ):
-            sentences.append(f"The {c.pool} cluster of today is ruled out: {c.blocked}.")
-            chosen_pools.add(c.pool)  # once per cluster, whatever its GPU types
+        if c.blocked and pool.nodes_today and pool.platform in allowed_kinds and c.pool not in used:
+            ruled_out.setdefault(c.pool, c.blocked)
+    sentences += [
+        f"The {p} cluster of today is ruled out: {reason}." for p, reason in ruled_out.items()
+    ]
     others = [c for c in combos if not c.blocked and data.pool(c.pool).platform not in platforms]
     if others:
         here = min(standalone_cost_usd(data, c) for c in chosen)
