@@ -35,7 +35,7 @@ from functools import lru_cache
 from typing import Literal
 
 import numpy as np
-from scipy import integrate, special, stats
+from scipy import integrate, special
 
 from cluster_decide.base.ranges import WAIT_HOURS
 
@@ -215,7 +215,9 @@ def service_time_exceedance(service_time: float, service_cv: float, t: float) ->
     if service_cv == 0:
         return 1.0 if service_time > t else 0.0
     shape = 1.0 / service_cv**2
-    return float(stats.gamma.sf(t, shape, scale=service_time / shape))
+    # The gamma survival function as the regularized upper incomplete gamma (as scipy.stats
+    # computes it, without building a distribution on each call).
+    return float(special.gammaincc(shape, t * shape / service_time))
 
 
 def min_gpus_for_latency(
