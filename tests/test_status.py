@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import polars as pl
@@ -20,8 +21,10 @@ import cluster_decide as cd
 from cluster_decide.cli import main
 from cluster_decide.inputs.scenario import save_scenario
 from cluster_decide.model import cpsat
-from cluster_decide.model.build import build_model
+from cluster_decide.model.build import ServiceCut, build_model
 from cluster_decide.model.data import prepare
+from cluster_decide.planning.evaluation import Decisions
+from cluster_decide.planning.loop import _at_whole
 from cluster_decide.planning.plan import Status
 from cluster_decide.planning.solve import no_answer_plan
 from cluster_decide.widgets.cache import PlanCache
@@ -192,6 +195,30 @@ def _one_kubernetes_node(kubernetes_fte: float) -> cd.Scenario:
     data = scn.to_dict()
     data["workloads"][1]["requires"] = ["autoscaling"]
     return cd.parse_scenario(data, source="one-node.toml")
+
+
+def test_a_whole_share_escape_closes_the_pool_its_pieces_leave() -> None:
+    """Moving a class's pieces whole into one pool leaves the other pool empty, and an empty
+    pool buys no nodes: the escape's trial plan kept them, broke ``linking`` and was never
+    tried. A shop's fine-tuning, split 34/66 between a new Kubernetes pool and today's, was
+    called optimal at $157,396 a month where all of it beside the chat on today's cluster,
+    grown to 3 nodes, meets every target for $156,995."""
+    dec = Decisions(
+        shares={("chat", "k8s", "H100"): 100, ("ft", "k8s", "H100"): 34, ("ft", "a", "H100"): 66},
+        nodes={("k8s", "H100"): 1, ("a", "H100"): 2},
+    )
+    cut = ServiceCut("a", "H100", (("ft", 66),), 3)
+    moved = _at_whole(dec, cut, 3)
+    assert moved.shares == {("chat", "k8s", "H100"): 100, ("ft", "a", "H100"): 100}
+    assert moved.nodes == {("k8s", "H100"): 1, ("a", "H100"): 3}
+    alone = _at_whole(
+        replace(dec, shares={("ft", "k8s", "H100"): 34, ("ft", "a", "H100"): 66}), cut, 3
+    )
+    assert alone.nodes == {("a", "H100"): 3}
+    plan = cd.solve(random_shop(2)(1.0))
+    assert plan.status == "optimal"
+    assert plan.total_monthly_usd < 157_000
+    assert cd.evaluate(random_shop(2)(1.0), plan).feasible
 
 
 def test_a_cut_in_a_pool_that_bursts_never_makes_a_feasible_estate_infeasible() -> None:

@@ -633,13 +633,19 @@ def cut_up_front(data: ModelData, m: Model, start: Decisions) -> tuple[Decisions
 
 
 def _at_whole(dec: Decisions, cut: ServiceCut, nodes: int) -> Decisions:
-    """``dec`` with each of ``cut``'s classes wholly in its pool, on its own capacity, of ``nodes``."""
+    """``dec`` with each of ``cut``'s classes wholly in its pool, on its own capacity, of ``nodes``.
+
+    A pool the classes leave empty keeps no nodes (a pool that hosts nothing buys none, and
+    one cluster of today runs as one pool: the move may close its other one).
+    """
     names = {w for w, _s in cut.shares}
     place = (cut.pool, cut.gpu_type)
     shares = {k: s for k, s in dec.shares.items() if k[0] not in names}
     shares.update({(w, *place): 100 for w in names})
     spot = {k: s for k, s in dec.spot.items() if k[0] not in names}
-    return replace(dec, shares=shares, spot=spot, nodes={**dec.nodes, place: nodes})
+    hosts = {k[1] for k, s in shares.items() if s}
+    kept = {k: n for k, n in dec.nodes.items() if k[0] in hosts}
+    return replace(dec, shares=shares, spot=spot, nodes={**kept, place: nodes})
 
 
 def _holds(ev: Evaluation, relax: frozenset[str]) -> bool:
