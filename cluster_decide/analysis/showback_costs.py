@@ -125,18 +125,17 @@ def showback(scn: Scenario, plan: Plan, staff_key: str = "gpu_hours") -> pl.Data
             add(w, p, "burst", "gpu_hours", burst_cents * units / taken)
 
     # A committed lease follows the work its cluster hosts; a lease the plan leaves unused is idle.
+    # The cluster runs as one pool, with its batch add-on or without: the one that hosts work.
     for lease in data.leases:
-        hosted = {
-            w: units
-            for (p, _g), by_w in used.items()
-            if p == lease.pool
-            for w, units in by_w.items()
-        }
+        pool, hosted = lease.pool, {}
+        for (p, _g), by_w in used.items():
+            if data.pool(p).cluster == lease.pool and by_w:
+                pool, hosted = p, by_w
         total_units = sum(hosted.values())
         if not total_units:
-            add(IDLE, lease.pool, "leases", "idle", float(lease.committed_cents))
+            add(IDLE, pool, "leases", "idle", float(lease.committed_cents))
         for w, units in sorted(hosted.items()):
-            add(w, lease.pool, "leases", "gpu_hours", lease.committed_cents * units / total_units)
+            add(w, pool, "leases", "gpu_hours", lease.committed_cents * units / total_units)
 
     # People follow each pool's effort per skill; what no pool takes is capacity to redeploy.
     people = data.people

@@ -302,9 +302,12 @@ def add_capability(m: Model) -> None:
 
 
 def add_linking(m: Model) -> None:
-    """Nothing is placed in or bought for a closed pool, and an open pool hosts something.
+    """Nothing goes in a closed pool, an open pool hosts something, a cluster of today is one pool.
 
-    place[w,p,g] ≤ open[p];  nodes[p,g] ≤ ub·open[p];  open[p] ≤ Σ_{w,g} place[w,p,g].
+    A cluster of today runs with its batch add-on or without (``Pool.cluster``), not both.
+
+    place[w,p,g] ≤ open[p];  nodes[p,g] ≤ ub·open[p];  open[p] ≤ Σ_{w,g} place[w,p,g];
+    Σ_{p of cluster c} open[p] ≤ 1.
     """
     by_pool: dict[str, list[cp_model.IntVar]] = defaultdict(list)
     for (w, p, g), z in m.place.items():
@@ -315,6 +318,13 @@ def add_linking(m: Model) -> None:
     for p, o in m.open.items():
         m.cp.add(o <= sum(by_pool[p])).with_name(f"linking[{p}]")
         m._count("linking")
+    clusters: dict[str, list[cp_model.IntVar]] = defaultdict(list)
+    for pool in m.data.pools:
+        if pool.cluster:
+            clusters[pool.cluster].append(m.open[pool.name])
+    for c, opens in clusters.items():
+        if len(opens) > 1:
+            m.cp.add(sum(opens) <= 1).with_name(f"linking[cluster {c}]")
 
 
 def add_capacity(m: Model) -> None:

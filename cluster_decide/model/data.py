@@ -46,7 +46,7 @@ from cluster_decide.inputs.scenario import (
     TrainingWorkload,
     Workload,
 )
-from cluster_decide.model.people import FAMILY, PeopleData, prepare_people
+from cluster_decide.model.people import ADDON_SUFFIX, ADDONS, FAMILY, PeopleData, prepare_people
 from cluster_decide.model.stopping import check_stopped
 
 __all__ = [
@@ -104,6 +104,17 @@ class Pool:
     nodes_today: int = 0
     """A cluster of today's nodes (``current.clusters[].nodes``), priced as today's; the nodes
     it grows by are bought at the market's price (``ModelData.nodes_cents``)."""
+    cluster: str = ""
+    """The cluster of today (``current.clusters[].name``) this pool is; empty for a new pool.
+
+    A Kubernetes cluster of today is two pools: itself, and itself with a batch scheduler
+    add-on installed (named with ``people.ADDON_SUFFIX``). They hold the same nodes, so at
+    most one opens (``build.add_linking``), and the add-on costs only its own build."""
+
+    @property
+    def adds_on(self) -> bool:
+        """The pool is a cluster of today with a batch scheduler add-on it does not have yet."""
+        return bool(self.cluster) and self.cluster != self.name
 
 
 @dataclass(frozen=True)
@@ -300,6 +311,13 @@ class ModelData:
                 return p
         raise KeyError(name)
 
+    def cluster_nodes(self, nodes: Mapping[tuple[str, str], int], cluster: str, gpu: str) -> int:
+        """Nodes of ``gpu`` a plan's ``nodes`` use in the cluster of today called ``cluster``.
+
+        Counted over its pools: itself and itself with a batch add-on (one of them opens).
+        """
+        return sum(nodes.get((p.name, gpu), 0) for p in self.pools if p.cluster == cluster)
+
     def allowed(self) -> list[Combo]:
         """The combinations the optimizer may use, in a fixed order."""
         return [c for c in self.combos.values() if not c.blocked]
@@ -318,33 +336,41 @@ def _pools(scn: Scenario) -> tuple[Pool, ...]:
     }
     listed = {FAMILY[c.platform] for c in current.clusters}
     # A platform family in use today with no cluster listed: its default pools are the ones
-    # that exist (a batch add-on installs on the Kubernetes cluster of today).
-    out = [
-        replace(p, existing=True)
-        if FAMILY[p.platform] in today - listed and p.name == DEFAULT_POOL_NAMES.get(p.platform)
-        else p
-        for p in pools
-        if p.name not in {c.name for c in current.clusters}
-    ]
-    for c in current.clusters:
-        if c.platform not in scn.policy.platforms:
+    # that exist. A batch add-on no workload runs on today is still to install on the
+    # Kubernetes cluster of today, so that pool is the plain one's add-on pool.
+    kinds_today = {w.platform for w in current.workloads.values()}
+    out = []
+    for p in pools:
+        if p.name in {c.name for c in current.clusters}:
             continue
+        if FAMILY[p.platform] in today - listed and p.name == DEFAULT_POOL_NAMES.get(p.platform):
+            base = ADDONS.get(p.platform)
+            to_install = base is not None and p.platform not in kinds_today
+            cluster = DEFAULT_POOL_NAMES[base] if base and to_install else p.name
+            p = replace(p, existing=True, cluster=cluster)
+        out.append(p)
+    for c in current.clusters:
         # A cluster grows only by nodes of its own kind: an owned one by bought hardware (a
         # cloud node is no part of its fabric), a leased one by the market's baseline offer.
         offer = resolve_markets(scn, [c.gpu_type])[c.gpu_type].baseline
         grows = offer is not None and (c.ownership == "leased" or offer.term == "owned")
-        out.append(
-            Pool(
-                c.name,
-                c.platform,
-                (c.gpu_type,),
-                c.max_nodes if grows else c.nodes,
-                burst_ok and cat.platforms[c.platform].autoscales,
-                existing=True,
-                owned=c.ownership == "owned",
-                nodes_today=c.nodes,
+        kinds = [c.platform] + [k for k, base in ADDONS.items() if base == c.platform]
+        for kind in kinds:
+            if kind not in scn.policy.platforms:
+                continue
+            out.append(
+                Pool(
+                    c.name if kind == c.platform else c.name + ADDON_SUFFIX,
+                    kind,
+                    (c.gpu_type,),
+                    c.max_nodes if grows else c.nodes,
+                    burst_ok and cat.platforms[kind].autoscales,
+                    existing=True,
+                    owned=c.ownership == "owned",
+                    nodes_today=c.nodes,
+                    cluster=c.name,
+                )
             )
-        )
     return tuple(out)
 
 
@@ -673,7 +699,8 @@ def _blocked(w: Workload, pool: Pool, platform: PlatformKind, gpu: GpuType) -> t
             "gang_fit",
         )
     if pool.max_nodes is not None and gang > pool.max_nodes * gpu.gpus_per_node:
-        return f"its {gang}-GPU jobs do not fit in {pool.max_nodes} nodes", "gang_fit"
+        nodes = f"{pool.max_nodes} node" + ("s" if pool.max_nodes != 1 else "")
+        return f"its {gang}-GPU jobs do not fit in {nodes}", "gang_fit"
     return "", ""
 
 
@@ -763,16 +790,22 @@ def prepare(scn: Scenario) -> ModelData:
     avail = {s: round(getattr(scn.team, s).fte * MILLI) for s in SKILLS}
     budget = scn.policy.budget_usd_per_month
     listed = {c.name: c.managed for c in scn.current.clusters} if scn.current else {}
-    existing: dict[str, bool | None] = {p.name: listed.get(p.name) for p in pools if p.existing}
-    people = prepare_people(scn, tuple((p.name, p.platform, p.max_nodes) for p in pools), existing)
+    existing: dict[str, bool | None] = {
+        p.name: listed.get(p.cluster or p.name) for p in pools if p.existing
+    }
+    addons = {p.name: ADDONS[p.platform] for p in pools if p.adds_on}
+    people = prepare_people(
+        scn, tuple((p.name, p.platform, p.max_nodes) for p in pools), existing, addons
+    )
     owned_cents = {
         (p.name, g): _running_cents(scn, g) for p in pools if p.owned for g in p.gpu_types
     }
     leases = _leases(scn, node_cents)
     owned_cents |= {
-        (lease.pool, lease.gpu_type): lease.node_after_cents
+        (p.name, lease.gpu_type): lease.node_after_cents
         for lease in leases
-        if any(p.name == lease.pool for p in pools)
+        for p in pools
+        if p.cluster == lease.pool
     }
     spot_cents = _spot_cents(scn, pools, combos, markets)
     spot_pcts = _spot_pcts(scn, pools, combos, spot_cents)

@@ -28,6 +28,8 @@ from cluster_decide.inputs.catalog import Catalog
 from cluster_decide.inputs.scenario import Scenario, Workload
 
 __all__ = [
+    "ADDONS",
+    "ADDON_SUFFIX",
     "FAMILY",
     "PLATFORM_SKILL",
     "ManagedOption",
@@ -57,6 +59,12 @@ FAMILY = {
 }
 """Platform kinds a workload can switch between without moving: a batch add-on (Kueue, Volcano,
 KAI) installs on the Kubernetes cluster that runs today, and users keep their containers."""
+ADDONS = {"kubernetes_batch": "kubernetes"}
+"""Platform kinds that are another kind with an add-on installed: a batch scheduler (Kueue,
+Volcano or KAI) goes onto a Kubernetes cluster of today, which keeps its nodes and services."""
+ADDON_SUFFIX = "+batch"
+"""A Kubernetes cluster of today with a batch add-on is the pool named the cluster's name and this
+(``eks+batch``); no scenario name has a ``+``, so it names nothing else."""
 
 
 @dataclass(frozen=True)
@@ -140,12 +148,16 @@ def prepare_people(
     scn: Scenario,
     pools: tuple[tuple[str, str, int | None], ...],
     existing: Mapping[str, bool | None],
+    addons: Mapping[str, str],
 ) -> PeopleData:
     """The people tables of ``scn`` for ``pools`` ((name, platform, max_nodes) each).
 
     ``existing`` maps the pools that exist today to whether they run as a managed service
     (``None`` when ``[current]`` names the platform but not the cluster: either may be true, so
-    the plan may run it managed, with no build cost either way).
+    the plan may run it managed, with no build cost either way). ``addons`` maps the pools that
+    are a cluster of today with an add-on still to install to the platform kind it runs today:
+    their build is the add-on's install, the two kinds' self-managed build weeks apart, managed
+    or not (the managed variants' weeks are a whole new cluster's).
     """
     cat: Catalog = scn.catalog
     people = cat.people
@@ -172,11 +184,13 @@ def prepare_people(
         skill = PLATFORM_SKILL[platform]
         variant = cat.managed.get(platform)
         is_existing = name in existing
-        build[name] = (
-            0 if is_existing else _cents(people.build_weeks(platform) * week_usd[skill] / horizon)
-        )
+        base = addons.get(name)
+        weeks = people.build_weeks(platform) - (people.build_weeks(base) if base else 0.0)
+        build[name] = 0 if is_existing and not base else _cents(weeks * week_usd[skill] / horizon)
         allowed = scn.policy.managed and cloud and existing.get(name) is None
         if variant is not None and (allowed or existing.get(name)):
+            # An add-on is the same work whoever runs the control plane.
+            managed_weeks = weeks if base else variant.build_weeks
             managed[name] = ManagedOption(
                 cluster_cents=_cents(variant.cluster_usd_per_hour * HOURS_PER_MONTH),
                 base_milli={
@@ -191,8 +205,8 @@ def prepare_people(
                     for s in SKILLS
                 },
                 build_cents=0
-                if is_existing
-                else _cents(variant.build_weeks * week_usd[skill] / horizon),
+                if is_existing and not base
+                else _cents(managed_weeks * week_usd[skill] / horizon),
                 forced=bool(existing.get(name)),
             )
 

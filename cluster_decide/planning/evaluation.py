@@ -369,6 +369,16 @@ def check_linking(data: ModelData, dec: Decisions) -> list[str]:
     for p in dec.open_pools():
         if p in pools and not any(s for (_w, pp, _g), s in dec.shares.items() if pp == p):
             v.append(f"linking[{p}]: the pool buys nodes but hosts no workload")
+    opened: dict[str, list[str]] = defaultdict(list)
+    for p in sorted(dec.open_pools()):
+        if p in pools and pools[p].cluster:
+            opened[pools[p].cluster].append(p)
+    for c, names in opened.items():
+        if len(names) > 1:
+            v.append(
+                f"linking[cluster {c}]: {' and '.join(names)} are one cluster of today, "
+                "with and without its batch add-on; the plan may run only one"
+            )
     return v
 
 

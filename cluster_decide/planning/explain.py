@@ -101,11 +101,16 @@ def _why_workload(data: ModelData, dec: Decisions, name: str) -> str:
     # in the nodes the cluster can grow to): why it leaves, or never enters, what exists. The
     # first reason of each cluster, whatever its GPU types.
     ruled_out: dict[str, str] = {}
-    used = {c.pool for c in chosen}
+    used = {data.pool(c.pool).cluster for c in chosen}
     for c in combos:
         pool = data.pool(c.pool)
-        if c.blocked and pool.nodes_today and pool.platform in allowed_kinds and c.pool not in used:
-            ruled_out.setdefault(c.pool, c.blocked)
+        if (
+            c.blocked
+            and pool.nodes_today
+            and pool.platform in allowed_kinds
+            and pool.cluster not in used
+        ):
+            ruled_out.setdefault(pool.cluster, c.blocked)
     sentences += [
         f"The {p} cluster of today is ruled out: {reason}." for p, reason in ruled_out.items()
     ]
@@ -323,21 +328,25 @@ def _spare_sentences(data: ModelData, dec: Decisions, leased: set[str]) -> list[
     that runs on is said by the lease sentence instead.
     """
     out = []
+    seen = set()
     for pool in data.pools:
         today = pool.nodes_today
-        if not today or pool.name in leased:
+        if not today or pool.cluster in leased or pool.cluster in seen:
             continue
+        seen.add(pool.cluster)  # with its batch add-on or without, one cluster
         for g in pool.gpu_types:
-            used = dec.nodes.get((pool.name, g), 0)
+            used = data.cluster_nodes(dec.nodes, pool.cluster, g)
             if used >= today:
                 continue
             saved = money((today - used) * data.node_cost(pool.name, g) / 100.0)
             if used:
-                head = f"The {pool.name} cluster needs {used} of its {today} {g} nodes"
-                which = f"the other {plural(today - used, g + ' node')}"
+                head = f"The {pool.cluster} cluster needs {used} of its {today} {g} nodes"
+                spare = today - used
+                which = f"the other {plural(spare, g + ' node') if spare > 1 else g + ' node'}"
             else:
                 head = (
-                    f"The plan leaves the {pool.name} cluster ({plural(today, g + ' node')}) unused"
+                    f"The plan leaves the {pool.cluster} cluster ({plural(today, g + ' node')}) "
+                    "unused"
                 )
                 which = "it" if today == 1 else "them"
             they = "it is" if today - used == 1 else "they are"
@@ -364,15 +373,15 @@ def procurement_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> li
     for (p, g), n in sorted(dec.nodes.items()):
         # Today's owned clusters are paid for, leased ones under lease (people_sentences): of
         # theirs, only the nodes they grow by are bought.
-        today = data.pool(p).nodes_today
-        if not data.pool(p).owned and p not in leased:
+        pool = data.pool(p)
+        if not pool.owned and pool.cluster not in leased:
             nodes_by_gpu[g] += n
         elif data.nodes_added(p, n):
             added = data.nodes_added(p, n)
             nodes_by_gpu[g] += added
             out.append(
-                f"The {p} cluster grows from {today} to {n} {g} nodes to hold work that does not "
-                "fit in the nodes it has; "
+                f"The {pool.cluster} cluster grows from {pool.nodes_today} to {n} {g} nodes to "
+                "hold work that does not fit in the nodes it has; "
                 + ("the added node costs" if added == 1 else f"the {added} added nodes cost")
                 + " what a new node costs."
             )

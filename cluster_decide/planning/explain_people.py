@@ -6,10 +6,10 @@ tables (``model.people``), so the amounts it quotes are the ones the plan pays.
 
 from __future__ import annotations
 
-from cluster_decide.base.constants import PLATFORM_WORDS, SKILLS
+from cluster_decide.base.constants import CAPABILITY_WORDS, PLATFORM_WORDS, SKILLS
 from cluster_decide.base.vocabulary import MANAGED_WORDS, SKILL_LABELS
 from cluster_decide.model.data import MILLI, ModelData
-from cluster_decide.model.people import FAMILY
+from cluster_decide.model.people import ADDONS, FAMILY
 from cluster_decide.planning.evaluation import Decisions, Evaluation
 
 __all__ = ["MANAGED_WORDS", "and_list", "money", "people_sentences", "plural"]
@@ -99,7 +99,8 @@ def people_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[st
         for p in ev.open_pools
         if p not in people.existing and (people.build_cents.get(p, 0) or p in dec.managed)
     ]
-    reused = [p for p in ev.open_pools if p in people.existing]
+    # A cluster of today given a batch add-on is said by its own sentence, with what that costs.
+    reused = [p for p in ev.open_pools if p in people.existing and not data.pool(p).adds_on]
     if built and people.existing:
         cost = sum(
             people.managed[p].build_cents if p in dec.managed else people.build_cents[p]
@@ -112,6 +113,7 @@ def people_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[st
         )
     elif reused:
         out.append(f"{_exist(reused)[0].upper()}{_exist(reused)[1:]} reused: no build cost.")
+    out += _addon_sentences(data, dec, ev)
     out += _lease_sentences(data, dec)
     out += _move_sentences(data, dec, ev)
     return out
@@ -121,7 +123,7 @@ def _lease_sentences(data: ModelData, dec: Decisions) -> list[str]:
     """One sentence per lease of today that runs into the horizon: what is paid, what is used."""
     out = []
     for lease in data.leases:
-        used = dec.nodes.get((lease.pool, lease.gpu_type), 0)
+        used = data.cluster_nodes(dec.nodes, lease.pool, lease.gpu_type)
         month = money(lease.nodes * lease.node_cents / 100.0)
         total = money(lease.nodes * lease.node_cents * lease.months / 100.0)
         gpu = f"{lease.nodes} {lease.gpu_type} node{'s' if lease.nodes != 1 else ''}"
@@ -150,6 +152,46 @@ def _lease_sentences(data: ModelData, dec: Decisions) -> list[str]:
 def and_list(items: list[str]) -> str:
     """``a``, ``a and b``, ``a, b and c``."""
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _addon_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[str]:
+    """A cluster of today the plan gives a batch add-on: what its work gains, what installing costs.
+
+    What it gains: each capability the add-on gives natively and the plain platform does not,
+    that a workload placed there requires or prefers, with the workloads that ask for it.
+    """
+    people = data.people
+    assert people is not None
+    platforms = data.scenario.catalog.platforms
+    rank = {"none": 0, "partial": 1, "native": 2}
+    out = []
+    for p in ev.open_pools:
+        pool = data.pool(p)
+        if not pool.adds_on:
+            continue
+        with_it, without = platforms[pool.platform], platforms[ADDONS[pool.platform]]
+        asks: dict[str, list[str]] = {}
+        for w in sorted({w for (w, q, _g), s in dec.shares.items() if q == p and s}):
+            for k in (*data.scenario.workload(w).requires, *data.scenario.workload(w).prefers):
+                if rank[with_it.supports(k)] > rank[without.supports(k)]:
+                    asks.setdefault(CAPABILITY_WORDS[k], []).append(w)
+        parts = [f"{k} ({and_list(ws)})" for k, ws in sorted(asks.items())]
+        fill = sorted(
+            {k[0] for k, s in dec.shares.items() if k[1] == p and s and k in data.flexible}
+        )
+        if fill:
+            parts.append(f"preemptible training in other work's quiet hours ({and_list(fill)})")
+        gains = and_list(parts) if parts else ""
+        cents = people.managed[p].build_cents if p in dec.managed else people.build_cents[p]
+        once = money(cents * people.horizon_months / 100.0)
+        # A cluster [current] lists by name is named; one it only implies, by its platform.
+        name = pool.cluster if pool.nodes_today else PLATFORM_WORDS[ADDONS[pool.platform]]
+        out.append(
+            f"The {name} cluster of today is kept and gains a batch scheduler add-on (Kueue, "
+            "Volcano or KAI)" + (f" for {gains}" if gains else "") + f": {once} of engineering "
+            "once to install it, where a new cluster would cost its whole build."
+        )
+    return out
 
 
 def _exist(pools: list[str]) -> str:

@@ -456,7 +456,7 @@ def _lease_adjustment(data: ModelData, dec: Decisions, month: int) -> float:
     cents = 0
     for lease in data.leases:
         # Nodes beyond the lease are bought at the market's price every month: no adjustment.
-        used = min(dec.nodes.get((lease.pool, lease.gpu_type), 0), lease.nodes)
+        used = min(data.cluster_nodes(dec.nodes, lease.pool, lease.gpu_type), lease.nodes)
         level = lease.committed_cents + used * lease.node_after_cents
         actual = (
             lease.nodes * lease.node_cents if month <= lease.months else used * lease.node_cents

@@ -53,9 +53,12 @@ def test_the_cost_bars_labels_and_colours_agree(plan: cd.Plan) -> None:
     vega, mine = _altair_bars(drawn), _hand_bars(hand)
     assert len(vega) == plan.costs.filter(plan.costs["monthly_usd"] > 0).height
     assert [(c, f) for c, f, _ in mine] == [(c, f) for c, f, _ in vega]
-    # Lengths on each chart's own scale: each bar's share of the largest agrees to 0.1%.
+    # Lengths on each chart's own scale: each bar's share of the largest agrees to 0.1%; a cost
+    # under a pixel is drawn one pixel long by hand, so it stays visible (the default's add-on
+    # install, $246 a month beside $342k of GPU capacity).
     for (c, _f, a), (_c, _g, b) in zip(mine, vega, strict=True):
-        assert a / mine[0][2] == pytest.approx(b / vega[0][2], abs=1e-3), c
+        share = max(b / vega[0][2], 1.0 / mine[0][2])
+        assert a / mine[0][2] == pytest.approx(share, abs=1e-3), c
     values = re.findall(r'aria-roledescription="text mark"[^>]*>([^<]*)</text>', drawn)
     assert [t for t in _texts(hand) if t.startswith("$")] == values
     for words in ("Monthly cost", "cash spend", "estimated effort"):
