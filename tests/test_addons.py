@@ -14,6 +14,7 @@ import pytest
 from builders import chat_service, small_scenario, training
 
 import cluster_decide as cd
+from cluster_decide.export import gather, sections
 from cluster_decide.model.data import prepare
 from cluster_decide.planning.evaluation import Decisions, evaluate_decisions
 
@@ -80,6 +81,12 @@ def test_the_cluster_of_today_gains_the_add_on_rather_than_a_new_cluster() -> No
     # The lease is used by the cluster with its add-on, not left idle.
     assert "the plan uses all of its nodes" in text
     assert "leaves the cluster unused" not in text
+    # The deck's today slide: the new work starts on the cluster of today; nothing is built.
+    story = {s.key: s for s in sections(gather(plan, startup(), run_compare=False))}
+    assert story["today"].title == (
+        "Nothing moves: 1 new workload starts on the clusters of today, the rest stay where "
+        "they run"
+    )
 
 
 def test_a_cluster_that_needs_no_add_on_stays_as_it_is() -> None:

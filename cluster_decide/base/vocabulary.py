@@ -233,7 +233,7 @@ COMPONENT_LABELS: Final = {
     "new_hires": "New hires",
     "hiring": "Hiring (amortized)",
     "retraining": "Retraining (amortized)",
-    "cluster_build": "New clusters (amortized)",
+    "cluster_build": "Cluster builds (amortized)",
     "migration": "Moves (amortized)",
     "capability_gaps": "Capability gaps (est.)",
     "interface_friction": "Interface friction (est.)",

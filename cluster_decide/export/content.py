@@ -1105,12 +1105,15 @@ _TRANSITION_COLUMNS: Final = (
 """The columns of ``Plan.transition`` the today slide reads."""
 
 
-def _transition_table(transition: pl.DataFrame, names: Names) -> tuple[Table, str]:
+def _transition_table(
+    transition: pl.DataFrame, names: Names, builds: bool = True
+) -> tuple[Table, str]:
     """The plan's transition as a table in plain words and money, and its takeaway.
 
     One row per workload: where it runs today and in the plan, whether it moves, its users,
     whether they change tools, and the move's one-time and amortized monthly cost. The takeaway
-    says which workloads move and what moving them costs (or that none moves).
+    says which workloads move and what moving them costs (or that none moves); new work starts
+    on "the new clusters" only if the plan ``builds`` one, else on "the clusters of today".
     """
     rows = []
     for r in transition.iter_rows(named=True):
@@ -1150,9 +1153,10 @@ def _transition_table(transition: pl.DataFrame, names: Names) -> tuple[Table, st
     if moved.height == 0 and new == transition.height:
         return table, "Nothing runs today: every workload starts on the new clusters"
     if moved.height == 0 and new:
+        where = "the new clusters" if builds else "the clusters of today"
         return table, (
             f"Nothing moves: {_plural(new, 'new workload')} start{'s' if new == 1 else ''} on "
-            "the new clusters, the rest stay where they run"
+            f"{where}, the rest stay where they run"
         )
     if moved.height == 0:
         return table, "Every workload stays on the platform it runs on today"
@@ -1210,7 +1214,8 @@ def _today(b: Bundle) -> Section | None:
     if isinstance(transition, pl.DataFrame) and transition.height:
         any_move = "action" in transition.columns and bool((transition["action"] == "move").any())
         if set(_TRANSITION_COLUMNS) <= set(transition.columns):
-            table, moves = _transition_table(transition, names)
+            builds = "existing" not in plan.pools.columns or not plan.pools["existing"].all()
+            table, moves = _transition_table(transition, names, builds)
         else:  # a transition in another shape: shown as it is
             table = table_of(transition)
     if current is not None:

@@ -75,7 +75,7 @@ COST_COMPONENTS = (
     ("new_hires", True, "Salaries of new hires (whole people)"),
     ("hiring", True, "One-off cost of hires, spread over the planning horizon"),
     ("retraining", True, "Training engineers in the other skill (course and ramp-up), spread"),
-    ("cluster_build", True, "Standing up clusters that do not exist today, spread"),
+    ("cluster_build", True, "Standing up new clusters, and add-ons on those of today, spread"),
     (
         "migration",
         True,
