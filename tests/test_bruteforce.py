@@ -164,3 +164,50 @@ def test_brute_force_instances_are_not_vacuous() -> None:
         if not prepare(instance(seed)).unplaceable and brute_force(prepare(instance(seed)))
     )
     assert feasible >= 15
+
+
+def with_kubernetes_cluster(seed: int) -> cd.Scenario:
+    """``instance(seed)`` with a Kubernetes cluster of today: two pools (with and without the
+    batch add-on, at most one open), its nodes owned or leased, its services running on it."""
+    rng = random.Random(1000 + seed)
+    scn = instance(seed)
+    cluster = {
+        "name": "today",
+        "platform": "kubernetes",
+        "gpu_type": rng.choice(sorted({g for w in scn.workloads for g in w.gpu_types})),
+        "nodes": rng.randint(1, 3),
+        "max_nodes": rng.choice([3, 4]),
+        "ownership": rng.choice(["owned", "leased"]),
+    }
+    running = {w.name: {"platform": "kubernetes"} for w in scn.workloads if rng.random() < 0.5}
+    return scn.update(
+        {
+            "current": {"as_of": "2026-12", "workloads": running, "clusters": [cluster]},
+            "policy": {"platforms": ["slurm", "kubernetes", "kubernetes_batch"]},
+        }
+    )
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_solver_matches_brute_force_beside_a_cluster_of_today(seed: int) -> None:
+    scn = with_kubernetes_cluster(seed)
+    data = prepare(scn)
+    assert {p.name for p in data.pools} >= {"today", "today+batch"}
+    expected = None if data.unplaceable else brute_force(data)
+    plan = cd.solve(scn, time_limit_s=30)
+    if expected is None:
+        assert plan.status == "infeasible"
+        return
+    assert plan.status == "optimal"
+    ev = cd.evaluate(scn, plan)
+    assert ev.feasible, ev.violations
+    assert ev.total_cents == expected
+
+
+def test_the_cluster_instances_use_the_add_on_pool() -> None:
+    used = sum(
+        1
+        for seed in range(12)
+        if "today+batch" in cd.solve(with_kubernetes_cluster(seed)).pools["pool"].to_list()
+    )
+    assert used >= 2
