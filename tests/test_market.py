@@ -301,3 +301,24 @@ def test_spot_percents_whose_own_nodes_miss_the_wait_are_never_offered() -> None
     bounds = list(build_model(data).spot_tenths[key].proto.domain)  # [lo, hi, lo, hi, ...]
     steps = {v for lo, hi in zip(bounds[::2], bounds[1::2], strict=True) for v in range(lo, hi + 1)}
     assert steps == {0} | {pct // 10 for pct in offered}
+
+
+def test_a_plan_that_reserves_nothing_says_it_rents_everything() -> None:
+    """A small service on its own in the cloud: a reserved node would hold 8 GPUs for work that
+    peaks at 2, so every GPU-hour is rented on demand. The plan said "Peaks of L40S are rented
+    on demand", "sized for its busiest hour" and "in whole nodes" of a pool with no nodes."""
+    plan = cd.solve(
+        small_scenario(
+            [service(peak_requests_per_second=10.0)],
+            team={"hpc": {"fte": 0.0}, "kubernetes": {"fte": 2.0}},
+            procurement={"mode": "cloud"},
+        )
+    )
+    assert plan.status == "optimal"
+    assert plan.pools["nodes"].sum() == 0
+    text = " ".join(plan.explanations)
+    assert "All L40S capacity is rented on demand from" in text
+    assert "where a reserved node is paid for its 8 GPUs around the clock" in text
+    assert "reserves no nodes: it rents all of its" in text
+    for wrong in ("Peaks of", "sized for its busiest hour", "in whole nodes"):
+        assert wrong not in text

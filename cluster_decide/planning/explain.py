@@ -178,15 +178,21 @@ def _binding(data: ModelData, dec: Decisions, ev: Evaluation) -> list[str]:
         per_pool[p] = per_pool[p] + sized
     for p in sorted(per_pool):
         load = per_pool[p]
-        if load.max() > load.min() * 1.05:
+        reserves = any(n for (pp, _g), n in dec.nodes.items() if pp == p)
+        if reserves and load.max() > load.min() * 1.05:
             t = int(np.argmax(load))
             out.append(f"The {p} pool is sized for its busiest hour, {hour_name(t)}.")
         bursts = sum(
             float(b.sum()) / DEMAND_UNITS_PER_GPU for (pp, _g), b in ev.burst.items() if pp == p
         )
-        if bursts > 0:
+        if bursts > 0 and reserves:
             out.append(
                 f"The {p} pool rents about {bursts * 730 / 168:,.0f} on-demand GPU-hours a month for its peaks instead of buying for them."
+            )
+        elif bursts > 0:
+            out.append(
+                f"The {p} pool reserves no nodes: it rents all of its {bursts * 730 / 168:,.0f} "
+                "GPU-hours a month on demand, hour by hour."
             )
     return out
 
@@ -233,10 +239,14 @@ def _idle(data: ModelData, dec: Decisions, ev: Evaluation) -> list[str]:
             float(burst.mean()) / DEMAND_UNITS_PER_GPU if burst is not None else 0.0
         )
         if paid > 0 and float(busy.mean()) / paid < IDLE_WORTH_SAYING:
+            share = f"{float(busy.mean()) / paid:.0%}"
             out.append(
-                f"The {p} pool's {g} GPUs are busy {float(busy.mean()) / paid:.0%} of the time "
-                "on average: it is sized for its busiest hours and for its wait and latency "
-                "targets, in whole nodes."
+                f"The {p} pool's {g} GPUs are busy {share} of the time on average: it is sized "
+                "for its busiest hours and for its wait and latency targets, in whole nodes."
+                if dec.nodes.get((p, g), 0)
+                else f"The {p} pool's on-demand {g} GPUs are busy {share} of the time on "
+                "average: the replicas it rents carry the headroom its wait and latency targets "
+                "need."
             )
     return out
 
@@ -415,10 +425,22 @@ def procurement_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> li
             continue
         offer = market.burst
         cap = market.burst_cap_gpus
+        where = f"{PROVIDER_WORDS[offer.provider_class]} ({offer.provider}) at "
+        where += f"${offer.usd_per_gpu_hour:.2f} per GPU-hour"
+        if any(n for (_p, gg), n in dec.nodes.items() if gg == g):
+            out.append(
+                f"Peaks of {g} are rented on demand from {where}"
+                + (f", never more than {cap} GPUs in an hour." if cap is not None else ".")
+            )
+            continue
+        # No node of this type is reserved anywhere: every GPU-hour of it is rented.
+        hourly = np.sum([b for (_p, gg), b in ev.burst.items() if gg == g], axis=0)
+        hourly = hourly / DEMAND_UNITS_PER_GPU
         out.append(
-            f"Peaks of {g} are rented on demand from {PROVIDER_WORDS[offer.provider_class]} "
-            f"({offer.provider}) at ${offer.usd_per_gpu_hour:.2f} per GPU-hour"
-            + (f", never more than {cap} GPUs in an hour." if cap is not None else ".")
+            f"All {g} capacity is rented on demand from {where}, as the work needs it: "
+            f"{float(hourly.mean()):,.1f} GPUs in an average hour and {float(hourly.max()):,.1f} "
+            f"at the busiest, where a reserved node is paid for its {data.gpus_per_node[g]} "
+            "GPUs around the clock."
         )
     if upfront:
         out.append(
