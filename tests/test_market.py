@@ -322,3 +322,26 @@ def test_a_plan_that_reserves_nothing_says_it_rents_everything() -> None:
     assert "reserves no nodes: it rents all of its" in text
     for wrong in ("Peaks of", "sized for its busiest hour", "in whole nodes"):
         assert wrong not in text
+
+
+def test_spot_that_is_no_cheaper_per_gpu_hour_says_what_it_saves() -> None:
+    """A perception team's nightly decode pipeline and simulation runs share one L40S node and
+    put 30% and 10% of their work on spot. Per GPU-hour spot is no cheaper than the node's
+    3-year commitment, and the plan said "about $0 less than the same GPU-hours on the pools'
+    own terms": what it saves is the second node the work would otherwise need."""
+    plan = cd.solve(cd.load_scenario(Path(__file__).parent / "data" / "perception-team.toml"))
+    assert plan.status == "optimal"
+    assert plan.placements["spot_share"].max() > 0
+    text = " ".join(plan.explanations)
+    assert "about $0 less" not in text
+    assert (
+        "no cheaper per GPU-hour than the pools' own terms, but it spares the whole node, or "
+        "the on-demand hours, a pool would otherwise pay for to hold that work"
+    ) in text
+    # Without spot the same work needs more reserved or rented capacity: the plan costs more.
+    none = cd.solve(
+        cd.load_scenario(Path(__file__).parent / "data" / "perception-team.toml").update(
+            {"procurement": {"max_spot_share": 0.0}}
+        )
+    )
+    assert none.total_monthly_usd > plan.total_monthly_usd

@@ -470,10 +470,19 @@ def _spot_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[str
         saved += gpu_hours * pct / 100 * baseline - data.spot_cents[(w, p, g)] * pct / 100
         names.append(f"{pct}% of {w}" if pct < 100 else w)
     risk = costs.spot_interruptions_per_node_month
+    spent = ev.costs_cents["spot"] / 100
+    # Per GPU-hour spot may be no cheaper than the pools' own terms (a reserved node's price
+    # counts its every hour); then what it saves is the whole node, or the on-demand hours,
+    # the pool would otherwise pay for to hold the same work.
+    gain = (
+        f"about {money(saved)} less than the same GPU-hours on the pools' own terms"
+        if saved >= max(100.0, 0.02 * spent)
+        else "no cheaper per GPU-hour than the pools' own terms, but it spares the whole node, "
+        "or the on-demand hours, a pool would otherwise pay for to hold that work"
+    )
     return [
-        f"Spot capacity carries {and_list(names)} for {money(ev.costs_cents['spot'] / 100)} a "
-        f"month, about {money(max(saved, 0.0))} less than the same GPU-hours on the pools' own "
-        f"terms. The risk: a spot node can be reclaimed at two minutes' notice (about {risk:g} "
+        f"Spot capacity carries {and_list(names)} for {money(spent)} a month, {gain}. "
+        f"The risk: a spot node can be reclaimed at two minutes' notice (about {risk:g} "
         "times a node a month), costing the work since the last checkpoint and a restart, and "
         f"spot capacity can run out; no workload relies on spot for more than "
         f"{data.spot_cap_pct}% of its GPU-hours, and real-time services never use it."
