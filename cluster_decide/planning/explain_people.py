@@ -171,10 +171,11 @@ def _addon_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[st
             continue
         with_it, without = platforms[pool.platform], platforms[ADDONS[pool.platform]]
         asks: dict[str, list[str]] = {}
-        for w in sorted({w for (w, q, _g), s in dec.shares.items() if q == p and s}):
-            for k in (*data.scenario.workload(w).requires, *data.scenario.workload(w).prefers):
-                if rank[with_it.supports(k)] > rank[without.supports(k)]:
-                    asks.setdefault(CAPABILITY_WORDS[k], []).append(w)
+        for name in sorted({w for (w, q, _g), s in dec.shares.items() if q == p and s}):
+            w = data.scenario.workload(name)
+            for k in (*w.requires, *w.prefers):
+                if rank[with_it.supports(k, w.interface)] > rank[without.supports(k, w.interface)]:
+                    asks.setdefault(CAPABILITY_WORDS[k], []).append(name)
         parts = [f"{k} ({and_list(ws)})" for k, ws in sorted(asks.items())]
         fill = sorted(
             {k[0] for k, s in dec.shares.items() if k[1] == p and s and k in data.flexible}
