@@ -7,6 +7,7 @@ the tests hold the optimizer to it, and to the evaluator's arithmetic.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -464,3 +465,21 @@ def test_fixes_include_dropping_a_requirement_checked_by_solving() -> None:
     assert fixed.feasible
     assert fixed.total_monthly_usd == pytest.approx(drop["monthly_usd"][0], abs=0.01)
     assert "drop gang scheduling from what train requires" in drop["sentence"][0].lower()
+
+
+def test_a_retraining_beside_a_hire_says_what_it_covers() -> None:
+    """A hospital institute with no Kubernetes engineer needs 1.02 Kubernetes FTE for its
+    clinical assistant; hires are capped at one, so one of its idle HPC engineers is trained
+    too. The plan said "1.0 FTE needed" and "instead of hiring" beside the hire."""
+    plan = cd.solve(cd.load_scenario(Path(__file__).parent / "data" / "hospital-institute.toml"))
+    assert plan.status == "optimal"
+    text = " ".join(plan.explanations)
+    assert "Hire 1 Kubernetes engineer: 1.02 FTE needed, 0.0 on staff" in text
+    assert "to cover the 0.02 Kubernetes FTE the hire leaves short." in text
+    assert "instead of hiring" not in text
+    # Its pools are sized for a working day of equally busy hours, said as such (it said
+    # "the k8s pool is sized for its busiest hour, Monday 06:00" of a 70-hour plateau).
+    assert (
+        "The k8s pool is sized for its busiest hours: the same peak in 70 hours of the week, "
+        "the first on Monday 06:00."
+    ) in text

@@ -181,7 +181,14 @@ def _binding(data: ModelData, dec: Decisions, ev: Evaluation) -> list[str]:
         reserves = any(n for (pp, _g), n in dec.nodes.items() if pp == p)
         if reserves and load.max() > load.min() * 1.05:
             t = int(np.argmax(load))
-            out.append(f"The {p} pool is sized for its busiest hour, {hour_name(t)}.")
+            # A plateau of equally busy hours (a service's working day) is said as one.
+            peak = int(np.count_nonzero(load >= load.max() * 0.995))
+            out.append(
+                f"The {p} pool is sized for its busiest hour, {hour_name(t)}."
+                if peak == 1
+                else f"The {p} pool is sized for its busiest hours: the same peak in {peak} hours "
+                f"of the week, the first on {hour_name(t)}."
+            )
         bursts = sum(
             float(b.sum()) / DEMAND_UNITS_PER_GPU for (pp, _g), b in ev.burst.items() if pp == p
         )

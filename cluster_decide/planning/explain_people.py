@@ -66,17 +66,28 @@ def people_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[st
         if h:
             need = ev.required_milli[s] / MILLI
             on_staff = data.available_milli[s] / MILLI
+            # 1.02 FTE is not "1.0": a retraining sentence may say who covers the 0.02.
+            needed = f"{need:.1f}" if round(need, 1) == round(need, 2) else f"{need:.2f}"
             out.append(
-                f"Hire {plural(h, SKILL_LABELS[s] + ' engineer')}: {need:.1f} FTE needed, "
+                f"Hire {plural(h, SKILL_LABELS[s] + ' engineer')}: {needed} FTE needed, "
                 f"{on_staff:.1f} on staff; {money(people.salary_cents[s] * h / 100.0)} a month in "
                 f"salary and {money(people.hire_fee_cents * h * horizon / 100.0)} in hiring "
                 "fees once."
             )
     for (s, t), r in sorted(ev.retrained.items()):
         once = people.retrain_cents[(s, t)] * r * horizon / 100.0
+        # Beside a hire the retrained engineer covers what the hires leave short (hires are
+        # capped or whole people), which may be a sliver of an FTE: the meeting should see it.
+        gap = (ev.required_milli[t] - data.available_milli[t]) / MILLI - ev.hires[t]
+        why = (
+            f"to cover the {gap:.2f} {SKILL_LABELS[t]} FTE the "
+            f"{'hire leaves' if ev.hires[t] == 1 else 'hires leave'} short"
+            if ev.hires[t]
+            else "instead of hiring"
+        )
         out.append(
             f"Train {plural(r, SKILL_LABELS[s] + ' engineer')} in {SKILL_LABELS[t]}: "
-            f"{money(once)} once (a course and a few months' ramp-up), instead of hiring."
+            f"{money(once)} once (a course and a few months' ramp-up), {why}."
         )
     for p in sorted(dec.managed):
         if p not in people.managed or p not in ev.open_pools:
