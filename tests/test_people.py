@@ -18,6 +18,7 @@ import cluster_decide as cd
 from cluster_decide.model.data import MILLI, prepare
 from cluster_decide.model.people import cheapest_staffing
 from cluster_decide.planning.evaluation import evaluate_decisions
+from cluster_decide.planning.explain import money
 
 
 def _fte(plan: cd.Plan) -> float:
@@ -483,3 +484,29 @@ def test_a_retraining_beside_a_hire_says_what_it_covers() -> None:
         "The k8s pool is sized for its busiest hours: the same peak in 70 hours of the week, "
         "the first on Monday 06:00."
     ) in text
+
+
+def test_a_workload_alone_in_its_pool_is_not_said_to_be_kept_with_others() -> None:
+    """A frontier lab's 8-GPU evaluation jobs run alone on a small Kubernetes pool, one node and
+    spot, beside the 512-GPU Slurm cluster of its pre-training. The reason read "but the plan
+    keeps it with other workloads rather than run another cluster for it", which was false, and
+    nothing said that its Slurm team must change tools there."""
+    plan = cd.solve(cd.load_scenario(Path(__file__).parent / "data" / "frontier-lab.toml"))
+    assert plan.status == "optimal"
+    evals = next(s for s in plan.explanations if s.startswith("evals runs on"))
+    assert "with other workloads" not in evals
+    assert "it costs less where it runs" in evals
+    friction = float(
+        plan.costs.filter(pl.col("component") == "interface_friction")["monthly_usd"][0]
+    )
+    assert friction > 0
+    assert f"must change tools there, counted as {money(friction)} a month of effort" in evals
+
+
+def test_the_yardstick_prices_a_cluster_of_today_at_its_own_nodes() -> None:
+    """Owned nodes cost their running costs only: a workload on the owned cluster is said to
+    cost more elsewhere because those nodes are owned already (the yardstick priced every pool
+    at the market, so leased and owned clusters looked dearer than they are)."""
+    plan = cd.solve(cd.load_scenario(Path(__file__).parent / "data" / "hospital-institute.toml"))
+    notebooks = next(s for s in plan.explanations if s.startswith("research-notebooks runs on"))
+    assert "more because the hpc cluster's nodes are owned already" in notebooks

@@ -60,7 +60,8 @@ def standalone_cost_usd(data: ModelData, combo: Combo) -> float:
     the yardstick explanations compare pools with; the plan itself is costed by the model.
     """
     g = combo.gpu_type
-    per_gpu = data.node_cents[g] / data.gpus_per_node[g]
+    # At the pool's own node price: a cluster of today's owned or leased nodes cost less.
+    per_gpu = data.node_cost(combo.pool, g) / data.gpus_per_node[g]
     gpus = combo.demand / DEMAND_UNITS_PER_GPU
     cost = float(gpus.max()) * per_gpu
     if data.pool(combo.pool).bursts:
@@ -131,13 +132,29 @@ def _why_workload(data: ModelData, dec: Decisions, name: str) -> str:
                 if -diff > max(500.0, 0.01 * here)
                 else "about the same"
             )
-            sentences.append(
-                f"On its own it would cost {cheaper} on {alt_words}, but the plan keeps it with "
-                f"other workloads rather than run another cluster for it."
-            )
+            pools = {c.pool for c in chosen}
+            beside = any(k[0] != name and k[1] in pools for k, pct in dec.shares.items() if pct)
+            if beside:
+                why = ", but the plan keeps it with other workloads rather than run another "
+                why += "cluster for it"
+            elif cheaper != "about the same":
+                # Alone in its pool: the yardstick counts GPUs at the busiest hour, the plan
+                # whole nodes, spot and on-demand hours; counted so, where it runs is cheaper.
+                why = ", but counted in whole nodes, with the spot and on-demand hours the plan "
+                why += "buys, it costs less where it runs"
+            else:
+                why = ""
+            sentences.append(f"On its own it would cost {cheaper} on {alt_words}{why}.")
+    usual = "Slurm job scripts" if w.interface == "slurm" else "containers"
     if all(data.platform(c.pool).interface in ("both", w.interface) for c in chosen):
+        sentences.append(f"Its team already works in {usual}.")
+    else:
+        effort = sum(
+            c.friction_cents_per_pct * dec.shares[(c.workload, c.pool, c.gpu_type)] for c in chosen
+        )
         sentences.append(
-            f"Its team already works in {'Slurm job scripts' if w.interface == 'slurm' else 'containers'}."
+            f"Its team works in {usual} and must change tools there, counted as "
+            f"{money(effort / 100.0)} a month of effort."
         )
     return " ".join(sentences)
 
@@ -152,7 +169,14 @@ def _cost_driver(data: ModelData, here: Combo, alt: Combo) -> str:
         parts.append(
             f"it needs more GPUs there ({alt.demand.max() / DEMAND_UNITS_PER_GPU:.0f} vs {here.demand.max() / DEMAND_UNITS_PER_GPU:.0f} at peak)"
         )
-    return " because " + " and ".join(parts) if parts else ""
+    pool = data.pool(here.pool)
+    if (
+        pool.nodes_today
+        and data.node_cost(here.pool, here.gpu_type) < data.node_cents[here.gpu_type]
+    ):
+        paid = "owned" if pool.owned else "leased"
+        parts.append(f"the {pool.cluster} cluster's nodes are {paid} already")
+    return " because " + and_list(parts) if parts else ""
 
 
 def _binding(data: ModelData, dec: Decisions, ev: Evaluation) -> list[str]:
