@@ -56,11 +56,12 @@ def standalone_cost_usd(data: ModelData, combo: Combo) -> float:
     """Monthly cost of running one workload alone on a pool and GPU type, staff excluded.
 
     Capacity at its peak hour (or its average plus on-demand for the peaks where the pool can
-    burst, whichever is cheaper), plus capability-gap and interface-friction estimates. This is
-    the yardstick explanations compare pools with; the plan itself is costed by the model.
+    burst, whichever is cheaper) at the pool's own node price (a cluster of today's owned or
+    leased nodes cost less than the market's), plus capability-gap and interface-friction
+    estimates. This is the yardstick explanations compare pools with; the plan itself is costed
+    by the model, in whole nodes.
     """
     g = combo.gpu_type
-    # At the pool's own node price: a cluster of today's owned or leased nodes cost less.
     per_gpu = data.node_cost(combo.pool, g) / data.gpus_per_node[g]
     gpus = combo.demand / DEMAND_UNITS_PER_GPU
     cost = float(gpus.max()) * per_gpu
