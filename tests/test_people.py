@@ -12,7 +12,14 @@ from typing import Any
 
 import polars as pl
 import pytest
-from builders import chat_service, component_usd, fine_tuning, small_scenario, solve_by_work
+from builders import (
+    chat_service,
+    component_usd,
+    fine_tuning,
+    small_scenario,
+    solve_by_work,
+    training,
+)
 
 import cluster_decide as cd
 from cluster_decide.model.data import MILLI, prepare
@@ -510,3 +517,20 @@ def test_the_yardstick_prices_a_cluster_of_today_at_its_own_nodes() -> None:
     plan = cd.solve(cd.load_scenario(Path(__file__).parent / "data" / "hospital-institute.toml"))
     notebooks = next(s for s in plan.explanations if s.startswith("research-notebooks runs on"))
     assert "more because the hpc cluster's nodes are owned already" in notebooks
+
+
+def test_a_retraining_under_a_hiring_freeze_does_not_say_instead_of_hiring() -> None:
+    """A Slurm shop with no Kubernetes engineer, a hiring freeze and a new chat service trains
+    one of its HPC engineers; the plan said "instead of hiring", which the freeze rules out."""
+    scn = small_scenario(
+        [training(), chat_service()],
+        team={"hpc": {"fte": 3.0}, "kubernetes": {"fte": 0.0}},
+        hiring={"allowed": False, "retraining": True},
+        procurement={"mode": "cloud"},
+    )
+    plan = cd.solve(scn)
+    assert plan.status == "optimal"
+    text = " ".join(plan.explanations)
+    assert "Train 1 HPC (Slurm) engineer in Kubernetes: " in text
+    assert "as hiring is not allowed." in text
+    assert "instead of hiring" not in text

@@ -84,6 +84,8 @@ def people_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[st
             f"{'hire leaves' if ev.hires[t] == 1 else 'hires leave'} short"
             if ev.hires[t]
             else "instead of hiring"
+            if data.scenario.hiring.allowed
+            else "as hiring is not allowed"
         )
         out.append(
             f"Train {plural(r, SKILL_LABELS[s] + ' engineer')} in {SKILL_LABELS[t]}: "
