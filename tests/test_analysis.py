@@ -185,7 +185,12 @@ def test_uncertainty_identical_for_one_and_two_workers() -> None:
     # A preset that solves in a fraction of a second (the default's sampled futures take seconds
     # each); its tracked runner-up has a regret in every sample, so the frames are not trivial.
     scn = cd.load_scenario("train-and-serve")
-    kwargs = {"n": 6, "seed": 7, "archetypes": ["hybrid_separate"], "progress": False}
+    kwargs = {
+        "n": 6,
+        "seed": 7,
+        "archetypes": ["hybrid_separate", "hybrid_shared"],
+        "progress": False,
+    }
     one = an.uncertainty(scn, max_workers=1, **kwargs)  # type: ignore[arg-type]
     two = an.uncertainty(scn, max_workers=2, chunk_size=2, **kwargs)  # type: ignore[arg-type]
     assert one.samples.equals(two.samples)
@@ -198,7 +203,12 @@ def test_uncertainty_identical_for_one_and_two_workers() -> None:
     )
     other = an.draw_samples(scn, 6, 8, an.default_distributions(scn))
     assert not other.equals(one.samples.select(other.columns))
-    assert one.sentences()
+    # In words: archetypes by their names (the sweep said "Committing to hybrid_shared now
+    # costs $0 a month more" of the answer that wins every sample).
+    said = " ".join(one.sentences())
+    assert "Committing to separate Slurm and Kubernetes clusters now costs $" in said
+    assert "Committing to a shared GPU pool (Slurm on Kubernetes) now costs nothing on" in said
+    assert not any(f"Committing to {a} " in said for a in ARCHETYPES)
 
 
 @pytest.mark.optional

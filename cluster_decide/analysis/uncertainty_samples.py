@@ -183,9 +183,16 @@ class UncertaintyResult:
             )
         for r in self.summary.filter(pl.col("tracked")).iter_rows(named=True):
             if r["p_feasible"] and not math.isnan(r["expected_regret_usd"]):
+                regret = r["expected_regret_usd"]
+                # Under a dollar: the best choice in every sample it can be built in.
+                costs = (
+                    "costs nothing on average against choosing after the fact"
+                    if regret < 1.0
+                    else f"costs {money(regret)} a month more on average than choosing after "
+                    "the fact"
+                )
                 out.append(
-                    f"Committing to {r['archetype']} now costs {money(r['expected_regret_usd'])} a "
-                    f"month more on average than choosing after the fact"
+                    f"Committing to {ARCHETYPE_WORDS[r['archetype']]} now {costs}"
                     + (
                         f"; it cannot be built in {1 - r['p_feasible']:.0%} of samples."
                         if r["p_feasible"] < 1
