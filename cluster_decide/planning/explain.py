@@ -153,10 +153,8 @@ def _why_workload(data: ModelData, dec: Decisions, name: str) -> str:
         effort = sum(
             c.friction_cents_per_pct * dec.shares[(c.workload, c.pool, c.gpu_type)] for c in chosen
         )
-        sentences.append(
-            f"Its team works in {usual} and must change tools there, counted as "
-            f"{money(effort / 100.0)} a month of effort."
-        )
+        counted = f", counted as {money(effort / 100.0)} a month of effort" if effort else ""
+        sentences.append(f"Its team works in {usual} and must change tools there{counted}.")
     return " ".join(sentences)
 
 

@@ -6,7 +6,7 @@ tables (``model.people``), so the amounts it quotes are the ones the plan pays.
 
 from __future__ import annotations
 
-from cluster_decide.base.constants import CAPABILITY_WORDS, PLATFORM_WORDS, SKILLS
+from cluster_decide.base.constants import CAPABILITY_WORDS, PLATFORM_WORDS, SKILLS, SUPPORT_LEVELS
 from cluster_decide.base.vocabulary import MANAGED_WORDS, SKILL_LABELS
 from cluster_decide.model.data import MILLI, ModelData
 from cluster_decide.model.people import ADDONS, FAMILY
@@ -82,7 +82,7 @@ def people_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[st
         why = (
             f"to cover the {gap:.2f} {SKILL_LABELS[t]} FTE the "
             f"{'hire leaves' if ev.hires[t] == 1 else 'hires leave'} short"
-            if ev.hires[t]
+            if ev.hires[t] and gap > 0
             else "instead of hiring"
             if data.scenario.hiring.allowed
             else "as hiring is not allowed"
@@ -176,7 +176,7 @@ def _addon_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[st
     people = data.people
     assert people is not None
     platforms = data.scenario.catalog.platforms
-    rank = {"none": 0, "partial": 1, "native": 2}
+    order = SUPPORT_LEVELS.index  # native, partial, none: earlier is better support
     out = []
     for p in ev.open_pools:
         pool = data.pool(p)
@@ -187,9 +187,24 @@ def _addon_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[st
         for name in sorted({w for (w, q, _g), s in dec.shares.items() if q == p and s}):
             w = data.scenario.workload(name)
             for k in (*w.requires, *w.prefers):
-                if rank[with_it.supports(k, w.interface)] > rank[without.supports(k, w.interface)]:
+                if order(with_it.supports(k, w.interface)) < order(
+                    without.supports(k, w.interface)
+                ):
                     asks.setdefault(CAPABILITY_WORDS[k], []).append(name)
         parts = [f"{k} ({and_list(ws)})" for k, ws in sorted(asks.items())]
+        # Queued admission packs batch work tighter than plain Kubernetes Jobs (utilization.csv).
+        tighter = sorted(
+            {
+                w
+                for (w, q, g), s in dec.shares.items()
+                if q == p
+                and s
+                and (plain := data.combos.get((w, pool.cluster, g))) is not None
+                and data.combos[(w, q, g)].demand.sum() < plain.demand.sum()
+            }
+        )
+        if tighter:
+            parts.append(f"queues that pack batch work into fewer GPUs ({and_list(tighter)})")
         fill = sorted(
             {k[0] for k, s in dec.shares.items() if k[1] == p and s and k in data.flexible}
         )
