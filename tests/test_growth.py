@@ -24,7 +24,7 @@ import cluster_decide as cd
 from cluster_decide import charts
 from cluster_decide.export import gather, sections
 from cluster_decide.model.data import prepare
-from cluster_decide.planning.evaluation import evaluate_decisions
+from cluster_decide.planning.evaluation import Decisions, evaluate_decisions
 
 OWNED = 8
 
@@ -144,7 +144,7 @@ def test_an_owned_cluster_grows_only_by_bought_hardware() -> None:
     plan = cd.solve(lab(20_000, mode="cloud"))
     assert plan.status == "optimal"
     assert _nodes(plan).get("lab", (0, 0))[1] == 0
-    assert prepare(lab(20_000, mode="cloud")).pool("lab").max_nodes == OWNED
+    assert prepare(lab(20_000, mode="cloud")).pool("lab").node_limit("H100") == OWNED
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -206,3 +206,96 @@ def test_a_cluster_of_today_the_plan_needs_less_of_says_what_it_leaves_out() -> 
         and s.endswith("which holds only if it is powered down, lent or sold.")
         for s in unused.explanations
     ), unused.explanations
+
+
+def refresh(**cluster: Any) -> cd.Scenario:
+    """An owned 8-node A100 Slurm cluster running its climate gangs; new H100-only pre-training."""
+    climate = training("climate", gpu_types=["A100"], gpu_hours_per_month=3_000.0)
+    pretrain = training(
+        "pretrain", gpus_per_job=32, gpu_hours_per_month=12_000.0, max_queue_wait_hours=24.0
+    )
+    today = {"name": "hpc", "platform": "slurm", "gpu_type": "A100", "nodes": OWNED} | cluster
+    return small_scenario(
+        [climate, pretrain],
+        team={"hpc": {"fte": 2.0}, "kubernetes": {"fte": 0.0}},
+        procurement={"mode": "on_prem"},
+        policy={"platforms": ["slurm"]},
+        current={
+            "as_of": "2026-12",
+            "workloads": {"climate": {"platform": "slurm", "users": 10}},
+            "clusters": [today],
+        },
+    )
+
+
+def test_a_cluster_of_today_gains_a_partition_of_a_gpu_type_it_lacks() -> None:
+    # New work needs H100 and the A100 cluster has none: a head of platform adds an H100
+    # partition to the Slurm cluster the team runs. Until 2026-12-06 a cluster of today held only
+    # its own GPU type, so the plan built a second Slurm cluster beside it (engineer-weeks to
+    # stand up, a second control plane to run).
+    scn = refresh()
+    data = prepare(scn)
+    assert data.pool("hpc").gpu_types == ("A100", "H100")
+    plan = cd.solve(scn)
+    assert plan.status == "optimal"
+    h100 = plan.pools.filter(pl.col("gpu_type") == "H100").row(0, named=True)
+    assert h100["pool"] == "hpc" and h100["existing"]
+    assert h100["nodes"] >= 4 and h100["nodes_added"] == h100["nodes"]
+    assert set(plan.pools["pool"]) == {"hpc"}
+    assert component_usd(plan, "cluster_build") == 0.0
+    # The H100 nodes are bought at the market's price, up front; the A100 nodes are paid for.
+    per_node = data.markets["H100"].upfront_usd_per_node
+    assert plan.upfront_usd == pytest.approx(h100["nodes"] * per_node)
+    assert data.node_cost("hpc", "H100") == data.node_cents["H100"]
+    assert data.node_cost("hpc", "A100") < data.node_cents["A100"]
+    assert h100["provider"] != "today" and h100["upfront_usd"] == pytest.approx(
+        h100["nodes"] * per_node
+    )
+    words = " ".join(plan.explanations)
+    assert (
+        f"The hpc cluster gains a partition of {h100['nodes']} H100 nodes rather than a second "
+        "cluster being built for them" in words
+    )
+    assert "runs on hpc on H100" in words
+    ev = evaluate_decisions(data, plan.decisions())
+    assert ev.feasible, ev.violations
+    assert ev.total_cents / 100 == pytest.approx(plan.total_monthly_usd, abs=0.01)
+    story = {s.key: s for s in sections(gather(plan, scn, run_compare=False))}
+    assert story["today"].lead.startswith(
+        f"The Slurm cluster (hpc) gains {h100['nodes']} H100 nodes, a GPU type it does not have "
+        "today, rather than a second cluster being built for them"
+    )
+
+
+def test_max_nodes_caps_a_cluster_s_node_groups_together() -> None:
+    # Room for 4 more nodes in all: an H100 partition of 4 or fewer, the rest elsewhere.
+    scn = refresh(max_nodes=OWNED + 4)
+    data = prepare(scn)
+    plan = cd.solve(scn)
+    assert plan.status == "optimal"
+    assert plan.pools.filter(pl.col("pool") == "hpc")["nodes"].sum() <= OWNED + 4
+    ev = evaluate_decisions(data, plan.decisions())
+    assert ev.feasible, ev.violations
+    # The evaluator counts the groups together: 8 A100 and 5 H100 nodes break the limit of 12,
+    # though each fits it alone.
+    over = evaluate_decisions(
+        data,
+        Decisions(
+            {("climate", "hpc", "A100"): 100, ("pretrain", "hpc", "H100"): 100},
+            {("hpc", "A100"): OWNED, ("hpc", "H100"): 5},
+        ),
+    )
+    assert "capacity[hpc]: 13 nodes of all its GPU types exceed the pool's limit of 12" in (
+        over.violations
+    )
+
+
+def test_a_cluster_gains_only_node_groups_that_fit_it() -> None:
+    # Renting from now on, an owned cluster gains no cloud nodes (no part of its fabric); a
+    # leased one gains the market's baseline nodes of any GPU type its work may use.
+    assert prepare(refresh()).pool("hpc").gpu_types == ("A100", "H100")
+    cloud = refresh().update({"procurement": {"mode": "cloud"}})
+    assert prepare(cloud).pool("hpc").gpu_types == ("A100",)
+    leased = prepare(refresh(ownership="leased").update({"procurement": {"mode": "cloud"}}))
+    assert leased.pool("hpc").gpu_types == ("A100", "H100")
+    assert leased.node_cost("hpc", "H100") == leased.node_cents["H100"]

@@ -298,7 +298,7 @@ def _full_cluster() -> tuple[Any, Model, Decisions]:
 def test_sizing_a_pool_at_its_limit_never_answers_past_it() -> None:
     """Until 2026-12-04 a pool already at its limit was tried one node past it, and 13 came back."""
     data, m, dec = _full_cluster()
-    assert data.pool("hpc-a").max_nodes == 12
+    assert data.pool("hpc-a").node_limit("H100") == 12
     assert loop.nodes_to_meet(data, m, dec, "hpc-a", "H100", 12) is None
     assert loop.nodes_to_meet(data, m, dec, "hpc-a", "H100", 16) == 13
     fewer = Decisions(dec.shares, {("hpc-a", "H100"): 4})
@@ -311,7 +311,7 @@ def test_a_staircase_has_the_steps_of_every_level_solved_in_turn(limit: int) -> 
     """The staircase solves the levels it needs, halving spans where N stays flat; its steps are
     those of solving every level from 1% up (the reference here), limit reached or not."""
     data, m, dec = _full_cluster()
-    pool = replace(data.pool("hpc-a"), max_nodes=limit)
+    pool = replace(data.pool("hpc-a"), max_nodes=limit, grows_today=True)
     data = replace(data, pools=tuple(pool if p.name == "hpc-a" else p for p in data.pools))
     m = build_model(data)
     place, levels = ("hpc-a", "H100"), [1, *range(10, 78, 10), 78]

@@ -1180,6 +1180,10 @@ def _grown(plan: Plan, names: Names) -> list[str]:
         f"The {names.pool(r['pool'])} ({r['pool']}) grows from {r['nodes'] - r['nodes_added']} "
         f"to {r['nodes']} {r['gpu_type']} nodes: the work outgrows it, and the nodes it adds "
         "are bought as new ones."
+        if r["nodes"] > r["nodes_added"]
+        else f"The {names.pool(r['pool'])} ({r['pool']}) gains {r['nodes']} {r['gpu_type']} "
+        "nodes, a GPU type it does not have today, rather than a second cluster being built "
+        "for them; they are bought as new ones."
         for r in pools.filter(pl.col("nodes_added") > 0).iter_rows(named=True)
     ]
 

@@ -231,13 +231,15 @@ def _variables(m: Model) -> None:
             ub = max(need, -(-gang_by_pg[(p.name, g)] // gpn))
             # Room above the summed standalone needs for pooled waits (service-level cuts).
             ub = 2 * ub + 2
-            if p.max_nodes is not None:
-                ub = min(ub, p.max_nodes)
+            limit = p.node_limit(g)
+            if limit is not None:
+                ub = min(ub, limit)
             m.nodes[(p.name, g)] = cp.new_int_var(0, ub, f"nodes[{p.name},{g}]")
             m.node_ub[(p.name, g)] = ub
-            if ub > p.nodes_today > 0 and d.added_node_cost(p.name, g) > d.node_cost(p.name, g):
-                grown = cp.new_int_var(0, ub - p.nodes_today, f"grown[{p.name},{g}]")
-                cp.add(grown >= m.nodes[(p.name, g)] - p.nodes_today)
+            today = p.nodes_today_of(g)
+            if ub > today > 0 and d.added_node_cost(p.name, g) > d.node_cost(p.name, g):
+                grown = cp.new_int_var(0, ub - today, f"grown[{p.name},{g}]")
+                cp.add(grown >= m.nodes[(p.name, g)] - today)
                 m.grown[(p.name, g)] = grown
     people = d.people
     for skill in SKILLS:
@@ -338,9 +340,17 @@ def add_capacity(m: Model) -> None:
     allows on-demand GPUs. Identical or dominated hours are merged (see ``reduced_buckets``).
     Preemptible training that fills troughs (``data.flexible``) is not in these rows: it takes
     what is left in each hour (``add_sharing``).
+
+    A pool of several GPU types holds them within its node limit together:
+    Σ_g nodes[p,g] ≤ max_nodes[p] (a cluster's room, power and fabric ports are shared by its
+    node groups; one type's limit is its variable's bound).
     """
     d = m.data
     for p in d.pools:
+        if p.max_nodes is not None and len(p.gpu_types) > 1:
+            total = sum(m.nodes[(p.name, g)] for g in p.gpu_types)
+            m.cp.add(total <= p.max_nodes).with_name(f"capacity[{p.name},node limit]")
+            m._count("capacity")
         for g in p.gpu_types:
             check_stopped()  # the largest family: stale work ends between its pools
             here = [c for c in d.allowed() if c.pool == p.name and c.gpu_type == g]

@@ -39,6 +39,7 @@ from cluster_decide.inputs.catalog import Catalog, GpuType, PlatformKind
 from cluster_decide.inputs.market import Market, onprem_cost, resolve_markets, spot_overhead
 from cluster_decide.inputs.offers import OnPremNode
 from cluster_decide.inputs.scenario import (
+    CurrentCluster,
     DeadlineWorkload,
     ExperimentationWorkload,
     RealtimeWorkload,
@@ -110,11 +111,32 @@ class Pool:
     A Kubernetes cluster of today is two pools: itself, and itself with a batch scheduler
     add-on installed (named with ``people.ADDON_SUFFIX``). They hold the same nodes, so at
     most one opens (``build.add_linking``), and the add-on costs only its own build."""
+    gpu_today: str = ""
+    """The GPU type of a listed cluster of today's own nodes (``current.clusters[].gpu_type``).
+
+    Its other GPU types are node groups (Slurm partitions, Kubernetes node pools) it may gain,
+    every node of them bought as a new one is."""
+    grows_today: bool = True
+    """A listed cluster of today may add nodes of its own GPU type (else it keeps its count)."""
 
     @property
     def adds_on(self) -> bool:
         """The pool is a cluster of today with a batch scheduler add-on it does not have yet."""
         return bool(self.cluster) and self.cluster != self.name
+
+    def nodes_today_of(self, gpu_type: str) -> int:
+        """Nodes of ``gpu_type`` a listed cluster of today has: its own type's, none of others."""
+        return self.nodes_today if gpu_type == self.gpu_today else 0
+
+    def owns(self, gpu_type: str) -> bool:
+        """The pool's nodes of ``gpu_type`` are owned hardware whose capex is spent."""
+        return self.owned and gpu_type == self.gpu_today
+
+    def node_limit(self, gpu_type: str) -> int | None:
+        """Most nodes of ``gpu_type`` the pool may hold (``max_nodes`` caps all types together)."""
+        if gpu_type == self.gpu_today and not self.grows_today:
+            return self.nodes_today
+        return self.max_nodes
 
 
 @dataclass(frozen=True)
@@ -265,29 +287,33 @@ class ModelData:
         """
         return max(self.node_cents[gpu_type], self.node_cost(pool, gpu_type))
 
-    def nodes_added(self, pool: str, nodes: int) -> int:
-        """How many of ``nodes`` nodes in ``pool`` a cluster of today grows by (0 elsewhere)."""
-        today = self.pool(pool).nodes_today
-        return max(0, nodes - today) if today else 0
+    def nodes_added(self, pool: str, gpu_type: str, nodes: int) -> int:
+        """How many of ``nodes`` nodes of ``gpu_type`` a listed cluster of today adds (0 elsewhere).
 
-    def nodes_bought(self, pool: str, nodes: int) -> int:
-        """How many of ``nodes`` nodes in ``pool`` are bought as new ones.
+        Those beyond its own nodes of that type: all of them for a GPU type it does not hold
+        today (a new node group).
+        """
+        p = self.pool(pool)
+        return max(0, nodes - p.nodes_today_of(gpu_type)) if p.nodes_today else 0
 
-        All of them in a new pool; in a cluster of today only those it grows by, since its own
+    def nodes_bought(self, pool: str, gpu_type: str, nodes: int) -> int:
+        """How many of ``nodes`` nodes of ``gpu_type`` in ``pool`` are bought as new ones.
+
+        All of them in a new pool; in a cluster of today only those it adds, since its own
         are paid for (owned) or rented (leased, at the market's monthly price). A bought node
         has an up-front outlay when the GPU type's baseline is owned hardware.
         """
-        return self.nodes_added(pool, nodes) if self.pool(pool).nodes_today else nodes
+        return self.nodes_added(pool, gpu_type, nodes) if self.pool(pool).nodes_today else nodes
 
     def nodes_cents(self, pool: str, gpu_type: str, nodes: int) -> int:
         """Cents a month for ``nodes`` nodes of ``gpu_type`` in ``pool``.
 
-        A cluster of today's own nodes cost their price, the nodes it grows by
+        A cluster of today's own nodes cost their price, the nodes it adds
         :meth:`added_node_cost`.
         """
         first = self.node_cost(pool, gpu_type)
         extra = self.added_node_cost(pool, gpu_type) - first
-        return first * nodes + extra * self.nodes_added(pool, nodes)
+        return first * nodes + extra * self.nodes_added(pool, gpu_type, nodes)
 
     flexible: Mapping[tuple[str, str, str], int] = field(default_factory=dict)
     """Placements that fill the troughs other work leaves, hour by hour, with the fluid queue
@@ -349,11 +375,10 @@ def _pools(scn: Scenario) -> tuple[Pool, ...]:
             cluster = DEFAULT_POOL_NAMES[base] if base and to_install else p.name
             p = replace(p, existing=True, cluster=cluster)
         out.append(p)
+    used = sorted({g for w in scn.workloads for g in w.gpu_types})
+    markets = resolve_markets(scn, sorted(set(used) | {c.gpu_type for c in current.clusters}))
     for c in current.clusters:
-        # A cluster grows only by nodes of its own kind: an owned one by bought hardware (a
-        # cloud node is no part of its fabric), a leased one by the market's baseline offer.
-        offer = resolve_markets(scn, [c.gpu_type])[c.gpu_type].baseline
-        grows = offer is not None and (c.ownership == "leased" or offer.term == "owned")
+        types = (c.gpu_type, *(g for g in used if g != c.gpu_type and _adds(c, markets[g])))
         kinds = [c.platform] + [k for k, base in ADDONS.items() if base == c.platform]
         for kind in kinds:
             if kind not in scn.policy.platforms:
@@ -362,16 +387,28 @@ def _pools(scn: Scenario) -> tuple[Pool, ...]:
                 Pool(
                     c.name if kind == c.platform else c.name + ADDON_SUFFIX,
                     kind,
-                    (c.gpu_type,),
-                    c.max_nodes if grows else c.nodes,
+                    types,
+                    c.max_nodes,
                     burst_ok and cat.platforms[kind].autoscales,
                     existing=True,
                     owned=c.ownership == "owned",
                     nodes_today=c.nodes,
                     cluster=c.name,
+                    gpu_today=c.gpu_type,
+                    grows_today=_adds(c, markets[c.gpu_type]),
                 )
             )
     return tuple(out)
+
+
+def _adds(cluster: CurrentCluster, market: Market) -> bool:
+    """A cluster of today may add nodes of ``market``'s GPU type, as its own or a new node group.
+
+    Only nodes that fit it: an owned cluster bought hardware (a cloud node is no part of its
+    fabric), a leased one the market's baseline offer.
+    """
+    offer = market.baseline
+    return offer is not None and (cluster.ownership == "leased" or offer.term == "owned")
 
 
 def _candidate_pools(scn: Scenario) -> tuple[Pool, ...]:
@@ -698,8 +735,9 @@ def _blocked(w: Workload, pool: Pool, platform: PlatformKind, gpu: GpuType) -> t
             "their pods together (a partly placed job holds GPUs idle)",
             "gang_fit",
         )
-    if pool.max_nodes is not None and gang > pool.max_nodes * gpu.gpus_per_node:
-        nodes = f"{pool.max_nodes} node" + ("s" if pool.max_nodes != 1 else "")
+    limit = pool.node_limit(gpu.name)
+    if limit is not None and gang > limit * gpu.gpus_per_node:
+        nodes = f"{limit} node" + ("s" if limit != 1 else "")
         return f"its {gang}-GPU jobs do not fit in {nodes}", "gang_fit"
     return "", ""
 
@@ -753,7 +791,7 @@ def prepare(scn: Scenario) -> ModelData:
                     continue
                 gpu = cat.gpus[g]
                 reason, family = _blocked(w, p, plat, gpu)
-                if not reason and markets[g].baseline is None and not p.owned:
+                if not reason and markets[g].baseline is None and not p.owns(g):
                     reason = f"no allowed provider class sells {g} for a pool's baseline nodes"
                     family = "policy"
                 demand = np.zeros(HOURS_PER_WEEK, dtype=np.int64)
@@ -798,7 +836,7 @@ def prepare(scn: Scenario) -> ModelData:
         scn, tuple((p.name, p.platform, p.max_nodes) for p in pools), existing, addons
     )
     owned_cents = {
-        (p.name, g): _running_cents(scn, g) for p in pools if p.owned for g in p.gpu_types
+        (p.name, p.gpu_today): _running_cents(scn, p.gpu_today) for p in pools if p.owned
     }
     leases = _leases(scn, node_cents)
     owned_cents |= {

@@ -395,9 +395,16 @@ def check_capacity(
     v: list[str] = []
     pools = {p.name: p for p in data.pools}
     for (p, g), n in dec.nodes.items():
-        limit = pools[p].max_nodes if p in pools and g in pools[p].gpu_types else None
+        limit = pools[p].node_limit(g) if p in pools and g in pools[p].gpu_types else None
         if limit is not None and n > limit:
             v.append(f"capacity[{p},{g}]: {n} nodes exceed the pool's limit of {limit}")
+    for pool in data.pools:
+        total = sum(dec.nodes.get((pool.name, g), 0) for g in pool.gpu_types)
+        if pool.max_nodes is not None and total > pool.max_nodes:
+            v.append(
+                f"capacity[{pool.name}]: {total} nodes of all its GPU types exceed the pool's "
+                f"limit of {pool.max_nodes}"
+            )
     placed: dict[tuple[str, str], np.ndarray] = {}
     burst: dict[tuple[str, str], np.ndarray] = {}
     for (w, p, g), s in dec.shares.items():

@@ -21,7 +21,7 @@ from cluster_decide.base.vocabulary import (
 )
 from cluster_decide.inputs.market import PROVIDER_WORDS, TERM_WORDS
 from cluster_decide.inputs.scenario import RealtimeWorkload
-from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, Combo, ModelData
+from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, Combo, ModelData, Pool
 from cluster_decide.planning.evaluation import Decisions, Evaluation
 from cluster_decide.planning.explain_people import and_list, money, people_sentences, plural
 from cluster_decide.planning.explain_sharing import sharing_sentence
@@ -81,10 +81,11 @@ def _why_workload(data: ModelData, dec: Decisions, name: str) -> str:
     w = next(x for x in data.workloads if x.name == name)
     platforms = {data.pool(c.pool).platform for c in chosen}
     if len(chosen) > 1:
-        where = " and ".join(
-            f"{c.pool} ({c.gpu_type}, {dec.shares[(c.workload, c.pool, c.gpu_type)]}%)"
-            for c in chosen
-        )
+        # One pool's GPU types together: "hpc (A100, 64%; L40S, 36%)".
+        by_pool: dict[str, list[str]] = defaultdict(list)
+        for c in chosen:
+            by_pool[c.pool].append(f"{c.gpu_type}, {dec.shares[(c.workload, c.pool, c.gpu_type)]}%")
+        where = " and ".join(f"{p} ({'; '.join(parts)})" for p, parts in by_pool.items())
     else:
         where = f"{chosen[0].pool} on {chosen[0].gpu_type}"
     sentences = [f"{name} runs on {where}."]
@@ -370,11 +371,12 @@ def _spare_sentences(data: ModelData, dec: Decisions, leased: set[str]) -> list[
     out = []
     seen = set()
     for pool in data.pools:
-        today = pool.nodes_today
-        if not today or pool.cluster in leased or pool.cluster in seen:
+        if not pool.nodes_today or pool.cluster in leased or pool.cluster in seen:
             continue
         seen.add(pool.cluster)  # with its batch add-on or without, one cluster
+        hosts = any(data.cluster_nodes(dec.nodes, pool.cluster, g) for g in pool.gpu_types)
         for g in pool.gpu_types:
+            today = pool.nodes_today_of(g)
             used = data.cluster_nodes(dec.nodes, pool.cluster, g)
             if used >= today:
                 continue
@@ -383,6 +385,9 @@ def _spare_sentences(data: ModelData, dec: Decisions, leased: set[str]) -> list[
                 head = f"The {pool.cluster} cluster needs {used} of its {today} {g} nodes"
                 spare = today - used
                 which = f"the other {plural(spare, g + ' node') if spare > 1 else g + ' node'}"
+            elif hosts:  # its work runs on the node groups it gains
+                head = f"The {pool.cluster} cluster keeps none of its {plural(today, g + ' node')}"
+                which = "it" if today == 1 else "them"
             else:
                 head = (
                     f"The plan leaves the {pool.cluster} cluster ({plural(today, g + ' node')}) "
@@ -397,6 +402,23 @@ def _spare_sentences(data: ModelData, dec: Decisions, leased: set[str]) -> list[
                 else f"{head}: the lease on {which} {SPARE_NODE_MARKS[1]} ({saved} a month)."
             )
     return out
+
+
+def _added_sentence(pool: Pool, gpu: str, nodes: int, added: int) -> str:
+    """What a cluster of today adds: nodes of its own GPU type, or a node group of another."""
+    cost = ("the added node costs" if added == 1 else f"the {added} added nodes cost") + (
+        " what a new node costs."
+    )
+    if pool.nodes_today_of(gpu):
+        return (
+            f"The {pool.cluster} cluster grows from {pool.nodes_today} to {nodes} {gpu} nodes to "
+            f"hold work that does not fit in the nodes it has; {cost}"
+        )
+    group = "partition" if pool.platform == "slurm" else "node pool"
+    return (
+        f"The {pool.cluster} cluster gains a {group} of {plural(nodes, gpu + ' node')} rather "
+        f"than a second cluster being built for {'it' if nodes == 1 else 'them'}; {cost}"
+    )
 
 
 def procurement_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[str]:
@@ -416,15 +438,10 @@ def procurement_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> li
         pool = data.pool(p)
         if not pool.owned and pool.cluster not in leased:
             nodes_by_gpu[g] += n
-        elif data.nodes_added(p, n):
-            added = data.nodes_added(p, n)
-            nodes_by_gpu[g] += added
-            out.append(
-                f"The {pool.cluster} cluster grows from {pool.nodes_today} to {n} {g} nodes to "
-                "hold work that does not fit in the nodes it has; "
-                + ("the added node costs" if added == 1 else f"the {added} added nodes cost")
-                + " what a new node costs."
-            )
+        else:
+            nodes_by_gpu[g] += data.nodes_added(p, g, n)
+        if data.nodes_added(p, g, n):
+            out.append(_added_sentence(pool, g, n, data.nodes_added(p, g, n)))
     out += _spare_sentences(data, dec, leased)
     for g, n in sorted(nodes_by_gpu.items()):
         market = data.markets.get(g)

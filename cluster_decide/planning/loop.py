@@ -293,7 +293,7 @@ def nodes_to_meet(
 
 
 def _node_limit(data: ModelData, m: Model, pool: str, gpu: str) -> int:
-    cap = data.pool(pool).max_nodes
+    cap = data.pool(pool).node_limit(gpu)
     return cap if cap is not None else m.node_ub[(pool, gpu)]
 
 

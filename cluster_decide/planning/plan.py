@@ -296,8 +296,8 @@ def build_frames(data: ModelData, dec: Decisions, ev: Evaluation) -> dict[str, p
         provided = gpus + burst.mean()
         market = data.markets.get(g)
         offer = market.baseline if market is not None else None
-        owned = data.pool(p).owned  # a cluster of today: its capex is spent
-        added = data.nodes_added(p, nodes)  # nodes it grows by are bought as new ones are
+        owned = data.pool(p).owns(g)  # a cluster of today's own nodes: their capex is spent
+        added = data.nodes_added(p, g, nodes)  # nodes it adds are bought as new ones are
         upfront_per_node = market.upfront_usd_per_node if market is not None else 0.0
         node_cents = data.nodes_cents(p, g, nodes) / nodes if nodes else data.node_cost(p, g)
         usd_per_gpu_hour = (
@@ -330,7 +330,7 @@ def build_frames(data: ModelData, dec: Decisions, ev: Evaluation) -> dict[str, p
                 "term": "owned" if owned else (offer.term if offer else ""),
                 "usd_per_gpu_hour": round(usd_per_gpu_hour, 4),
                 "spot_gpu_hours": round(spot_units / units * HOURS_PER_MONTH, 1),
-                "upfront_usd": data.nodes_bought(p, nodes) * upfront_per_node,
+                "upfront_usd": data.nodes_bought(p, g, nodes) * upfront_per_node,
                 "managed": p in dec.managed,
                 "existing": data.pool(p).existing,
                 "nodes_added": added,
@@ -428,7 +428,7 @@ def investment(data: ModelData, dec: Decisions, ev: Evaluation) -> tuple[float, 
     for (p, g), nodes in dec.nodes.items():
         market = data.markets.get(g)
         # Today's clusters are paid for or rented: only the nodes they grow by are bought.
-        n = data.nodes_bought(p, nodes)
+        n = data.nodes_bought(p, g, nodes)
         if n <= 0 or market is None or market.onprem is None:
             continue
         upfront += n * market.onprem.upfront_usd

@@ -309,7 +309,7 @@ def add_hints(m: Model, dec: Decisions) -> None:
     for pg, n in m.nodes.items():
         hint(n, min(dec.nodes.get(pg, 0), m.node_ub[pg]))
     for (p, g), n in m.grown.items():
-        hint(n, d.nodes_added(p, min(dec.nodes.get((p, g), 0), m.node_ub[(p, g)])))
+        hint(n, d.nodes_added(p, g, min(dec.nodes.get((p, g), 0), m.node_ub[(p, g)])))
     for (p, g, t), b in m.burst.items():
         burst = ev.burst.get((p, g))
         hint(b, int(burst[t]) if burst is not None else 0)
