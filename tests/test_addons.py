@@ -162,3 +162,26 @@ def test_the_add_on_sentence_says_what_it_gains_where_no_workload_asks_for_it() 
         "gains a batch scheduler add-on (Kueue, Volcano or KAI) for queues that pack batch work "
         "into fewer GPUs (adapter-finetuning and nightly-scoring): $9.2k of engineering once"
     ) in text
+
+
+def test_a_listed_cluster_runs_its_add_on_when_work_runs_on_it_today() -> None:
+    # Post-training is queued by Kueue today and the one Kubernetes cluster listed is plain:
+    # the add-on is on that cluster, so it is not installed (and paid for) again.
+    scn = startup().update(
+        {"current": {"workloads": {"post-train": {"platform": "kubernetes_batch", "users": 3}}}}
+    )
+    data = prepare(scn)
+    eks = data.pool("eks")
+    assert eks.platform == "kubernetes_batch" and not eks.adds_on
+    assert "eks+batch" not in {p.name for p in data.pools}
+    assert data.people is not None and data.people.build_cents["eks"] == 0
+    plan = cd.solve(scn)
+    assert plan.status == "optimal"
+    assert plan.pools["pool"].to_list() == ["eks"]
+    assert plan.one_time_usd == 0.0
+    assert "gains a batch scheduler add-on" not in " ".join(plan.explanations)
+    # With two plain Kubernetes clusters listed, which one has it is unknown: each may gain it.
+    second = {"name": "gke", "platform": "kubernetes", "gpu_type": "L40S", "nodes": 2}
+    both = scn.update({"current": {"clusters": [*scn.to_dict()["current"]["clusters"], second]}})
+    names = {p.name for p in prepare(both).pools}
+    assert {"eks", "eks+batch", "gke", "gke+batch"} <= names

@@ -39,6 +39,7 @@ from cluster_decide.inputs.catalog import Catalog, GpuType, PlatformKind
 from cluster_decide.inputs.market import Market, onprem_cost, resolve_markets, spot_overhead
 from cluster_decide.inputs.offers import OnPremNode
 from cluster_decide.inputs.scenario import (
+    Current,
     CurrentCluster,
     DeadlineWorkload,
     ExperimentationWorkload,
@@ -377,15 +378,21 @@ def _pools(scn: Scenario) -> tuple[Pool, ...]:
         out.append(p)
     used = sorted({g for w in scn.workloads for g in w.gpu_types})
     markets = resolve_markets(scn, sorted(set(used) | {c.gpu_type for c in current.clusters}))
+    installed = _addons_installed(current, kinds_today)
     for c in current.clusters:
         types = (c.gpu_type, *(g for g in used if g != c.gpu_type and _adds(c, markets[g])))
-        kinds = [c.platform] + [k for k, base in ADDONS.items() if base == c.platform]
+        if c.platform in installed:
+            kinds = [installed[c.platform]]
+        else:
+            kinds = [c.platform] + [k for k, base in ADDONS.items() if base == c.platform]
         for kind in kinds:
             if kind not in scn.policy.platforms:
                 continue
             out.append(
                 Pool(
-                    c.name if kind == c.platform else c.name + ADDON_SUFFIX,
+                    c.name
+                    if kind in (c.platform, installed.get(c.platform))
+                    else c.name + ADDON_SUFFIX,
                     kind,
                     types,
                     c.max_nodes,
@@ -399,6 +406,22 @@ def _pools(scn: Scenario) -> tuple[Pool, ...]:
                 )
             )
     return tuple(out)
+
+
+def _addons_installed(current: Current, kinds_today: set[str]) -> dict[str, str]:
+    """Platform kind of today's one listed cluster → the add-on kind it runs already.
+
+    A workload runs on Kubernetes with a batch add-on today, and the one Kubernetes cluster
+    listed is plain: the add-on is on it, so the cluster runs as that kind and installs
+    nothing. With two plain Kubernetes clusters listed, which one has it is unknown: each may
+    still gain it, and pays the install (list the one that has it as ``kubernetes_batch``).
+    """
+    listed = [c.platform for c in current.clusters]
+    return {
+        base: kind
+        for kind, base in ADDONS.items()
+        if kind in kinds_today and kind not in listed and listed.count(base) == 1
+    }
 
 
 def _adds(cluster: CurrentCluster, market: Market) -> bool:
