@@ -257,6 +257,7 @@ def test_a_cluster_of_today_gains_a_partition_of_a_gpu_type_it_lacks() -> None:
         "cluster being built for them" in words
     )
     assert "runs on hpc on H100" in words
+    assert f"({h100['nodes']} nodes, new partition)" in charts.architecture_svg(plan, 900)
     ev = evaluate_decisions(data, plan.decisions())
     assert ev.feasible, ev.violations
     assert ev.total_cents / 100 == pytest.approx(plan.total_monthly_usd, abs=0.01)

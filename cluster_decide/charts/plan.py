@@ -159,9 +159,9 @@ def _pool_lines(plan: Plan, pool: str) -> tuple[list[str], list[str]]:
         if r["gpus"]:
             added = r.get("nodes_added") or 0  # a cluster of today that grows says by how much
             nodes = f"{r['nodes']} node{'s' if r['nodes'] != 1 else ''}"
-            capacity.append(
-                f"{r['gpus']} × {r['gpu_type']} ({nodes}" + (f", {added} added)" if added else ")")
-            )
+            group = "partition" if r["platform"] == "slurm" else "node pool"
+            extra = f", new {group})" if added == r["nodes"] else f", {added} added)"
+            capacity.append(f"{r['gpus']} × {r['gpu_type']} ({nodes}" + (extra if added else ")"))
             if hours > 0:
                 capacity.append(f"+ {burst} GPU-hours/month rented at peaks")
         else:

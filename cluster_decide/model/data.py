@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
@@ -408,7 +409,7 @@ def _pools(scn: Scenario) -> tuple[Pool, ...]:
     return tuple(out)
 
 
-def _addons_installed(current: Current, kinds_today: set[str]) -> dict[str, str]:
+def _addons_installed(current: Current, kinds_today: AbstractSet[str]) -> dict[str, str]:
     """Platform kind of today's one listed cluster → the add-on kind it runs already.
 
     A workload runs on Kubernetes with a batch add-on today, and the one Kubernetes cluster
@@ -416,7 +417,7 @@ def _addons_installed(current: Current, kinds_today: set[str]) -> dict[str, str]
     nothing. With two plain Kubernetes clusters listed, which one has it is unknown: each may
     still gain it, and pays the install (list the one that has it as ``kubernetes_batch``).
     """
-    listed = [c.platform for c in current.clusters]
+    listed: list[str] = [c.platform for c in current.clusters]
     return {
         base: kind
         for kind, base in ADDONS.items()

@@ -21,7 +21,7 @@ from cluster_decide.base.vocabulary import (
 )
 from cluster_decide.inputs.market import PROVIDER_WORDS, TERM_WORDS
 from cluster_decide.inputs.scenario import RealtimeWorkload
-from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, Combo, ModelData, Pool
+from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, Combo, ModelData
 from cluster_decide.planning.evaluation import Decisions, Evaluation
 from cluster_decide.planning.explain_people import and_list, money, people_sentences, plural
 from cluster_decide.planning.explain_sharing import sharing_sentence
@@ -404,21 +404,41 @@ def _spare_sentences(data: ModelData, dec: Decisions, leased: set[str]) -> list[
     return out
 
 
-def _added_sentence(pool: Pool, gpu: str, nodes: int, added: int) -> str:
-    """What a cluster of today adds: nodes of its own GPU type, or a node group of another."""
-    cost = ("the added node costs" if added == 1 else f"the {added} added nodes cost") + (
-        " what a new node costs."
-    )
-    if pool.nodes_today_of(gpu):
-        return (
-            f"The {pool.cluster} cluster grows from {pool.nodes_today} to {nodes} {gpu} nodes to "
-            f"hold work that does not fit in the nodes it has; {cost}"
+def _added_sentences(data: ModelData, dec: Decisions) -> list[str]:
+    """What each cluster of today adds: nodes of its own GPU type, and node groups of others."""
+    out = []
+    for pool in data.pools:
+        added = {
+            g: data.nodes_added(pool.name, g, dec.nodes.get((pool.name, g), 0))
+            for g in pool.gpu_types
+        }
+        total = sum(added.values())
+        if not total:
+            continue
+        cost = ("the added node costs" if total == 1 else f"the {total} added nodes cost") + (
+            " what a new node costs."
         )
-    group = "partition" if pool.platform == "slurm" else "node pool"
-    return (
-        f"The {pool.cluster} cluster gains a {group} of {plural(nodes, gpu + ' node')} rather "
-        f"than a second cluster being built for {'it' if nodes == 1 else 'them'}; {cost}"
-    )
+        today = pool.gpu_today
+        if added.get(today):
+            out.append(
+                f"The {pool.cluster} cluster grows from {pool.nodes_today} to "
+                f"{pool.nodes_today + added[today]} {today} nodes to hold work that does not fit "
+                "in the nodes it has" + ("; " + cost if total == added[today] else ".")
+            )
+        groups = [plural(n, f"{g} node") for g, n in added.items() if n and g != today]
+        if groups:
+            group = "partition" if pool.platform == "slurm" else "node pool"
+            of = (
+                f"a {group} of {groups[0]}"
+                if len(groups) == 1
+                else f"{group}s of {and_list(groups)}"
+            )
+            them = "it" if total == 1 else "them"
+            out.append(
+                f"The {pool.cluster} cluster gains {of} rather than a second cluster being built "
+                f"for {them}; {cost}"
+            )
+    return out
 
 
 def procurement_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[str]:
@@ -440,8 +460,7 @@ def procurement_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> li
             nodes_by_gpu[g] += n
         else:
             nodes_by_gpu[g] += data.nodes_added(p, g, n)
-        if data.nodes_added(p, g, n):
-            out.append(_added_sentence(pool, g, n, data.nodes_added(p, g, n)))
+    out += _added_sentences(data, dec)
     out += _spare_sentences(data, dec, leased)
     for g, n in sorted(nodes_by_gpu.items()):
         market = data.markets.get(g)
