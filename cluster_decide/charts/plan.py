@@ -691,7 +691,11 @@ def simulated_waits(comparison: pl.DataFrame, width: int = WIDTH) -> alt.TopLeve
 
 
 def staffing(plan: Plan, width: int = WIDTH) -> alt.TopLevelMixin:
-    """FTE the plan needs per skill against the staff available (tick) and hires (label)."""
+    """FTE the plan needs per skill against the staff of today (tick) and with its new people.
+
+    Where the plan hires or retrains, a grey tick marks the staff with them (each a whole
+    person), so a need above today's staff that they cover does not read as a shortfall.
+    """
     title = "Staffing"
     rows = []
     for r in plan.staffing.iter_rows(named=True):
@@ -705,12 +709,14 @@ def staffing(plan: Plan, width: int = WIDTH) -> alt.TopLevelMixin:
         if retrained:
             # Otherwise a need above the tick reads as a shortfall nothing covers.
             label += f", {retrained} retrained in"
+        grown = r["available_fte"] + hires + retrained
         rows.append(
             {
                 "skill": SKILL_LABELS.get(r["skill"], r["skill"]),
                 "required": r["required_fte"],
                 "available": r["available_fte"],
-                "label_at": max(r["required_fte"], r["available_fte"]),
+                "grown": grown if grown > r["available_fte"] else None,
+                "label_at": max(r["required_fte"], grown),
                 "label": label,
                 "color": PLATFORM_COLORS["slurm" if r["skill"] == "hpc" else "kubernetes"],
             }
@@ -728,11 +734,21 @@ def staffing(plan: Plan, width: int = WIDTH) -> alt.TopLevelMixin:
         tooltip=["skill:N", "label:N"],
     )
     tick = base.mark_tick(color=INK, thickness=3, size=36).encode(x="available:Q", y=y)
+    layers = [bars, tick]
+    note = "Bar: FTE the plan needs; black tick: staff today"
+    if any(r["grown"] is not None for r in rows):
+        grown = alt.Chart(alt.Data(values=[r for r in rows if r["grown"] is not None]))
+        layers.append(
+            grown.mark_tick(color=PALETTE["grey"], thickness=3, size=36).encode(
+                x=alt.X("grown:Q", scale=scale), y=y
+            )
+        )
+        note += "; grey tick: with the people it hires or retrains"
     labels = base.mark_text(align="left", dx=10, fontSize=_SMALL, color=INK).encode(
         x=alt.X("label_at:Q", scale=scale), y=y, text="label:N"
     )
-    chart = alt.layer(bars, tick, labels).properties(width=width - 260, height=45 * len(rows))
-    return finish(chart, title, "Bar: FTE the plan needs; black tick: staff available")
+    chart = alt.layer(*layers, labels).properties(width=width - 260, height=45 * len(rows))
+    return finish(chart, title, note)
 
 
 def compare_archetypes(frame: pl.DataFrame, width: int = WIDTH) -> alt.TopLevelMixin:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import polars as pl
 
 import cluster_decide as cd
@@ -70,3 +72,28 @@ def test_compare_chart_marks_cheapest_and_infeasible() -> None:
     )
     svg = charts.to_svg(charts.compare_archetypes(frame))
     assert "(cheapest)" in svg and "infeasible" in svg and "+$50k" in svg
+
+
+def test_staffing_marks_the_staff_with_the_people_the_plan_hires_or_retrains(
+    plan_cache: PlanCache,
+) -> None:
+    # The hospital has no Kubernetes engineer and needs one: it hires one and retrains one.
+    # Against today's tick alone (0 FTE) the need read as a shortfall nothing covered.
+    hospital = Path(__file__).parents[1] / "data" / "hospital-institute.toml"
+    plan = plan_cache.solve(cd.load_scenario(hospital))
+    k8s = plan.staffing.filter(pl.col("skill") == "kubernetes").row(0, named=True)
+    assert k8s["available_fte"] == 0 and k8s["hires"] + k8s["retrained_in"] >= 1
+    spec = charts.staffing(plan).to_dict()
+    ticks = [
+        layer["data"]["values"]
+        for layer in spec["layer"]
+        if layer["mark"].get("color") == charts.PALETTE["grey"]
+    ]
+    assert ticks and [(r["skill"], r["grown"]) for r in ticks[0]] == [
+        ("Kubernetes", k8s["hires"] + k8s["retrained_in"])
+    ]
+    assert "grey tick: with the people it hires or retrains" in charts.to_svg(charts.staffing(plan))
+    # A plan that neither hires nor retrains draws today's tick only.
+    default = plan_cache.solve(cd.load_scenario())
+    assert default.staffing["hires"].sum() == default.staffing["retrained_in"].sum() == 0
+    assert "grey tick" not in charts.to_svg(charts.staffing(default))
