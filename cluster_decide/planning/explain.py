@@ -260,26 +260,79 @@ def _tail_sentences(data: ModelData, dec: Decisions) -> list[str]:
 IDLE_WORTH_SAYING = 0.6
 """Below this busy fraction a pool's idle GPUs get a sentence of their own."""
 
+GANG_SIZES_POOL = 0.5
+"""A job needing at least this share of a pool's nodes at once is what sizes the pool."""
+
 
 def _idle(data: ModelData, dec: Decisions, ev: Evaluation) -> list[str]:
     """Pools whose GPUs are mostly idle (busy GPU-hours over those paid for), and why."""
     out = []
     for (p, g), busy in sorted(busy_gpus_by_pool(data, dec).items()):
         burst = ev.burst.get((p, g))
-        paid = dec.nodes.get((p, g), 0) * data.gpus_per_node[g] + (
+        nodes = dec.nodes.get((p, g), 0)
+        paid = nodes * data.gpus_per_node[g] + (
             float(burst.mean()) / DEMAND_UNITS_PER_GPU if burst is not None else 0.0
         )
         if paid > 0 and float(busy.mean()) / paid < IDLE_WORTH_SAYING:
             share = f"{float(busy.mean()) / paid:.0%}"
-            out.append(
-                f"The {p} pool's {g} GPUs are busy {share} of the time on average: it is sized "
-                "for its busiest hours and for its wait and latency targets, in whole nodes."
-                if dec.nodes.get((p, g), 0)
-                else f"The {p} pool's on-demand {g} GPUs are busy {share} of the time on "
-                "average: the replicas it rents carry the headroom its wait and latency targets "
-                "need."
+            rented = "" if nodes else "on-demand "
+            head = f"The {p} pool's {rented}{g} GPUs are busy {share} of the time on average"
+            why = (
+                _sized_by(data, dec, p, g, nodes, float(busy.mean()) / paid)
+                if nodes
+                else "the replicas it rents carry the headroom its wait and latency targets need"
             )
+            out.append(f"{head}: {why}.")
     return out
+
+
+def _sized_by(data: ModelData, dec: Decisions, pool: str, gpu: str, nodes: int, busy: float) -> str:
+    """What sizes a mostly idle pool (``busy`` of its GPU-hours used): whole-machine jobs, or peaks.
+
+    A job that needs most of the pool's nodes at once keeps them standing by between runs.
+    Where the nodes are rented for the whole plan and renting only the hours the pool is busy,
+    even at the on-demand price, would cost less, a meeting should hear that booking each run
+    ahead (short-term reservations, which this plan does not price) is the alternative to weigh.
+    """
+    gpn = data.gpus_per_node[gpu]
+    gangs = [
+        (data.combos[k].gang_gpus, k[0])
+        for k, s in sorted(dec.shares.items())
+        if k[1] == pool and k[2] == gpu and s > dec.spot.get(k, 0)
+    ]
+    gang, name = max(gangs, default=(0, ""))
+    need = -(-gang // gpn)
+    if need < 2 or need < GANG_SIZES_POOL * nodes:
+        return (
+            "it is sized for its busiest hours and for its wait and latency targets, in whole nodes"
+        )
+    w = data.scenario.workload(name)
+    slots = nodes // need
+    said = (
+        f"it holds {plural(nodes, 'node')} because {name}'s {gang}-GPU jobs need {need} of them "
+        "at once"
+        if slots < 2
+        else f"it holds {plural(nodes, 'node')}, room for {slots} of {name}'s {gang}-GPU jobs "
+        f"({need} nodes each) at once, so that they start within {w.slo:g} h"
+    )
+    said += ", standing by between runs"
+    market = data.markets.get(gpu)
+    offer, burst = (market.baseline, market.burst) if market is not None else (None, None)
+    if (
+        data.pool(pool).owns(gpu)
+        or offer is None
+        or offer.term == "owned"
+        or burst is None
+        or not burst.multi_node
+        or busy >= offer.usd_per_gpu_hour / burst.usd_per_gpu_hour
+    ):
+        return said
+    return (
+        f"{said}. Renting only the hours they are busy, even at the on-demand price "
+        f"(${burst.usd_per_gpu_hour:.2f} per GPU-hour against ${offer.usd_per_gpu_hour:.2f}), "
+        "would cost less: where runs can be booked ahead (short-term reservations such as cloud "
+        "capacity blocks), price that before committing, as this plan does not"
+    )
 
 
 def architecture_words(archetype: str | None, kinds: Sequence[str]) -> str:

@@ -1,0 +1,69 @@
+"""A mostly idle pool says what sizes it, and what a meeting should weigh against it.
+
+A 90-day export of a research lab (the project's own sample, ingested with cloud defaults)
+holds ten 256-GPU training runs of about 19 hours. The plan commits 34 H100 nodes for three
+years, busy 9% of the time, and said only that the pool "is sized for its busiest hours and for
+its wait and latency targets": an architect would ask what sizes it, and whether renting the
+runs by the booking would cost less.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+from builders import small_scenario, training
+
+import cluster_decide as cd
+from cluster_decide.model.data import prepare
+
+
+def rare_gangs(mode: str = "cloud") -> cd.Scenario:
+    """Ten 256-GPU runs a quarter, each about 19 hours, on Slurm."""
+    runs = training(
+        "big-runs",
+        gpus_per_job=256,
+        gpu_hours_per_month=15_000.0,
+        mean_job_hours=19.0,
+        max_queue_wait_hours=8.0,
+        divisible=False,
+    )
+    return small_scenario([runs], procurement={"mode": mode}, policy={"platforms": ["slurm"]})
+
+
+def _idle_sentence(plan: cd.Plan, pool: str) -> str:
+    (said,) = [s for s in plan.explanations if s.startswith(f"The {pool} pool's")]
+    return said
+
+
+def test_a_pool_held_for_rare_whole_machine_jobs_says_so_and_what_to_price() -> None:
+    scn = rare_gangs()
+    plan = cd.solve(scn)
+    assert plan.status == "optimal"
+    row = plan.pools.filter(pl.col("gpus") > 0).row(0, named=True)
+    assert row["nodes"] >= 32 and row["utilization"] < 0.2
+    market = prepare(scn).markets["H100"]
+    assert market.baseline is not None and market.burst is not None
+    said = _idle_sentence(plan, "slurm")
+    assert (
+        f"it holds {row['nodes']} nodes because big-runs's 256-GPU jobs need 32 of them at "
+        "once, standing by between runs. Renting only the hours they are busy, even at the "
+        f"on-demand price (${market.burst.usd_per_gpu_hour:.2f} per GPU-hour against "
+        f"${market.baseline.usd_per_gpu_hour:.2f}), would cost less"
+    ) in said
+    assert "short-term reservations such as cloud capacity blocks" in said
+
+
+def test_owned_nodes_held_for_whole_machine_jobs_are_not_told_to_rent() -> None:
+    # The research lab owns its cluster: what sizes it is said, and no renting is weighed.
+    plan = cd.solve(cd.load_scenario("research-lab"), workers=1)
+    said = _idle_sentence(plan, "lab-h100")
+    assert "foundation-pretraining's 128-GPU jobs need 16 of them at once" in said
+    assert "Renting" not in said
+
+
+def test_a_pool_sized_by_its_waits_keeps_the_general_sentence() -> None:
+    # Single-node jobs with a one-hour wait target: several nodes stand by, none for one job.
+    quick = training(gpus_per_job=8, gpu_hours_per_month=1_500.0, max_queue_wait_hours=1.0)
+    plan = cd.solve(rare_gangs().update({"workloads": [quick]}))
+    said = _idle_sentence(plan, "slurm")
+    assert "of the time on average: it is sized for its busiest hours" in said
+    assert "at once" not in said
