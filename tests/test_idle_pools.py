@@ -1,4 +1,4 @@
-"""A mostly idle pool says what sizes it, and what a meeting should weigh against it.
+"""A mostly idle pool says what sizes it, and the reasons a plan gives are ones that hold.
 
 A 90-day export of a research lab (the project's own sample, ingested with cloud defaults)
 holds ten 256-GPU training runs of about 19 hours. The plan commits 34 H100 nodes for three
@@ -9,11 +9,13 @@ runs by the booking would cost less.
 
 from __future__ import annotations
 
+import numpy as np
 import polars as pl
 from builders import small_scenario, training
 
 import cluster_decide as cd
-from cluster_decide.model.data import prepare
+from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, Combo, prepare
+from cluster_decide.planning.explain import _cost_driver
 
 
 def rare_gangs(mode: str = "cloud") -> cd.Scenario:
@@ -67,3 +69,21 @@ def test_a_pool_sized_by_its_waits_keeps_the_general_sentence() -> None:
     said = _idle_sentence(plan, "slurm")
     assert "of the time on average: it is sized for its busiest hours" in said
     assert "at once" not in said
+
+
+def test_a_peak_no_larger_once_rounded_is_not_given_as_why_work_stays() -> None:
+    # "$2.4k more because it needs more GPUs there (24 vs 24 at peak)": a reason a meeting
+    # would laugh at. Only a peak at least 5% larger (rounded) is said.
+    data = prepare(rare_gangs().update({"workloads": [training(gpus_per_job=8)]}))
+    units = DEMAND_UNITS_PER_GPU
+
+    def combo(pool: str, peak: float) -> Combo:
+        demand = np.full(168, round(peak * units), dtype=np.int64)
+        return Combo("train", pool, "H100", demand, 8, "", "", 0, 0)
+
+    here = combo("slurm", 24.0)
+    assert _cost_driver(data, here, combo("k8s", 24.4)) == ""
+    assert _cost_driver(data, here, combo("k8s", 25.0)) == ""
+    assert _cost_driver(data, here, combo("k8s", 26.0)) == (
+        " because it needs more GPUs there (26 vs 24 at peak)"
+    )

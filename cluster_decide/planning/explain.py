@@ -159,16 +159,20 @@ def _why_workload(data: ModelData, dec: Decisions, name: str) -> str:
     return " ".join(sentences)
 
 
+MORE_GPUS_SAID = 1.05
+"""A workload's peak elsewhere is a reason it stays only when at least this much larger."""
+
+
 def _cost_driver(data: ModelData, here: Combo, alt: Combo) -> str:
     parts = []
     if alt.friction_cents_per_pct > here.friction_cents_per_pct:
         parts.append("its team would have to leave its usual interface")
     if alt.gap_cents_per_pct > here.gap_cents_per_pct:
         parts.append("it would lose capabilities it prefers")
-    if alt.demand.max() > here.demand.max() and alt.gpu_type == here.gpu_type:
-        parts.append(
-            f"it needs more GPUs there ({alt.demand.max() / DEMAND_UNITS_PER_GPU:.0f} vs {here.demand.max() / DEMAND_UNITS_PER_GPU:.0f} at peak)"
-        )
+    there, here_peak = (c.demand.max() / DEMAND_UNITS_PER_GPU for c in (alt, here))
+    # A difference the rounding hides, or a few percent, is not why (it read "24 vs 24").
+    if alt.gpu_type == here.gpu_type and round(there) > round(here_peak) * MORE_GPUS_SAID:
+        parts.append(f"it needs more GPUs there ({there:.0f} vs {here_peak:.0f} at peak)")
     pool = data.pool(here.pool)
     if (
         pool.nodes_today
