@@ -137,6 +137,35 @@ def test_infeasible_staffing_is_explained_by_a_solved_relaxation() -> None:
     assert fixed.feasible
 
 
+def test_short_of_staff_and_budget_at_once_is_fixed_by_both_together() -> None:
+    # A biotech with no HPC engineer, a hiring freeze and a budget below what its MPI training
+    # costs: neither more staff nor more budget alone gives a plan. The diagnosis said "the
+    # constraints conflict in combination" and offered nothing.
+    mpi = training(gpus_per_job=32, gpu_hours_per_month=6000.0, requires=["gang_scheduling", "mpi"])
+    scn = small_scenario(
+        [mpi],
+        team={"hpc": {"fte": 0.0}, "kubernetes": {"fte": 0.5}},
+        hiring={"allowed": False, "retraining": False},
+        policy={"budget_usd_per_month": 20_000.0},
+    )
+    plan = cd.solve(scn)
+    assert plan.status == "infeasible"
+    text = " ".join(plan.explanations)
+    assert "HPC (Slurm) FTE, 0.0 are on staff and hiring is not allowed; and even without" in text
+    both = plan.relaxations.filter(pl.col("change") == "staffing:hpc+budget")
+    assert both.height == 1, text
+    words = both["sentence"][0]
+    assert (
+        words.startswith("Add 1 HPC (Slurm) engineer to the team") and "raise the budget" in words
+    )
+    # The pair really works, and each half alone does not.
+    budget = float(words.split(" to $")[1].split("k a month")[0]) * 1000
+    staffed = scn.set_fte("hpc", 1.0)
+    assert cd.solve(staffed.set_budget(budget)).feasible
+    assert not cd.solve(staffed).feasible
+    assert not cd.solve(scn.set_budget(budget)).feasible
+
+
 def test_unmeetable_latency_slo_is_explained() -> None:
     scn = small_scenario([service(p99_latency_ms=100.0)])
     plan = cd.solve(scn)

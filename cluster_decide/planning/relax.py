@@ -212,20 +212,11 @@ def _single_changes(
         out += staffing_changes(scn, data, res)
     out += people_changes(scn, data)
     if data.budget_cents is not None:
-        res_b = solve_data(data, time_limit_s, workers, seed, relax=frozenset({"budget"}))
-        if res_b.decisions is not None and res_b.model.budget_slack is not None:
-            need = _budget_slack(res_b)
-            if need > 0:
-                new_budget = math.ceil((data.budget_cents + need) / 100 / 1000) * 1000
-                out.append(
-                    (
-                        "budget",
-                        new_budget - data.budget_cents / 100,
-                        "USD/month",
-                        f"raise the budget by {money(new_budget - data.budget_cents / 100)} to {money(new_budget)} a month",
-                        partial(Scenario.set_budget, usd_per_month=float(new_budget)),
-                    )
-                )
+        raise_budget = _budget_change(data, time_limit_s, workers, seed)
+        if raise_budget is not None:
+            out.append(raise_budget)
+        if res.decisions is None:
+            out += _staff_and_budget_changes(scn, data, time_limit_s, workers, seed)
     if scn.policy.archetype != "any":
         out.append(
             (
@@ -258,6 +249,66 @@ def _single_changes(
             )
         )
     return out
+
+
+def _budget_change(
+    data: ModelData, time_limit_s: float, workers: int | None, seed: int
+) -> tuple[str, float, str, str, Callable[[Scenario], Scenario]] | None:
+    """The budget raise the cheapest plan needs (rounded up to $1k), or None when none helps."""
+    from cluster_decide.planning.loop import solve_data
+
+    assert data.budget_cents is not None
+    res = solve_data(data, time_limit_s, workers, seed, relax=frozenset({"budget"}))
+    if res.decisions is None or res.model.budget_slack is None or _budget_slack(res) <= 0:
+        return None
+    new_budget = math.ceil((data.budget_cents + _budget_slack(res)) / 100 / 1000) * 1000
+    more = new_budget - data.budget_cents / 100
+    return (
+        "budget",
+        more,
+        "USD/month",
+        f"raise the budget by {money(more)} to {money(new_budget)} a month",
+        partial(Scenario.set_budget, usd_per_month=float(new_budget)),
+    )
+
+
+def _staff_and_budget_changes(
+    scn: Scenario, data: ModelData, time_limit_s: float, workers: int | None, seed: int
+) -> list[tuple[str, float, str, str, Callable[[Scenario], Scenario]]]:
+    """Staff and budget together, where neither alone is enough.
+
+    The plan needing the fewest extra FTE with the budget relaxed too sizes the staff; each
+    staffing change is then paired with the budget its cheapest plan needs (the new people's
+    pay included), found by solving the changed scenario with the budget relaxed.
+    """
+    from cluster_decide.planning.loop import solve_data
+
+    res = solve_data(data, time_limit_s, workers, seed, relax=frozenset({"staffing", "budget"}))
+    if res.decisions is None:
+        return []
+    out: list[tuple[str, float, str, str, Callable[[Scenario], Scenario]]] = []
+    for change, amount, unit, words, apply in staffing_changes(scn, data, res):
+        staffed = apply(scn)
+        budget = _budget_change(prepare(staffed), time_limit_s, workers, seed)
+        if budget is None:
+            continue
+        out.append(
+            (
+                f"{change}+budget",
+                amount,
+                unit,
+                f"{words}, and {budget[3]}",
+                partial(_both, apply, budget[4]),
+            )
+        )
+    return out
+
+
+def _both(
+    first: Callable[[Scenario], Scenario], then: Callable[[Scenario], Scenario], scn: Scenario
+) -> Scenario:
+    """``scn`` with one change, then another."""
+    return then(first(scn))
 
 
 def _slack_value(res: SolveResult, skill: str) -> int:
@@ -332,11 +383,7 @@ def _why_infeasible(
         from cluster_decide.planning.evaluation import evaluate_decisions
 
         ev = evaluate_decisions(data, res.decisions)
-        hiring = (
-            f"at most {data.people.max_hires} hires are allowed"
-            if data.people is not None and data.people.max_hires
-            else "hiring is not allowed"
-        )
+        hiring = _hiring_words(data)
         for s in SKILLS:
             if _slack_value(res, s) > 0:
                 parts.append(
@@ -353,9 +400,45 @@ def _why_infeasible(
         parts.append(
             f"the forced archetype {scn.policy.archetype} cannot host every workload within the limits"
         )
+    if not parts and data.budget_cents is not None:
+        parts += _short_of_both(data, time_limit_s, workers, seed)
     if not parts:
         parts.append("the constraints conflict in combination")
     return "Why: " + "; and ".join(parts) + "."
+
+
+def _hiring_words(data: ModelData) -> str:
+    """What the scenario lets the plan hire, in words."""
+    if data.people is not None and data.people.max_hires:
+        return f"at most {data.people.max_hires} hires are allowed"
+    return "hiring is not allowed"
+
+
+def _short_of_both(
+    data: ModelData, time_limit_s: float, workers: int | None, seed: int
+) -> list[str]:
+    """What the leanest plan lacks when staff and budget are each short (either alone solves nothing)."""
+    from cluster_decide.planning.evaluation import evaluate_decisions
+    from cluster_decide.planning.loop import solve_data
+
+    assert data.budget_cents is not None
+    res = solve_data(data, time_limit_s, workers, seed, relax=frozenset({"staffing", "budget"}))
+    if res.decisions is None:
+        return []
+    ev = evaluate_decisions(data, res.decisions)
+    parts = [
+        f"the leanest plan needs {ev.required_milli[s] / MILLI:.1f} {SKILL_WORDS[s]} FTE, "
+        f"{data.available_milli[s] / MILLI:.1f} are on staff and {_hiring_words(data)}"
+        for s in SKILLS
+        if _slack_value(res, s) > 0
+    ]
+    if _budget_slack(res) > 0:
+        parts.append(
+            f"even without the people it lacks, it spends "
+            f"{money((data.budget_cents + _budget_slack(res)) / 100)} a month, above the "
+            f"{money(data.budget_cents / 100)} budget"
+        )
+    return parts
 
 
 def staffing_changes(
