@@ -166,6 +166,29 @@ def test_short_of_staff_and_budget_at_once_is_fixed_by_both_together() -> None:
     assert not cd.solve(scn.set_budget(budget)).feasible
 
 
+def test_a_forced_archetype_names_the_workload_it_cannot_host_and_what_would_let_it() -> None:
+    # "Why: the forced archetype slurm_only cannot host every workload within the limits" left
+    # a meeting to find which workload, and offered only to stop forcing the policy.
+    scn = small_scenario([training(), service()], policy={"archetype": "slurm_only"})
+    plan = cd.solve(scn)
+    assert plan.status == "infeasible"
+    text = " ".join(plan.explanations)
+    assert (
+        "the forced archetype slurm_only cannot host api (api requires autoscaling and "
+        "self-healing, which Slurm lacks natively)"
+    ) in text
+    drop = plan.relaxations.filter(pl.col("change") == "requires:api:autoscaling+self_healing")
+    assert drop.height == 1, text
+    assert drop["sentence"][0].startswith(
+        "Drop autoscaling and self-healing from what api requires"
+    )
+    # Dropping one of the two is not enough; both, as offered, is.
+    one = scn.update({"workloads": [training(), service(requires=["self_healing"])]})
+    assert not cd.solve(one).feasible
+    both = scn.update({"workloads": [training(), service(requires=[])]})
+    assert cd.solve(both).feasible
+
+
 def test_unmeetable_latency_slo_is_explained() -> None:
     scn = small_scenario([service(p99_latency_ms=100.0)])
     plan = cd.solve(scn)

@@ -10,6 +10,7 @@ plan is reported with that plan's cost.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -227,6 +228,19 @@ def _single_changes(
                 lambda x: x.force_archetype("any"),
             )
         )
+        for name, (_why, missing) in _outside_archetype(data, scn.policy.archetype).items():
+            if missing:
+                words = " and ".join(CAPABILITY_WORDS[c] for c in missing)
+                out.append(
+                    (
+                        f"requires:{name}:{'+'.join(missing)}",
+                        1.0,
+                        "change",
+                        f"drop {words} from what {name} requires (it becomes a preference with a "
+                        f"work-around cost), so that {scn.policy.archetype} can host it",
+                        partial(_drop_requirements, workload=name, capabilities=missing),
+                    )
+                )
     for k in PLATFORMS:
         if k not in scn.policy.platforms:
             out.append(
@@ -397,8 +411,14 @@ def _why_infeasible(
                 f"the cheapest plan spends {money((data.budget_cents + _budget_slack(res_b)) / 100)} a month, above the {money(data.budget_cents / 100)} budget"
             )
     if scn.policy.archetype != "any":
+        outside = _outside_archetype(data, scn.policy.archetype)
         parts.append(
-            f"the forced archetype {scn.policy.archetype} cannot host every workload within the limits"
+            f"the forced archetype {scn.policy.archetype} cannot host "
+            + (
+                "; ".join(f"{w} ({why})" for w, (why, _missing) in outside.items())
+                if outside
+                else "every workload within the limits"
+            )
         )
     if not parts and data.budget_cents is not None:
         parts += _short_of_both(data, time_limit_s, workers, seed)
@@ -567,9 +587,49 @@ def people_changes(
 
 def _drop_requirement(scn: Scenario, workload: str, capability: str) -> Scenario:
     """``scn`` with one capability moved from a workload's requires to its prefers."""
+    return _drop_requirements(scn, workload, (capability,))
+
+
+def _drop_requirements(scn: Scenario, workload: str, capabilities: tuple[str, ...]) -> Scenario:
+    """``scn`` with these capabilities moved from a workload's requires to its prefers."""
     data = scn.to_dict()
     for x in data["workloads"]:
         if x["name"] == workload:
-            x["requires"] = [c for c in x.get("requires", []) if c != capability]
-            x["prefers"] = [*x.get("prefers", []), capability]
+            x["requires"] = [c for c in x.get("requires", []) if c not in capabilities]
+            x["prefers"] = [*x.get("prefers", []), *capabilities]
     return scn.update({"workloads": data["workloads"]})
+
+
+def _outside_archetype(data: ModelData, archetype: str) -> dict[str, tuple[str, tuple[str, ...]]]:
+    """Workloads no pool of a forced archetype's platform kinds may host: why, and what they lack.
+
+    The kinds are those some plan of that shape may open (``evaluation.archetype_of`` of a set
+    holding them). What a workload lacks is the capabilities it requires that none of those
+    kinds has natively (empty when something else blocks it, such as a job too large).
+    """
+    from cluster_decide.planning.evaluation import archetype_of
+
+    kinds = {
+        k
+        for n in range(1, len(PLATFORMS) + 1)
+        for shape in itertools.combinations(PLATFORMS, n)
+        if archetype_of(list(shape)) == archetype
+        for k in shape
+    }
+    platforms = data.scenario.catalog.platforms
+    out: dict[str, tuple[str, tuple[str, ...]]] = {}
+    for w in data.workloads:
+        combos = [
+            c
+            for c in data.combos.values()
+            if c.workload == w.name and data.pool(c.pool).platform in kinds
+        ]
+        if not combos or not all(c.blocked for c in combos):
+            continue
+        missing: tuple[str, ...] = tuple(
+            c
+            for c in w.requires
+            if all(platforms[k].supports(c, w.interface) != "native" for k in kinds)
+        )
+        out[w.name] = (combos[0].blocked, missing)
+    return out
