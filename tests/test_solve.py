@@ -187,6 +187,13 @@ def test_a_forced_archetype_names_the_workload_it_cannot_host_and_what_would_let
     assert not cd.solve(one).feasible
     both = scn.update({"workloads": [training(), service(requires=[])]})
     assert cd.solve(both).feasible
+    # The reason is the closest kind's: the batch add-on lacks only MPI, plain Kubernetes more.
+    mpi = training(requires=["gang_scheduling", "mpi"])
+    batch = small_scenario([mpi], policy={"archetype": "kubernetes_batch"})
+    assert (
+        "cannot host train (train requires MPI integration, which Kubernetes with a batch add-on "
+        "lacks natively)"
+    ) in " ".join(cd.solve(batch).explanations)
 
 
 def test_unmeetable_latency_slo_is_explained() -> None:

@@ -22,8 +22,8 @@ import polars as pl
 from cluster_decide.base.constants import CAPABILITY_WORDS, PLATFORM_WORDS, PLATFORMS, SKILLS
 from cluster_decide.inputs.market import PROVIDER_WORDS, TERM_WORDS, resolve_markets
 from cluster_decide.inputs.offers import CLOUD_CLASSES
-from cluster_decide.inputs.scenario import RealtimeWorkload, Scenario
-from cluster_decide.model.data import MILLI, ModelData, prepare
+from cluster_decide.inputs.scenario import RealtimeWorkload, Scenario, Workload
+from cluster_decide.model.data import MILLI, Combo, ModelData, prepare
 from cluster_decide.planning.explain import SKILL_WORDS, money
 from cluster_decide.planning.explain_people import plural
 from cluster_decide.planning.plan import RELAXATION_SCHEMA
@@ -631,5 +631,12 @@ def _outside_archetype(data: ModelData, archetype: str) -> dict[str, tuple[str, 
             for c in w.requires
             if all(platforms[k].supports(c, w.interface) != "native" for k in kinds)
         )
-        out[w.name] = (combos[0].blocked, missing)
+
+        def lacks(c: Combo, w: Workload = w) -> int:
+            plat = platforms[data.pool(c.pool).platform]
+            return sum(plat.supports(r, w.interface) != "native" for r in w.requires)
+
+        # The reason of the kind that comes closest (a batch add-on lacks MPI; plain Kubernetes
+        # lacks gang scheduling too).
+        out[w.name] = (min(combos, key=lacks).blocked, missing)
     return out
