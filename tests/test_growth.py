@@ -300,3 +300,34 @@ def test_a_cluster_gains_only_node_groups_that_fit_it() -> None:
     leased = prepare(refresh(ownership="leased").update({"procurement": {"mode": "cloud"}}))
     assert leased.pool("hpc").gpu_types == ("A100", "H100")
     assert leased.node_cost("hpc", "H100") == leased.node_cents["H100"]
+
+
+def test_a_lease_whose_nodes_the_plan_leaves_while_its_cluster_gains_a_group_says_so() -> None:
+    # A leased A100 cluster, paid until 2027-12; the only work needs H100, so the cluster gains
+    # an H100 partition and none of the leased A100 nodes is used. The lease sentence said
+    # "the plan leaves the cluster unused" of a cluster the plan runs.
+    pretrain = training(
+        "pretrain", gpus_per_job=32, gpu_hours_per_month=12_000.0, max_queue_wait_hours=24.0
+    )
+    today = {
+        "name": "hpc",
+        "platform": "slurm",
+        "gpu_type": "A100",
+        "nodes": OWNED,
+        "ownership": "leased",
+        "leased_until": "2027-12",
+    }
+    scn = small_scenario(
+        [pretrain],
+        team={"hpc": {"fte": 2.0}, "kubernetes": {"fte": 0.0}},
+        procurement={"mode": "cloud"},
+        policy={"platforms": ["slurm"]},
+        current={"as_of": "2026-12", "clusters": [today]},
+    )
+    plan = cd.solve(scn)
+    assert plan.status == "optimal"
+    assert _nodes(plan)["hpc"][0] == _nodes(plan)["hpc"][1] > 0  # H100 nodes, all added
+    words = " ".join(plan.explanations)
+    assert "The hpc cluster gains a partition of" in words
+    assert "the plan uses none of its A100 nodes, so that money buys nothing" in words
+    assert "leaves the cluster unused" not in words

@@ -144,7 +144,13 @@ def _lease_sentences(data: ModelData, dec: Decisions) -> list[str]:
             when = f"for all {lease.horizon_months} months of the plan"
         else:
             when = f"for the first {lease.months} of the plan's {lease.horizon_months} months"
-        if used == 0:
+        gains = any(
+            n and g != lease.gpu_type and data.pool(p).cluster == lease.pool
+            for (p, g), n in dec.nodes.items()
+        )
+        if used == 0 and gains:  # its work runs on node groups of other GPU types it gains
+            use = f"the plan uses none of its {lease.gpu_type} nodes, so that money buys nothing"
+        elif used == 0:
             use = "the plan leaves the cluster unused, so that money buys nothing"
         elif used < lease.nodes:
             use = f"the plan uses {used} of its nodes"
