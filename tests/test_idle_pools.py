@@ -41,13 +41,13 @@ def test_a_pool_held_for_rare_whole_machine_jobs_says_so_and_what_to_price() -> 
     plan = cd.solve(scn)
     assert plan.status == "optimal"
     row = plan.pools.filter(pl.col("gpus") > 0).row(0, named=True)
-    assert row["nodes"] >= 32 and row["utilization"] < 0.2
+    assert row["nodes"] == 32 and row["utilization"] < 0.2
     market = prepare(scn).markets["H100"]
     assert market.baseline is not None and market.burst is not None
     said = _idle_sentence(plan, "slurm")
     assert (
-        f"it holds {row['nodes']} nodes because big-runs's 256-GPU jobs need 32 of them at "
-        "once, standing by between runs. Renting only the hours they are busy, even at the "
+        "big-runs's 256-GPU jobs need all 32 of its nodes at once, standing by between runs. "
+        "Renting only the hours they are busy, even at the "
         f"on-demand price (${market.burst.usd_per_gpu_hour:.2f} per GPU-hour against "
         f"${market.baseline.usd_per_gpu_hour:.2f}), would cost less"
     ) in said
@@ -58,7 +58,7 @@ def test_owned_nodes_held_for_whole_machine_jobs_are_not_told_to_rent() -> None:
     # The research lab owns its cluster: what sizes it is said, and no renting is weighed.
     plan = cd.solve(cd.load_scenario("research-lab"), workers=1)
     said = _idle_sentence(plan, "lab-h100")
-    assert "foundation-pretraining's 128-GPU jobs need 16 of them at once" in said
+    assert "foundation-pretraining's 128-GPU jobs need 16 of its 22 nodes at once" in said
     assert "Renting" not in said
 
 

@@ -312,12 +312,12 @@ def _sized_by(data: ModelData, dec: Decisions, pool: str, gpu: str, nodes: int, 
         )
     w = data.scenario.workload(name)
     slots = nodes // need
+    of = f"all {nodes} of its nodes" if need == nodes else f"{need} of its {nodes} nodes"
     said = (
-        f"it holds {plural(nodes, 'node')} because {name}'s {gang}-GPU jobs need {need} of them "
-        "at once"
+        f"{name}'s {gang}-GPU jobs need {of} at once"
         if slots < 2
-        else f"it holds {plural(nodes, 'node')}, room for {slots} of {name}'s {gang}-GPU jobs "
-        f"({need} nodes each) at once, so that they start within {w.slo:g} h"
+        else f"its {nodes} nodes hold {slots} of {name}'s {gang}-GPU jobs ({need} nodes each) at "
+        f"once, so that they start within {w.slo:g} h"
     )
     said += ", standing by between runs"
     market = data.markets.get(gpu)
