@@ -124,24 +124,26 @@ class InsightPanel:
                     f"Step {i + 1} of {n}: solving the {what}…", "info"
                 )
 
+        # Each ending enables the button before it says how the analysis ended: a user (or a
+        # browser test) who reads "Analysis cancelled" can ask again at once.
         def done(results: list[Any]) -> None:
+            self._running(False)
             if self.job is job and self.scenario == scn:
                 self.progress.value = len(steps)
                 self.output.value = self._render(results)
                 self.status.value = ""
-            self._running(False)
 
         def error(exc: Exception) -> None:
+            self._running(False)
             if self.job is job:
                 self.status.value = message_html(
                     f"The analysis failed; the plan above is unchanged.\n{exc}"
                 )
-            self._running(False)
 
         def cancelled() -> None:
+            self._running(False)
             if self.job is job:
                 self.status.value = message_html(self._why_cancel, "info")
-            self._running(False)
 
         job = BackgroundJob(steps, progress, done, error, cancelled)
         self.job = job

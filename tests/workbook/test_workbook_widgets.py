@@ -266,6 +266,25 @@ def test_a_cancelled_analysis_says_so_when_it_stops_at_once(
     assert not panel.button.disabled
 
 
+def test_the_analysis_button_is_enabled_before_the_panel_says_how_it_ended(
+    dash: Dashboard,
+) -> None:
+    """The browser test read "Analysis cancelled", found the button still disabled and failed
+    once in a CI run: the message was written before the button was enabled."""
+    panel = dash.insight
+    assert panel is not None
+    seen: list[tuple[str, bool]] = []
+    panel.status.observe(
+        lambda change: seen.append((change["new"], panel.button.disabled)), names="value"
+    )
+    job = panel.compute()
+    assert job is not None
+    panel.cancel()
+    job.join(300)
+    said = [disabled for text, disabled in seen if "Analysis cancelled." in text]
+    assert said == [False]
+
+
 def test_grouped_slider_looks_ahead(plan_cache: PlanCache) -> None:
     app = executive_app(debounce_s=0.0, cache=plan_cache, prefetch=True, recommend=None)
     app.controls.set_value("demand:training", 1.2)
