@@ -4,8 +4,9 @@ First, workloads that fit no candidate pool are repaired (allow a provider class
 their GPU type, a platform that has what they require, relax an SLO that no GPU can meet, or
 lift a per-class platform policy). Then single changes are tried one at a time — more staff of
 a skill (sized by a slack solve), a larger budget (sized by solving without one), hiring, the
-forced archetype, the platform list, the pool limit — and every change that yields a feasible
-plan is reported with that plan's cost.
+forced archetype or the requirements it cannot host, the platform list, the pool limit — and,
+where neither staff nor budget alone is enough, the two together; every change that yields a
+feasible plan is reported with that plan's cost.
 """
 
 from __future__ import annotations
