@@ -87,3 +87,21 @@ def test_a_peak_no_larger_once_rounded_is_not_given_as_why_work_stays() -> None:
     assert _cost_driver(data, here, combo("k8s", 26.0)) == (
         " because it needs more GPUs there (26 vs 24 at peak)"
     )
+
+
+def test_a_cluster_under_lease_is_not_told_to_rent_by_the_run() -> None:
+    # Its lease is paid until it ends whatever the plan does: renting the runs instead saves
+    # nothing in those months, so the sentence says what sizes the pool and no more.
+    lease = {
+        "name": "hpc",
+        "platform": "slurm",
+        "gpu_type": "H100",
+        "nodes": 32,
+        "ownership": "leased",
+        "leased_until": "2027-12",
+    }
+    scn = rare_gangs().update({"current": {"as_of": "2026-12", "clusters": [lease]}})
+    plan = cd.solve(scn)
+    said = _idle_sentence(plan, "hpc")
+    assert "big-runs's 256-GPU jobs need all 32 of its nodes at once" in said
+    assert "Renting" not in said

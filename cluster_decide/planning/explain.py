@@ -322,8 +322,10 @@ def _sized_by(data: ModelData, dec: Decisions, pool: str, gpu: str, nodes: int, 
     said += ", standing by between runs"
     market = data.markets.get(gpu)
     offer, burst = (market.baseline, market.burst) if market is not None else (None, None)
+    leased = {lease.pool for lease in data.leases}  # paid until its end whatever the plan does
     if (
         data.pool(pool).owns(gpu)
+        or data.pool(pool).cluster in leased
         or offer is None
         or offer.term == "owned"
         or burst is None
