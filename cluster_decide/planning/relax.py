@@ -206,10 +206,9 @@ def _without_key(d: dict[str, object], key: str) -> dict[str, object]:
 def _single_changes(
     scn: Scenario, data: ModelData, time_limit_s: float, workers: int | None, seed: int
 ) -> list[tuple[str, float, str, str, Callable[[Scenario], Scenario]]]:
-    from cluster_decide.planning.loop import solve_data
 
     out: list[tuple[str, float, str, str, Callable[[Scenario], Scenario]]] = []
-    res = solve_data(data, time_limit_s, workers, seed, relax=frozenset({"staffing"}))
+    res = _relaxed(data, frozenset({"staffing"}), time_limit_s, workers, seed)
     if res.decisions is not None:
         out += staffing_changes(scn, data, res)
     out += people_changes(scn, data)
@@ -270,10 +269,8 @@ def _budget_change(
     data: ModelData, time_limit_s: float, workers: int | None, seed: int
 ) -> tuple[str, float, str, str, Callable[[Scenario], Scenario]] | None:
     """The budget raise the cheapest plan needs (rounded up to $1k), or None when none helps."""
-    from cluster_decide.planning.loop import solve_data
-
     assert data.budget_cents is not None
-    res = solve_data(data, time_limit_s, workers, seed, relax=frozenset({"budget"}))
+    res = _relaxed(data, frozenset({"budget"}), time_limit_s, workers, seed)
     if res.decisions is None or res.model.budget_slack is None or _budget_slack(res) <= 0:
         return None
     new_budget = math.ceil((data.budget_cents + _budget_slack(res)) / 100 / 1000) * 1000
@@ -296,9 +293,7 @@ def _staff_and_budget_changes(
     staffing change is then paired with the budget its cheapest plan needs (the new people's
     pay included), found by solving the changed scenario with the budget relaxed.
     """
-    from cluster_decide.planning.loop import solve_data
-
-    res = solve_data(data, time_limit_s, workers, seed, relax=frozenset({"staffing", "budget"}))
+    res = _relaxed(data, frozenset({"staffing", "budget"}), time_limit_s, workers, seed)
     if res.decisions is None:
         return []
     out: list[tuple[str, float, str, str, Callable[[Scenario], Scenario]]] = []
@@ -324,6 +319,23 @@ def _both(
 ) -> Scenario:
     """``scn`` with one change, then another."""
     return then(first(scn))
+
+
+def _relaxed(
+    data: ModelData, relax: frozenset[str], time_limit_s: float, workers: int | None, seed: int
+) -> SolveResult:
+    """The solve of ``data`` with slack on ``relax``, done once per scenario and settings.
+
+    The reasons (``_why_infeasible``) and the fixes (``_single_changes``) read the same slack
+    solves; they are kept in ``data.memo``.
+    """
+    from cluster_decide.planning.loop import solve_data
+
+    key = f"relaxed:{'+'.join(sorted(relax))}:{time_limit_s}:{workers}:{seed}"
+    if key not in data.memo:
+        data.memo[key] = solve_data(data, time_limit_s, workers, seed, relax=relax)
+    result: SolveResult = data.memo[key]
+    return result
 
 
 def _slack_value(res: SolveResult, skill: str) -> int:
@@ -390,10 +402,9 @@ def diagnose(
 def _why_infeasible(
     scn: Scenario, data: ModelData, time_limit_s: float, workers: int | None, seed: int
 ) -> str:
-    from cluster_decide.planning.loop import solve_data
 
     parts = []
-    res = solve_data(data, time_limit_s, workers, seed, relax=frozenset({"staffing"}))
+    res = _relaxed(data, frozenset({"staffing"}), time_limit_s, workers, seed)
     if res.decisions is not None:
         from cluster_decide.planning.evaluation import evaluate_decisions
 
@@ -406,7 +417,7 @@ def _why_infeasible(
                     f"FTE, {data.available_milli[s] / MILLI:.1f} are on staff and {hiring}"
                 )
     if data.budget_cents is not None:
-        res_b = solve_data(data, time_limit_s, workers, seed, relax=frozenset({"budget"}))
+        res_b = _relaxed(data, frozenset({"budget"}), time_limit_s, workers, seed)
         if res_b.decisions is not None and _budget_slack(res_b) > 0:
             parts.append(
                 f"the cheapest plan spends {money((data.budget_cents + _budget_slack(res_b)) / 100)} a month, above the {money(data.budget_cents / 100)} budget"
@@ -440,10 +451,9 @@ def _short_of_both(
 ) -> list[str]:
     """What the leanest plan lacks when staff and budget are each short (either alone solves nothing)."""
     from cluster_decide.planning.evaluation import evaluate_decisions
-    from cluster_decide.planning.loop import solve_data
 
     assert data.budget_cents is not None
-    res = solve_data(data, time_limit_s, workers, seed, relax=frozenset({"staffing", "budget"}))
+    res = _relaxed(data, frozenset({"staffing", "budget"}), time_limit_s, workers, seed)
     if res.decisions is None:
         return []
     ev = evaluate_decisions(data, res.decisions)
