@@ -92,9 +92,9 @@ def test_the_deck_says_which_cluster_grows_and_what_the_outlay_buys() -> None:
     story = {s.key: s for s in sections(gather(cd.solve(scn), scn, run_compare=False))}
     today = story["today"]  # beside the transition table, its facts are the lead
     assert today.lead == (
-        "The Slurm cluster (lab) grows from 8 to 16 H100 nodes: the work outgrows it, and the "
-        "nodes it adds are bought as new ones. Up front: $2.88M for the nodes we buy, before "
-        "the first month."
+        "The lab cluster grows from 8 to 16 H100 nodes to hold work that does not fit in the "
+        "nodes it has; the 8 added nodes cost what a new node costs. Up front: $2.88M for the "
+        "nodes we buy, before the first month."
     )
 
 
@@ -263,8 +263,8 @@ def test_a_cluster_of_today_gains_a_partition_of_a_gpu_type_it_lacks() -> None:
     assert ev.total_cents / 100 == pytest.approx(plan.total_monthly_usd, abs=0.01)
     story = {s.key: s for s in sections(gather(plan, scn, run_compare=False))}
     assert story["today"].lead.startswith(
-        f"The Slurm cluster (hpc) gains {h100['nodes']} H100 nodes, a GPU type it does not have "
-        "today, rather than a second cluster being built for them"
+        f"The hpc cluster gains a partition of {h100['nodes']} H100 nodes rather than a second "
+        "cluster being built for them"
     )
 
 

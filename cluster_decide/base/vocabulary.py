@@ -33,6 +33,7 @@ __all__ = [
     "KIND_WORDS",
     "MANAGED_WORDS",
     "METRIC_WORDS",
+    "NODE_GROUP_WORDS",
     "PLATFORMS",
     "PLATFORM_LABELS",
     "PLATFORM_SHORT",
@@ -147,6 +148,13 @@ CLUSTER_WORDS: Final = {
 }
 """Pools of a platform kind other than the shared one, as clusters (one, many): what a plan
 runs beside its shared pool."""
+NODE_GROUP_WORDS: Final = {
+    "slurm": "partition",
+    "kubernetes": "node pool",
+    "kubernetes_batch": "node pool",
+    "shared": "node pool",
+}
+"""What a group of nodes of one GPU type within a cluster is called on each platform kind."""
 MANAGED_WORDS: Final = {
     "slurm": "managed Slurm (AWS Parallel Computing Service class)",
     "kubernetes": "managed Kubernetes (EKS, GKE or AKS class)",

@@ -24,6 +24,7 @@ from cluster_decide.base.vocabulary import (
     ARCHETYPE_LABELS,
     COMPONENT_LABELS,
     METRIC_WORDS,
+    NODE_GROUP_WORDS,
     PLATFORM_LABELS,
     SKILL_LABELS,
 )
@@ -159,7 +160,7 @@ def _pool_lines(plan: Plan, pool: str) -> tuple[list[str], list[str]]:
         if r["gpus"]:
             added = r.get("nodes_added") or 0  # a cluster of today that grows says by how much
             nodes = f"{r['nodes']} node{'s' if r['nodes'] != 1 else ''}"
-            group = "partition" if r["platform"] == "slurm" else "node pool"
+            group = NODE_GROUP_WORDS[r["platform"]]
             extra = f", new {group})" if added == r["nodes"] else f", {added} added)"
             capacity.append(f"{r['gpus']} × {r['gpu_type']} ({nodes}" + (extra if added else ")"))
             if hours > 0:

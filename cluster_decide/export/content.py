@@ -52,8 +52,7 @@ from cluster_decide.export.words import (
     usd_year,
 )
 from cluster_decide.inputs.scenario import Scenario
-from cluster_decide.planning.explain import SPARE_NODE_MARKS
-from cluster_decide.planning.explain_people import and_list
+from cluster_decide.planning.explain import ADDED_NODE_MARKS, SPARE_NODE_MARKS
 from cluster_decide.planning.plan import Plan
 from cluster_decide.planning.solve import solve
 
@@ -1173,37 +1172,8 @@ def _transition_table(
 
 
 def _grown(plan: Plan, names: Names) -> list[str]:
-    """One line per cluster of today the plan grows or gives new GPU types (``nodes_added``)."""
-    pools = plan.pools
-    if "nodes_added" not in pools.columns:
-        return []
-    added = pools.filter(pl.col("nodes_added") > 0)
-    out = []
-    for pool in added["pool"].unique(maintain_order=True):
-        rows = list(added.filter(pl.col("pool") == pool).iter_rows(named=True))
-        parts = [
-            f"grows from {r['nodes'] - r['nodes_added']} to {r['nodes']} {r['gpu_type']} nodes"
-            for r in rows
-            if r["nodes"] > r["nodes_added"]
-        ]
-        new = [
-            _plural(r["nodes"], f"{r['gpu_type']} node")
-            for r in rows
-            if r["nodes"] == r["nodes_added"]
-        ]
-        if new:
-            types = "a GPU type" if len(new) == 1 else "GPU types"
-            parts.append(f"gains {and_list(new)}, {types} it does not have today")
-        why = (
-            ", rather than a second cluster being built for them;"
-            if new
-            else (": the work outgrows it, and")
-        )
-        out.append(
-            f"The {names.pool(pool)} ({pool}) {' and '.join(parts)}{why} the nodes it adds are "
-            "bought as new ones."
-        )
-    return out
+    """The plan's sentences on the nodes clusters of today add (their own GPU type, new groups)."""
+    return [names.plain(s) for s in plan.explanations if any(m in s for m in ADDED_NODE_MARKS)]
 
 
 def _spare(plan: Plan, names: Names) -> list[str]:

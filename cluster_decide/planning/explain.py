@@ -17,6 +17,7 @@ from cluster_decide.base.vocabulary import (
     ARCHETYPE_SHORT,
     ARCHETYPE_WORDS,
     CLUSTER_WORDS,
+    NODE_GROUP_WORDS,
     SKILL_LABELS,
 )
 from cluster_decide.inputs.market import PROVIDER_WORDS, TERM_WORDS
@@ -28,6 +29,7 @@ from cluster_decide.planning.explain_sharing import sharing_sentence
 from cluster_decide.planning.service import busy_gpus_by_pool, slow_requests
 
 __all__ = [
+    "ADDED_NODE_MARKS",
     "ARCHETYPE_SHORT",
     "ARCHETYPE_WORDS",
     "PLATFORM_WORDS",
@@ -44,6 +46,9 @@ SKILL_WORDS = SKILL_LABELS
 SPARE_NODE_MARKS = ("no running costs are counted for", "is handed back")
 """Words only a sentence on a cluster of today the plan leaves partly unused says (owned, leased):
 the deck and report find that sentence among the plan's by them."""
+ADDED_NODE_MARKS = ("cluster grows from", "rather than a second cluster being built")
+"""Words only a sentence on the nodes a cluster of today adds says (its own GPU type, node
+groups of others): the deck and report find those sentences among the plan's by them."""
 _DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 
 
@@ -277,12 +282,12 @@ def _idle(data: ModelData, dec: Decisions, ev: Evaluation) -> list[str]:
         paid = nodes * data.gpus_per_node[g] + (
             float(burst.mean()) / DEMAND_UNITS_PER_GPU if burst is not None else 0.0
         )
-        if paid > 0 and float(busy.mean()) / paid < IDLE_WORTH_SAYING:
-            share = f"{float(busy.mean()) / paid:.0%}"
+        used = float(busy.mean()) / paid if paid > 0 else 1.0
+        if used < IDLE_WORTH_SAYING:
             rented = "" if nodes else "on-demand "
-            head = f"The {p} pool's {rented}{g} GPUs are busy {share} of the time on average"
+            head = f"The {p} pool's {rented}{g} GPUs are busy {used:.0%} of the time on average"
             why = (
-                _sized_by(data, dec, p, g, nodes, float(busy.mean()) / paid)
+                _sized_by(data, dec, p, g, nodes, used)
                 if nodes
                 else "the replicas it rents carry the headroom its wait and latency targets need"
             )
@@ -486,7 +491,7 @@ def _added_sentences(data: ModelData, dec: Decisions) -> list[str]:
             )
         groups = [plural(n, f"{g} node") for g, n in added.items() if n and g != today]
         if groups:
-            group = "partition" if pool.platform == "slurm" else "node pool"
+            group = NODE_GROUP_WORDS[pool.platform]
             of = (
                 f"a {group} of {groups[0]}"
                 if len(groups) == 1
