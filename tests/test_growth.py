@@ -331,3 +331,17 @@ def test_a_lease_whose_nodes_the_plan_leaves_while_its_cluster_gains_a_group_say
     assert "The hpc cluster gains a partition of" in words
     assert "the plan uses none of its A100 nodes, so that money buys nothing" in words
     assert "leaves the cluster unused" not in words
+
+
+def test_spare_nodes_that_hold_the_room_the_plan_needs_must_leave_the_racks() -> None:
+    # Room for 10 nodes: the plan runs 2 A100 and 4 new H100 nodes, so 2 of the 6 idle A100
+    # nodes must go for the H100 partition to fit; powered down, they still fill the racks.
+    crowded = cd.solve(refresh(max_nodes=10))
+    assert crowded.pools.filter(pl.col("pool") == "hpc")["nodes"].to_list() == [2, 4]
+    words = " ".join(crowded.explanations)
+    assert (
+        "which holds only if they are powered down, lent or sold, and 2 of them leave the "
+        "racks: the cluster has room for 10 nodes and the plan runs 6."
+    ) in words
+    roomy = " ".join(cd.solve(refresh(max_nodes=12)).explanations)
+    assert "leave the racks" not in roomy and "powered down, lent or sold." in roomy

@@ -429,8 +429,10 @@ def _spare_sentences(data: ModelData, dec: Decisions, leased: set[str]) -> list[
 
     An owned cluster's nodes cost their running costs (support, power and space) only while in
     use, a rolling lease's its market price; a node the plan does not need costs nothing in it,
-    which is only true if it is powered down, lent or sold (or the lease handed back). A lease
-    that runs on is said by the lease sentence instead.
+    which is only true if it is powered down, lent or sold (or the lease handed back). Where
+    the cluster's room (``max_nodes``) holds the plan's nodes only without the owned nodes it
+    leaves, powered down is not enough: they must leave the racks. A lease that runs on is said
+    by the lease sentence instead.
     """
     out = []
     seen = set()
@@ -439,15 +441,22 @@ def _spare_sentences(data: ModelData, dec: Decisions, leased: set[str]) -> list[
             continue
         seen.add(pool.cluster)  # with its batch add-on or without, one cluster
         hosts = any(data.cluster_nodes(dec.nodes, pool.cluster, g) for g in pool.gpu_types)
+        racked = sum(
+            max(data.cluster_nodes(dec.nodes, pool.cluster, g), pool.nodes_today_of(g))
+            for g in pool.gpu_types
+        )
+        # Nodes of today the plan leaves that must leave the racks for those it adds to fit.
+        excess = racked - pool.max_nodes if pool.max_nodes is not None else 0
+        runs = sum(data.cluster_nodes(dec.nodes, pool.cluster, h) for h in pool.gpu_types)
         for g in pool.gpu_types:
             today = pool.nodes_today_of(g)
             used = data.cluster_nodes(dec.nodes, pool.cluster, g)
             if used >= today:
                 continue
-            saved = money((today - used) * data.node_cost(pool.name, g) / 100.0)
+            spare = today - used
+            saved = money(spare * data.node_cost(pool.name, g) / 100.0)
             if used:
                 head = f"The {pool.cluster} cluster needs {used} of its {today} {g} nodes"
-                spare = today - used
                 which = f"the other {plural(spare, g + ' node') if spare > 1 else g + ' node'}"
             elif hosts:  # its work runs on the node groups it gains
                 head = f"The {pool.cluster} cluster keeps none of its {plural(today, g + ' node')}"
@@ -458,10 +467,21 @@ def _spare_sentences(data: ModelData, dec: Decisions, leased: set[str]) -> list[
                     "unused"
                 )
                 which = "it" if today == 1 else "them"
-            they = "it is" if today - used == 1 else "they are"
+            they = "it is" if spare == 1 else "they are"
+            room = f"the cluster has room for {pool.max_nodes} nodes and the plan runs {runs}"
+            if excess <= 0:
+                holds = f"which holds only if {they} powered down, lent or sold"
+            elif excess >= spare:
+                leave = "it leaves" if spare == 1 else "they leave"
+                holds = f"which holds only if {leave} the racks (sold, or lent elsewhere): {room}"
+            else:
+                holds = (
+                    f"which holds only if {they} powered down, lent or sold, and {excess} of "
+                    f"them leave the racks: {room}"
+                )
             out.append(
                 f"{head}: {SPARE_NODE_MARKS[0]} {which} ({saved} a month of support, "
-                f"power and space), which holds only if {they} powered down, lent or sold."
+                f"power and space), {holds}."
                 if pool.owned
                 else f"{head}: the lease on {which} {SPARE_NODE_MARKS[1]} ({saved} a month)."
             )
