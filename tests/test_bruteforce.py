@@ -206,3 +206,36 @@ def test_the_cluster_instances_use_the_add_on_pool() -> None:
         if "today+batch" in cd.solve(with_kubernetes_cluster(seed)).pools["pool"].to_list()
     )
     assert used >= 2
+
+
+def with_two_kubernetes_clusters(seed: int) -> cd.Scenario:
+    """``with_kubernetes_cluster(seed)`` beside a second Kubernetes cluster, each workload of
+    today naming the cluster it runs on: moving one to the other cluster costs a relocation."""
+    rng = random.Random(2000 + seed)
+    scn = with_kubernetes_cluster(seed)
+    assert scn.current is not None
+    first = scn.to_dict()["current"]["clusters"][0]
+    second = first | {"name": "other", "nodes": rng.randint(1, 2), "max_nodes": None}
+    running = {
+        w: {"platform": "kubernetes", "cluster": rng.choice(["today", "other"])}
+        for w in scn.current.workloads
+    }
+    return scn.update(
+        {"current": {"workloads": running, "clusters": [first, second]}},
+    )
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_solver_matches_brute_force_beside_two_named_clusters(seed: int) -> None:
+    scn = with_two_kubernetes_clusters(seed)
+    assert {p.name for p in prepare(scn).pools} >= {"today", "other"}
+    assert_brute_force_optimum(scn)
+
+
+def test_the_named_cluster_instances_relocate_and_keep() -> None:
+    actions = [
+        a
+        for seed in range(6)
+        for a in cd.solve(with_two_kubernetes_clusters(seed)).transition["action"].to_list()
+    ]
+    assert "keep" in actions and "relocate" in actions

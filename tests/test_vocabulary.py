@@ -116,6 +116,7 @@ _VOCABULARY_TEXTS = {
     for name in vocabulary.__all__
     if isinstance(getattr(vocabulary, name), dict)
     for v in getattr(vocabulary, name).values()
+    if v not in set().union(*ID_SETS.values())  # ids (FAMILY's values) are names, not texts
 }
 
 

@@ -204,9 +204,13 @@ def showback(scn: Scenario, plan: Plan, staff_key: str = "gpu_hours") -> pl.Data
             share = weight / total if total else 0.0
             add(w, p, "managed_fees", staff_key, fee * share)
             add(w, p, "cluster_build", staff_key, build * share)
-    for w in ev.moved:
+    for w in sorted(set(ev.moved) | set(ev.relocated)):
         mv = people.moves[w]
-        cents = mv.move_cents + (mv.retool_cents if w in ev.retooled else 0)
+        cents = (
+            (mv.move_cents if w in ev.moved else 0)
+            + (mv.retool_cents if w in ev.retooled else 0)
+            + (mv.relocate_cents if w in ev.relocated else 0)
+        )
         add(w, "", "migration", "direct", float(cents))
 
     # Estimates caused by one placement go straight to its workload.

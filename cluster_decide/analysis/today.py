@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import polars as pl
 
+from cluster_decide.base.vocabulary import FAMILY
 from cluster_decide.inputs.scenario import Scenario
-from cluster_decide.model.people import FAMILY
 from cluster_decide.planning.explain import money
 from cluster_decide.planning.plan import Plan
 from cluster_decide.planning.solve import solve
@@ -66,9 +66,12 @@ def _staff(plan: Plan) -> str:
 
 def _changes(plan: Plan) -> tuple[str, str, str]:
     """The plan's moves, hires and retraining, in words (each "none" when there are none)."""
-    moves = plan.transition.filter(pl.col("action") == "move")
+    moves = plan.transition.filter(pl.col("action").is_in(("move", "relocate")))
     moved = [
-        f"{r['workload']} ({r['today']} to {r['planned']})" for r in moves.iter_rows(named=True)
+        f"{r['workload']} ({r['today']} to {r['planned']})"
+        if r["action"] == "move"
+        else f"{r['workload']} (to another {FAMILY[r['today']]} cluster)"
+        for r in moves.iter_rows(named=True)
     ]
     hires = int(plan.staffing["hires"].sum())
     retrained = int(plan.staffing["retrained_in"].sum())

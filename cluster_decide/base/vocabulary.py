@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Final, Literal, get_args
 
 __all__ = [
+    "ADDONS",
     "ARCHETYPES",
     "ARCHETYPE_LABELS",
     "ARCHETYPE_SHORT",
@@ -25,6 +26,7 @@ __all__ = [
     "DEADLINE_KINDS",
     "DEMAND_UNITS_PER_GPU",
     "DEMAND_UNITS_PER_GPU_PERCENT",
+    "FAMILY",
     "HOURS_PER_MONTH",
     "HOURS_PER_WEEK",
     "INTERFACES",
@@ -131,6 +133,17 @@ CAPABILITY_WORDS: Final = {
     "gpu_sharing": "GPU sharing",
 }
 """Capabilities in plain words, for sentences."""
+FAMILY: Final = {
+    "slurm": "slurm",
+    "kubernetes": "kubernetes",
+    "kubernetes_batch": "kubernetes",
+    "shared": "shared",
+}
+"""Platform kinds a workload can switch between without moving: a batch add-on (Kueue, Volcano,
+KAI) installs on the Kubernetes cluster that runs today, and users keep their containers."""
+ADDONS: Final = {"kubernetes_batch": "kubernetes"}
+"""Platform kinds that are another kind with an add-on installed: a batch scheduler (Kueue,
+Volcano or KAI) goes onto a Kubernetes cluster of today, which keeps its nodes and services."""
 PLATFORM_WORDS: Final = {
     "slurm": "Slurm",
     "kubernetes": "Kubernetes",

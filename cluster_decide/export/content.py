@@ -1103,6 +1103,8 @@ _TRANSITION_COLUMNS: Final = (
     "monthly_usd",
 )
 """The columns of ``Plan.transition`` the today slide reads."""
+MOVING: Final = ("move", "relocate")
+"""``Plan.transition`` actions that move a workload: to another platform, or another cluster."""
 
 
 def _transition_table(
@@ -1117,13 +1119,15 @@ def _transition_table(
     """
     rows = []
     for r in transition.iter_rows(named=True):
-        move = r["action"] == "move"
+        move = r["action"] in MOVING
         rows.append(
             (
                 names.workload(r["workload"]),
                 PLATFORM_LABELS.get(r["today"], display(str(r["today"]))) if r["today"] else "–",
                 PLATFORM_LABELS.get(r["planned"], display(str(r["planned"]))),
-                {"move": "Moves", "new": "New"}.get(r["action"], "Stays"),
+                {"move": "Moves", "relocate": "Changes cluster", "new": "New"}.get(
+                    r["action"], "Stays"
+                ),
                 f"{r['users']:,}" if r["users"] is not None else "–",
                 "yes" if r["retool"] else "no",
                 usd(r["one_time_usd"]) if move else "–",
@@ -1148,7 +1152,7 @@ def _transition_table(
         tuple(tuple(row[j] for j in keep) for row in rows),
         tuple(numeric[j] for j in keep),
     )
-    moved = transition.filter(pl.col("action") == "move")
+    moved = transition.filter(pl.col("action").is_in(MOVING))
     new = transition.filter(pl.col("action") == "new").height
     if moved.height == 0 and new == transition.height:
         return table, "Nothing runs today: every workload starts on the new clusters"
@@ -1163,7 +1167,11 @@ def _transition_table(
     once = float(moved["one_time_usd"].sum())
     if moved.height == 1:
         r = moved.row(0, named=True)
-        to = PLATFORM_LABELS.get(r["planned"], display(str(r["planned"])))
+        to = (
+            "another cluster"
+            if r["action"] == "relocate"
+            else PLATFORM_LABELS.get(r["planned"], display(str(r["planned"])))
+        )
         what = f"One workload moves, {names.workload(r['workload'])} to {to}"
     else:
         what = f"{moved.height} workloads move"
@@ -1204,7 +1212,7 @@ def _today(b: Bundle) -> Section | None:
     moves = ""
     any_move = False
     if isinstance(transition, pl.DataFrame) and transition.height:
-        any_move = "action" in transition.columns and bool((transition["action"] == "move").any())
+        any_move = "action" in transition.columns and bool(transition["action"].is_in(MOVING).any())
         if set(_TRANSITION_COLUMNS) <= set(transition.columns):
             builds = "existing" not in plan.pools.columns or not plan.pools["existing"].all()
             table, moves = _transition_table(transition, names, builds)

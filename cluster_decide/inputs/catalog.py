@@ -191,6 +191,8 @@ class PeopleParameters:
     migration_base_weeks: float
     migration_weeks_per_user: float
     migration_weeks_per_1000_jobs: float
+    relocation_weeks: float
+    """A workload class moved to another cluster of its platform (``[current.workloads] cluster``)."""
     slurm_build_weeks: float
     kubernetes_build_weeks: float
     kubernetes_batch_build_weeks: float

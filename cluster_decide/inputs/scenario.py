@@ -42,6 +42,7 @@ from cluster_decide.base.errors import Problem, ScenarioError, did_you_mean
 from cluster_decide.base.ranges import Range
 from cluster_decide.base.tomlread import tomllib
 from cluster_decide.base.vocabulary import (
+    FAMILY,
     Archetype,
     Capability,
     Interface,
@@ -498,9 +499,16 @@ class CostOverride(_Section):
 
 
 class CurrentWorkload(_Section):
-    """Where one workload runs today, and how many people submit its work."""
+    """Where one workload runs today, and how many people submit its work.
+
+    ``cluster`` names the listed cluster (``[[current.clusters]]``) it runs on, when known: a
+    plan that puts it on another cluster of the same platform family moves it there (a smaller
+    cost than a move to another platform), and a plain Kubernetes cluster named by a workload
+    that runs on ``kubernetes_batch`` today has the batch add-on already.
+    """
 
     platform: Platform
+    cluster: Name | None = None
     users: Users | None = None
 
 
@@ -1039,6 +1047,7 @@ def _check_current(scn: Scenario, known_gpus: set[str]) -> list[Problem]:
                     did_you_mean(name, names) or f"workloads: {', '.join(names)}",
                 )
             )
+    problems += _check_workload_clusters(scn.current)
     seen: set[str] = set()
     for i, c in enumerate(scn.current.clusters):
         if c.name in seen:
@@ -1081,6 +1090,37 @@ def _check_current(scn: Scenario, known_gpus: set[str]) -> list[Problem]:
                 )
             )
         problems += _check_lease(scn.current, i, c)
+    return problems
+
+
+def _check_workload_clusters(current: Current) -> list[Problem]:
+    """A workload's ``cluster`` names a listed cluster of its platform's family."""
+    clusters = {c.name: c for c in current.clusters}
+    problems = []
+    for name, cur in current.workloads.items():
+        if cur.cluster is None:
+            continue
+        key = f"current.workloads.{name}.cluster"
+        c = clusters.get(cur.cluster)
+        if c is None:
+            listed = ", ".join(clusters) or "none"
+            problems.append(
+                Problem(
+                    key,
+                    f"no cluster named '{cur.cluster}' in [[current.clusters]]",
+                    did_you_mean(cur.cluster, list(clusters)) or f"clusters listed: {listed}",
+                )
+            )
+        elif FAMILY[c.platform] != FAMILY[cur.platform]:
+            problems.append(
+                Problem(
+                    key,
+                    f"'{name}' runs on {cur.platform} today, but cluster '{c.name}' is "
+                    f"{c.platform}",
+                    f"a cluster of the {FAMILY[cur.platform]} family, or platform = "
+                    f'"{c.platform}" for {name}',
+                )
+            )
     return problems
 
 

@@ -16,7 +16,7 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from cluster_decide.base.constants import HOURS_PER_WEEK, SKILLS
-from cluster_decide.base.vocabulary import DEMAND_UNITS_PER_GPU_PERCENT
+from cluster_decide.base.vocabulary import DEMAND_UNITS_PER_GPU_PERCENT, FAMILY
 from cluster_decide.model.data import (
     DEMAND_UNITS_PER_GPU,
     MILLI,
@@ -27,7 +27,6 @@ from cluster_decide.model.data import (
     Pool,
     pushed_out,
 )
-from cluster_decide.model.people import FAMILY
 from cluster_decide.model.stopping import check_stopped
 
 __all__ = [
@@ -132,6 +131,8 @@ class Model:
     """Workload leaves the platform it runs on today."""
     retooled: dict[str, cp_model.IntVar] = field(default_factory=dict)
     """Workload's users must change tools (its new platform lacks their interface)."""
+    relocated: dict[str, cp_model.IntVar] = field(default_factory=dict)
+    """Workload leaves its cluster of today for another of the same platform family."""
     people_cents: Any = 0
     staff_slack: dict[str, cp_model.IntVar] = field(default_factory=dict)
     budget_slack: cp_model.IntVar | None = None
@@ -275,9 +276,11 @@ def _variables(m: Model) -> None:
             m.shifted_milli[(src, dst)] = cp.new_int_var(
                 0, d.available_milli[src], f"shifted[{src}->{dst}]"
             )
-    for w in people.moves:
+    for w, mv in people.moves.items():
         m.moved[w] = cp.new_bool_var(f"moved[{w}]")
         m.retooled[w] = cp.new_bool_var(f"retooled[{w}]")
+        if mv.cluster is not None:
+            m.relocated[w] = cp.new_bool_var(f"relocated[{w}]")
 
 
 def add_coverage(m: Model) -> None:
@@ -485,7 +488,9 @@ def add_transition(m: Model) -> None:
     """A workload placed anywhere but its platform of today is moved; its users may retool.
 
     moved[w] ≥ place[w,p,g] for every pool p of another platform kind; retooled[w] ≥
-    place[w,p,g] where p's platform lacks the interface the workload's users work in.
+    place[w,p,g] where p's platform lacks the interface the workload's users work in;
+    relocated[w] ≥ place[w,p,g] for every pool p of the same family but not the cluster it runs
+    on today, where ``[current]`` names that cluster.
     """
     d = m.data
     people = d.people
@@ -502,6 +507,9 @@ def add_transition(m: Model) -> None:
                 m._count("transition")
                 if d.platform(p).interface not in ("both", interface):
                     m.cp.add(m.retooled[w] >= z).with_name(f"transition[{w},{p},{g},retool]")
+            elif d.relocates(w, p):
+                m.cp.add(m.relocated[w] >= z).with_name(f"transition[{w},{p},{g},cluster]")
+                m._count("transition")
 
 
 def add_budget(m: Model) -> None:
@@ -601,7 +609,7 @@ def dominated_pairs(d: ModelData) -> list[tuple[str, str]]:
 
     b dominates a when b holds a's GPU types at the same node price, b bursts wherever a
     does and has no node limit, b's per-node effort is no larger for any skill, moving a's work
-    to b moves nobody off the platform family it uses today, and every workload a may host b may
+    to b moves nobody off the platform family or the cluster it uses today, and every workload a may host b may
     host too, needing no more GPUs in any hour and costing no more in gaps, friction or spot
     (work a may run on spot may run on spot in b at no higher price).
     Then a plan that opens both is never cheaper than one that moves a's work into b (its
@@ -618,6 +626,7 @@ def dominated_pairs(d: ModelData) -> list[tuple[str, str]]:
 def _dominated_pairs(d: ModelData) -> list[tuple[str, str]]:
     people = d.people
     today = {FAMILY[mv.today] for mv in people.moves.values()} if people is not None else set()
+    moves = list(people.moves) if people is not None else []
     out = []
     for a in d.pools:
         for b in d.pools:
@@ -625,6 +634,8 @@ def _dominated_pairs(d: ModelData) -> list[tuple[str, str]]:
                 continue
             if FAMILY[a.platform] != FAMILY[b.platform] and FAMILY[a.platform] in today:
                 continue
+            if any(d.relocates(w, b.name) and not d.relocates(w, a.name) for w in moves):
+                continue  # a holds a workload at home that b would take to another cluster
             if not set(a.gpu_types) <= set(b.gpu_types) or b.max_nodes is not None:
                 continue
             if a.bursts and not b.bursts:
@@ -1079,7 +1090,7 @@ def _people_cents(m: Model) -> cp_model.LinearExprT:
     moves = sum(
         people.moves[w].move_cents * m.moved[w] + people.moves[w].retool_cents * m.retooled[w]
         for w in people.moves
-    )
+    ) + sum(people.moves[w].relocate_cents * r for w, r in m.relocated.items())
     return payroll + hires + retrain + fees + build + moves
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
@@ -26,6 +25,7 @@ from cluster_decide.base.constants import (
     PLATFORMS,
     SKILLS,
 )
+from cluster_decide.base.vocabulary import ADDONS, FAMILY
 from cluster_decide.demand.queueing import (
     BatchClass,
     arrival_load_factor,
@@ -49,7 +49,7 @@ from cluster_decide.inputs.scenario import (
     TrainingWorkload,
     Workload,
 )
-from cluster_decide.model.people import ADDON_SUFFIX, ADDONS, FAMILY, PeopleData, prepare_people
+from cluster_decide.model.people import ADDON_SUFFIX, PeopleData, prepare_people
 from cluster_decide.model.stopping import check_stopped
 
 __all__ = [
@@ -339,6 +339,18 @@ class ModelData:
                 return p
         raise KeyError(name)
 
+    def relocates(self, workload: str, pool: str) -> bool:
+        """Work of ``workload`` in ``pool`` has left its cluster of today for another of its family.
+
+        Only where ``[current]`` names the cluster it runs on (``Move.cluster``); a pool of another
+        platform family is a move (``moves``), not this.
+        """
+        mv = self.people.moves.get(workload) if self.people is not None else None
+        if mv is None or mv.cluster is None:
+            return False
+        p = self.pool(pool)
+        return FAMILY[p.platform] == FAMILY[mv.today] and p.cluster != mv.cluster
+
     def cluster_nodes(self, nodes: Mapping[tuple[str, str], int], cluster: str, gpu: str) -> int:
         """Nodes of ``gpu`` a plan's ``nodes`` use in the cluster of today called ``cluster``.
 
@@ -379,11 +391,11 @@ def _pools(scn: Scenario) -> tuple[Pool, ...]:
         out.append(p)
     used = sorted({g for w in scn.workloads for g in w.gpu_types})
     markets = resolve_markets(scn, sorted(set(used) | {c.gpu_type for c in current.clusters}))
-    installed = _addons_installed(current, kinds_today)
+    installed = _addons_installed(current)
     for c in current.clusters:
         types = (c.gpu_type, *(g for g in used if g != c.gpu_type and _adds(c, markets[g])))
-        if c.platform in installed:
-            kinds = [installed[c.platform]]
+        if c.name in installed:
+            kinds = [installed[c.name]]
         else:
             kinds = [c.platform] + [k for k, base in ADDONS.items() if base == c.platform]
         for kind in kinds:
@@ -392,7 +404,7 @@ def _pools(scn: Scenario) -> tuple[Pool, ...]:
             out.append(
                 Pool(
                     c.name
-                    if kind in (c.platform, installed.get(c.platform))
+                    if kind in (c.platform, installed.get(c.name))
                     else c.name + ADDON_SUFFIX,
                     kind,
                     types,
@@ -409,20 +421,32 @@ def _pools(scn: Scenario) -> tuple[Pool, ...]:
     return tuple(out)
 
 
-def _addons_installed(current: Current, kinds_today: AbstractSet[str]) -> dict[str, str]:
-    """Platform kind of today's one listed cluster → the add-on kind it runs already.
+def _addons_installed(current: Current) -> dict[str, str]:
+    """Listed plain clusters that run an add-on already → the add-on's platform kind.
 
-    A workload runs on Kubernetes with a batch add-on today, and the one Kubernetes cluster
-    listed is plain: the add-on is on it, so the cluster runs as that kind and installs
-    nothing. With two plain Kubernetes clusters listed, which one has it is unknown: each may
-    still gain it, and pays the install (list the one that has it as ``kubernetes_batch``).
+    A workload runs on Kubernetes with a batch add-on today and names its cluster (``cluster``),
+    a plain Kubernetes one: the add-on is on it. Where no such workload names one, and the one
+    Kubernetes cluster listed is plain, the add-on is on that one. Either way the cluster runs
+    as that kind and installs nothing. With two plain Kubernetes clusters listed and no
+    ``cluster`` to say which has it, each may still gain it and pays the install.
     """
     listed: list[str] = [c.platform for c in current.clusters]
-    return {
-        base: kind
-        for kind, base in ADDONS.items()
-        if kind in kinds_today and kind not in listed and listed.count(base) == 1
-    }
+    plain = {c.name: c.platform for c in current.clusters}
+    out: dict[str, str] = {}
+    unplaced: set[str] = set()
+    for cur in current.workloads.values():
+        base = ADDONS.get(cur.platform)
+        if base is None:
+            continue
+        if cur.cluster is not None and plain.get(cur.cluster) == base:
+            out[cur.cluster] = cur.platform
+        elif cur.cluster is None:
+            unplaced.add(cur.platform)
+    for kind in sorted(unplaced):
+        base = ADDONS[kind]
+        if kind not in listed and listed.count(base) == 1 and not out:
+            out[next(c.name for c in current.clusters if c.platform == base)] = kind
+    return out
 
 
 def _adds(cluster: CurrentCluster, market: Market) -> bool:

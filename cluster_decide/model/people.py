@@ -28,9 +28,7 @@ from cluster_decide.inputs.catalog import Catalog
 from cluster_decide.inputs.scenario import Scenario, Workload
 
 __all__ = [
-    "ADDONS",
     "ADDON_SUFFIX",
-    "FAMILY",
     "PLATFORM_SKILL",
     "ManagedOption",
     "Move",
@@ -51,17 +49,6 @@ PLATFORM_SKILL = {
     "shared": "kubernetes",
 }
 """The skill whose engineers build a cluster of each platform kind (prices its build weeks)."""
-FAMILY = {
-    "slurm": "slurm",
-    "kubernetes": "kubernetes",
-    "kubernetes_batch": "kubernetes",
-    "shared": "shared",
-}
-"""Platform kinds a workload can switch between without moving: a batch add-on (Kueue, Volcano,
-KAI) installs on the Kubernetes cluster that runs today, and users keep their containers."""
-ADDONS = {"kubernetes_batch": "kubernetes"}
-"""Platform kinds that are another kind with an add-on installed: a batch scheduler (Kueue,
-Volcano or KAI) goes onto a Kubernetes cluster of today, which keeps its nodes and services."""
 ADDON_SUFFIX = "+batch"
 """A Kubernetes cluster of today with a batch add-on is the pool named the cluster's name and this
 (``eks+batch``); no scenario name has a ``+``, so it names nothing else."""
@@ -92,6 +79,12 @@ class Move:
     move_cents: int
     retool_cents: int
     """Extra when the plan's platform does not offer the interface its users work in."""
+    cluster: str | None = None
+    """The listed cluster it runs on today, when ``[current]`` names it."""
+    relocate_weeks: float = 0.0
+    """Engineer-weeks of moving it to another cluster of its platform family (with ``cluster``)."""
+    relocate_cents: int = 0
+    """What those weeks cost a month, spread over the horizon."""
 
 
 @dataclass(frozen=True)
@@ -220,6 +213,7 @@ def prepare_people(
                 continue
             users = users_of(w, scn)
             jobs = jobs_per_month(w)
+            relocate = people.relocation_weeks if today.cluster is not None else 0.0
             weeks = (
                 people.migration_base_weeks
                 + people.migration_weeks_per_user * users
@@ -232,6 +226,11 @@ def prepare_people(
                 weeks=weeks,
                 move_cents=_cents(weeks * week_usd["kubernetes"] / horizon),
                 retool_cents=_cents(users * people.user_retraining_weeks * user_week / horizon),
+                cluster=today.cluster,
+                relocate_weeks=relocate,
+                relocate_cents=_cents(
+                    relocate * week_usd[PLATFORM_SKILL[today.platform]] / horizon
+                ),
             )
 
     caps = {s: scn.hiring.max_fte_by_skill.get(s, scn.hiring.max_fte) for s in SKILLS}

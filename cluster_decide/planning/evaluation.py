@@ -18,10 +18,10 @@ import numpy as np
 import polars as pl
 
 from cluster_decide.base.constants import HOURS_PER_WEEK, SKILLS
-from cluster_decide.base.vocabulary import DEMAND_UNITS_PER_GPU_PERCENT
+from cluster_decide.base.vocabulary import DEMAND_UNITS_PER_GPU_PERCENT, FAMILY
 from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, STEPS, ModelData, prepare
 from cluster_decide.model.decisions import Decisions
-from cluster_decide.model.people import FAMILY, cheapest_staffing
+from cluster_decide.model.people import cheapest_staffing
 from cluster_decide.model.stopping import check_stopped
 from cluster_decide.planning.service import SERVICE_LEVEL_SCHEMA, service_levels
 from cluster_decide.planning.sharing import Sharing, replay_sharing
@@ -124,6 +124,8 @@ class Evaluation:
     """Workloads the plan moves off their platform of today."""
     retooled: tuple[str, ...] = ()
     """Moved workloads whose users must change tools."""
+    relocated: tuple[str, ...] = ()
+    """Workloads the plan moves to another cluster of their platform family (not moved)."""
     horizon_months: int = 36
     dominated: tuple[str, ...] = ()
     """Open pools of which one could take the other's work for no more money or effort: not a
@@ -214,11 +216,11 @@ def evaluate_decisions(
     v += check_gang_fit(data, dec)
     staffing, required, hires, retrained = check_staffing(data, dec)
     v += staffing
-    moved, retooled = check_transition(data, dec)
+    moved, retooled, relocated = check_transition(data, dec)
     v += check_spot(data, dec)
     v += check_burst_cap(data, burst)
     v += sharing_v
-    costs = _costs(data, dec, burst, hires, retrained, moved, retooled)
+    costs = _costs(data, dec, burst, hires, retrained, (moved, retooled, relocated))
     cash = sum(costs[c] for c, is_cash, _ in COST_COMPONENTS if is_cash)
     v += check_budget(data, cash)
     v += check_policy(data, dec)
@@ -237,6 +239,7 @@ def evaluate_decisions(
         retrained={k: r for k, r in retrained.items() if r},
         moved=moved,
         retooled=retooled,
+        relocated=relocated,
         horizon_months=data.people.horizon_months if data.people is not None else 36,
         dominated=tuple(check_dominance(data, dec)),
         sharing=sharing,
@@ -534,19 +537,24 @@ def check_staffing(
     return v, required, hires, retrained
 
 
-def check_transition(data: ModelData, dec: Decisions) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The workloads a plan moves off their platform of today, and those whose users retool.
+def check_transition(
+    data: ModelData, dec: Decisions
+) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """Workloads a plan moves off their platform of today, or retools, or moves to a sibling cluster.
 
-    The model's ``transition`` rows only tie the moved and retooled flags to placements; a plan
-    written as decisions cannot break them, because the flags (and the migration cost they
-    carry) are derived here from the placements. Returns (moved, retooled), sorted.
+    A sibling cluster is another of the same platform family (``ModelData.relocates``). The
+    model's ``transition`` rows only tie the flags to placements; a plan written as decisions
+    cannot break them, because the flags (and the migration cost they carry) are derived here
+    from the placements. Returns (moved, retooled, relocated), sorted; a class split between
+    another platform and another cluster of its own is both moved and relocated.
     """
     people = data.people
     if people is None:
-        return (), ()
+        return (), (), ()
     pools = {p.name: p for p in data.pools}
     moved: list[str] = []
     retooled: list[str] = []
+    relocated: list[str] = []
     interfaces = {w.name: w.interface for w in data.workloads}
     for w, mv in people.moves.items():
         targets = [p for (ww, p, _g), s in dec.shares.items() if ww == w and s > 0 and p in pools]
@@ -558,7 +566,9 @@ def check_transition(data: ModelData, dec: Decisions) -> tuple[tuple[str, ...], 
                 for p in targets
             ):
                 retooled.append(w)
-    return tuple(moved), tuple(retooled)
+        if any(data.relocates(w, p) for p in targets):
+            relocated.append(w)
+    return tuple(moved), tuple(retooled), tuple(relocated)
 
 
 def check_burst_cap(data: ModelData, burst: Mapping[tuple[str, str], np.ndarray]) -> list[str]:
@@ -626,10 +636,13 @@ def _costs(
     burst: Mapping[tuple[str, str], np.ndarray],
     hires: Mapping[str, int],
     retrained: Mapping[tuple[str, str], int],
-    moved: tuple[str, ...],
-    retooled: tuple[str, ...],
+    transition: tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]],
 ) -> dict[str, int]:
-    """Monthly cents of every cost component (``COST_COMPONENTS``) of a plan."""
+    """Monthly cents of every cost component (``COST_COMPONENTS``) of a plan.
+
+    ``transition``: the workloads moved, retooled and relocated (``check_transition``).
+    """
+    moved, retooled, relocated = transition
     pools = {p.name for p in data.pools}
     people = data.people
     assert people is not None, "model data without people tables"
@@ -664,7 +677,8 @@ def _costs(
             if p in pools
         ),
         "migration": sum(people.moves[w].move_cents for w in moved)
-        + sum(people.moves[w].retool_cents for w in retooled),
+        + sum(people.moves[w].retool_cents for w in retooled)
+        + sum(people.moves[w].relocate_cents for w in relocated),
         "capability_gaps": sum(
             data.combos[k].gap_cents_per_pct * s for k, s in dec.shares.items() if k in data.combos
         ),

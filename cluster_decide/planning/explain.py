@@ -436,11 +436,13 @@ def _spare_sentences(data: ModelData, dec: Decisions, leased: set[str]) -> list[
     """
     out = []
     seen = set()
+    opened = set(dec.open_pools())
     for pool in data.pools:
         if not pool.nodes_today or pool.cluster in leased or pool.cluster in seen:
             continue
         seen.add(pool.cluster)  # with its batch add-on or without, one cluster
-        hosts = any(data.cluster_nodes(dec.nodes, pool.cluster, g) for g in pool.gpu_types)
+        # Open with none of its own nodes: its work runs on node groups it gains, or rented GPUs.
+        hosts = any(p.cluster == pool.cluster and p.name in opened for p in data.pools)
         racked = sum(
             max(data.cluster_nodes(dec.nodes, pool.cluster, g), pool.nodes_today_of(g))
             for g in pool.gpu_types
@@ -458,7 +460,7 @@ def _spare_sentences(data: ModelData, dec: Decisions, leased: set[str]) -> list[
             if used:
                 head = f"The {pool.cluster} cluster needs {used} of its {today} {g} nodes"
                 which = f"the other {plural(spare, g + ' node') if spare > 1 else g + ' node'}"
-            elif hosts:  # its work runs on the node groups it gains
+            elif hosts:
                 head = f"The {pool.cluster} cluster keeps none of its {plural(today, g + ' node')}"
                 which = "it" if today == 1 else "them"
             else:

@@ -7,9 +7,14 @@ tables (``model.people``), so the amounts it quotes are the ones the plan pays.
 from __future__ import annotations
 
 from cluster_decide.base.constants import CAPABILITY_WORDS, PLATFORM_WORDS, SKILLS, SUPPORT_LEVELS
-from cluster_decide.base.vocabulary import MANAGED_WORDS, SKILL_LABELS
+from cluster_decide.base.vocabulary import (
+    ADDONS,
+    CLUSTER_WORDS,
+    FAMILY,
+    MANAGED_WORDS,
+    SKILL_LABELS,
+)
 from cluster_decide.model.data import MILLI, ModelData
-from cluster_decide.model.people import ADDONS, FAMILY
 from cluster_decide.planning.evaluation import Decisions, Evaluation
 
 __all__ = ["MANAGED_WORDS", "and_list", "money", "people_sentences", "plural"]
@@ -243,7 +248,7 @@ def _move_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[str
         return []
     horizon = people.horizon_months
     out = []
-    kept = [w for w in people.moves if w not in ev.moved]
+    kept = [w for w in people.moves if w not in ev.moved and w not in ev.relocated]
     for w in ev.moved:
         mv = people.moves[w]
         to = sorted(
@@ -264,16 +269,46 @@ def _move_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[str
             f"{money(cents * horizon / 100.0)} once ({detail}), "
             f"{money(cents / 100.0)} a month over {horizon} months."
         )
+    out += _relocation_sentences(data, dec, ev)
     if kept:
-        # Today's record is a platform, not a cluster: a class kept on Slurm may still change
-        # clusters (a gang that outgrows the cluster of today), so the sentence names the platform.
+        # Without ``cluster`` today's record is a platform: a class kept on Slurm may still
+        # change clusters (a gang that outgrows the cluster of today), so the sentence names
+        # the platform, or the cluster where it is known.
         by_platform: dict[str, list[str]] = {}
         for w in kept:
-            by_platform.setdefault(PLATFORM_WORDS[people.moves[w].today], []).append(w)
+            mv = people.moves[w]
+            where = f"the {mv.cluster} cluster" if mv.cluster else PLATFORM_WORDS[mv.today]
+            by_platform.setdefault(where, []).append(w)
         groups = [f"{and_list(ws)} on {kind}" for kind, ws in sorted(by_platform.items())]
         if len(groups) == 1:
             where = "it runs" if len(kept) == 1 else "they run"
             out.append(f"It keeps {groups[0]}, where {where} today.")
         else:
             out.append(f"It keeps these where they run today: {'; '.join(groups)}.")
+    return out
+
+
+def _relocation_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[str]:
+    """What moving each class to another cluster of its platform family costs, and where to."""
+    people = data.people
+    assert people is not None
+    horizon = people.horizon_months
+    out = []
+    for w in ev.relocated:
+        mv = people.moves[w]
+        to = sorted(
+            {
+                data.pool(p).cluster or p
+                for (ww, p, _g), s in dec.shares.items()
+                if ww == w and s and data.relocates(w, p)
+            }
+        )
+        weeks = mv.relocate_weeks
+        kind = CLUSTER_WORDS.get(FAMILY[mv.today], ("shared pool",))[0]
+        out.append(
+            f"Moving {w} from the {mv.cluster} cluster to {and_list(to)} (another {kind}) costs "
+            f"{money(mv.relocate_cents * horizon / 100.0)} once ({weeks:g} engineer-week"
+            f"{'' if weeks == 1 else 's'}: the same images and scripts, its data and settings "
+            f"copied across), {money(mv.relocate_cents / 100.0)} a month over {horizon} months."
+        )
     return out

@@ -23,8 +23,10 @@ Frames and their columns (units in the names):
 - ``costs``: component, monthly_usd, cash (counts against a budget), meaning, one_time_usd
   (the one-off amount a spread component stands for).
 - ``transition``: workload, today (platform it runs on today, empty without ``[current]``),
-  planned (platforms it runs on in the plan), action (keep | move | new), users, retool (users
-  must change tools), one_time_usd, monthly_usd (spread over the horizon).
+  planned (platforms it runs on in the plan), action (keep | move | relocate | new: relocate is
+  a move to another cluster of the same platform family, known only where ``[current]`` names
+  its cluster), users, retool (users must change tools), one_time_usd, monthly_usd (spread
+  over the horizon).
 - ``service_levels``: workload, pool, gpu_type, metric, predicted, target, met (one row per
   placed share; see :mod:`cluster_decide.planning.service`).
 - ``relaxations`` (infeasible plans): change, amount, unit, monthly_usd, sentence.
@@ -394,15 +396,21 @@ def transition_frame(data: ModelData, dec: Decisions, ev: Evaluation) -> pl.Data
         mv = moves.get(w.name)
         moved = w.name in ev.moved
         retool = w.name in ev.retooled
+        relocated = w.name in ev.relocated
         cents = 0
         if mv is not None:
-            cents = (mv.move_cents if moved else 0) + (mv.retool_cents if retool else 0)
+            cents = (
+                (mv.move_cents if moved else 0)
+                + (mv.retool_cents if retool else 0)
+                + (mv.relocate_cents if relocated else 0)
+            )
+        action = "move" if moved else ("relocate" if relocated else "keep")
         rows.append(
             {
                 "workload": w.name,
                 "today": mv.today if mv else "",
                 "planned": ", ".join(planned),
-                "action": "new" if mv is None else ("move" if moved else "keep"),
+                "action": "new" if mv is None else action,
                 "users": mv.users if mv else None,
                 "retool": retool,
                 "one_time_usd": cents * horizon / 100.0,

@@ -1,0 +1,190 @@
+"""The cluster a workload runs on today (``[current.workloads.NAME] cluster``).
+
+A company runs an API on a managed serving cluster of L40S nodes and 32-GPU training, queued by
+Kueue, on a managed training cluster of 8 leased H100 nodes. Before the key existed, the two
+clusters were both plain Kubernetes to the model: the plan handed back the training cluster's
+lease, added 8 H100 nodes to the serving cluster and installed Kueue there again, a migration
+an expert rejects at the same cost. Naming each workload's cluster tells the model where Kueue
+runs and what moving a workload to the other cluster costs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from builders import component_usd, service, small_scenario, training
+
+import cluster_decide as cd
+from cluster_decide.analysis.today import today_vs_plan
+from cluster_decide.model.data import prepare
+from cluster_decide.planning.evaluation import Decisions, evaluate_decisions
+
+
+def two_clusters(named: bool = True, **team: Any) -> cd.Scenario:
+    """The serving and training clusters; each workload names its cluster when ``named``."""
+    api = {"platform": "kubernetes"} | ({"cluster": "serve"} if named else {})
+    train = {"platform": "kubernetes_batch"} | ({"cluster": "train"} if named else {})
+    leased = {"platform": "kubernetes", "managed": True, "ownership": "leased"}
+    return small_scenario(
+        [
+            service(
+                "api",
+                interface="containers",
+                gpu_types=["L40S"],
+                peak_requests_per_second=20.0,
+                gpu_seconds_per_request=0.5,
+                p99_latency_ms=5000.0,
+                requires=["autoscaling", "self_healing"],
+            ),
+            training(
+                "train",
+                interface="containers",
+                gpus_per_job=32,
+                gpu_hours_per_month=20000.0,
+                max_queue_wait_hours=12.0,
+            ),
+        ],
+        team=team or {"hpc": {"fte": 0.0}, "kubernetes": {"fte": 3.0}},
+        procurement={"mode": "cloud", "horizon_months": 24},
+        current={
+            "as_of": "2026-12",
+            "workloads": {"api": api, "train": train},
+            "clusters": [
+                {"name": "serve", "gpu_type": "L40S", "nodes": 2} | leased,
+                {"name": "train", "gpu_type": "H100", "nodes": 8} | leased,
+            ],
+        },
+    )
+
+
+def test_each_workload_stays_on_its_cluster_and_kueue_is_not_installed_again() -> None:
+    scn = two_clusters()
+    data = prepare(scn)
+    # The training cluster runs Kueue today: it is that kind under its own name, built already.
+    assert data.pool("train").platform == "kubernetes_batch"
+    assert "train+batch" not in {p.name for p in data.pools}
+    assert "serve+batch" in {p.name for p in data.pools}
+    plan = cd.solve(scn)
+    assert plan.status == "optimal"
+    placed = {r["workload"]: r["pool"] for r in plan.placements.iter_rows(named=True)}
+    assert placed == {"api": "serve", "train": "train"}
+    assert plan.one_time_usd == 0.0
+    assert plan.transition["action"].to_list() == ["keep", "keep"]
+    text = " ".join(plan.explanations)
+    assert (
+        "It keeps these where they run today: api on the serve cluster; train on the train" in text
+    )
+    # Its only node-less cluster keeps none of its own nodes, but it is not "unused": api runs
+    # there on rented GPUs.
+    assert "The serve cluster keeps none of its 2 L40S nodes" in text
+    assert "leaves the serve cluster" not in text
+
+
+def test_without_the_clusters_named_the_add_on_may_be_installed_on_either() -> None:
+    data = prepare(two_clusters(named=False))
+    assert {"serve+batch", "train+batch"} <= {p.name for p in data.pools}
+    assert data.pool("train").platform == "kubernetes"
+
+
+def test_moving_a_workload_to_a_sibling_cluster_costs_a_relocation() -> None:
+    # Keeping api at home is $87 a month cheaper than moving it beside training (a managed
+    # control plane's fee against a week of work spread over two years); the model must not
+    # rule its home cluster out as a twin of the training one (``build.dominated_pairs``).
+    scn = two_clusters()
+    data = prepare(scn)
+    plan = cd.solve(scn)
+    home = plan.decisions()
+    moved = Decisions(
+        {("api", "train", "L40S"): 100, ("train", "train", "H100"): 100},
+        dict(home.nodes),
+        {},
+        frozenset({"train"}),
+    )
+    stay, away = evaluate_decisions(data, home), evaluate_decisions(data, moved)
+    assert stay.feasible and away.feasible
+    assert away.relocated == ("api",) and stay.relocated == ()
+    people = data.people
+    assert people is not None
+    relocation = people.moves["api"].relocate_cents
+    assert away.costs_cents["migration"] == relocation > 0
+    # 1 engineer-week at a Kubernetes engineer's loaded cost, spread over 24 months.
+    week = scn.loaded_cost_usd_per_year("kubernetes") / 52.0
+    assert relocation == round(week / 24 * 100)
+    assert stay.total_cents < away.total_cents
+    assert plan.total_monthly_usd * 100 == pytest.approx(stay.total_cents, abs=1)
+
+
+def test_a_team_too_small_for_two_clusters_moves_both_and_pays_for_it() -> None:
+    # 0.8 FTE cannot run two self-managed clusters: both workloads go to one managed cluster,
+    # and each relocation is a cost and a sentence.
+    scn = two_clusters(hpc={"fte": 0.0}, kubernetes={"fte": 0.8}).update(
+        {
+            "hiring": {"allowed": False},
+            "current": {
+                "clusters": [
+                    {"name": n, "gpu_type": g, "nodes": k, "platform": "kubernetes"}
+                    | {"ownership": "leased"}
+                    for n, g, k in (("serve", "L40S", 2), ("train", "H100", 8))
+                ]
+            },
+        }
+    )
+    plan = cd.solve(scn)
+    assert plan.status == "optimal"
+    t = {r["workload"]: r for r in plan.transition.iter_rows(named=True)}
+    assert t["api"]["action"] == "relocate" and t["train"]["action"] == "relocate"
+    data = prepare(scn)
+    assert data.people is not None
+    cents = data.people.moves["api"].relocate_cents
+    assert component_usd(plan, "migration") == pytest.approx(2 * cents / 100.0)
+    assert t["api"]["monthly_usd"] == pytest.approx(cents / 100.0)
+    text = " ".join(plan.explanations)
+    assert (
+        "Moving api from the serve cluster to k8s-batch (another Kubernetes cluster) costs" in text
+    )
+    assert "(1 engineer-week:" in text
+    ev = cd.evaluate(scn, plan)
+    assert ev.feasible and ev.total_cents == pytest.approx(plan.total_monthly_usd * 100, abs=1)
+    assert set(ev.relocated) == {"api", "train"}
+    today = today_vs_plan(scn, plan, plan)
+    moves = today.filter(today["item"] == "moves")["plan"].item()
+    assert moves == "2: api (to another kubernetes cluster); train (to another kubernetes cluster)"
+
+
+@pytest.mark.parametrize(
+    ("workload", "message"),
+    [
+        ({"platform": "kubernetes", "cluster": "serv"}, "no cluster named 'serv'"),
+        (
+            {"platform": "slurm", "cluster": "serve"},
+            "'api' runs on slurm today, but cluster 'serve' is kubernetes",
+        ),
+    ],
+)
+def test_a_cluster_that_is_not_listed_or_of_another_platform_is_refused(
+    workload: dict[str, str], message: str
+) -> None:
+    with pytest.raises(cd.ScenarioError) as err:
+        two_clusters().update({"current": {"workloads": {"api": workload}}})
+    text = str(err.value)
+    assert "current.workloads.api.cluster" in text and message in text
+
+
+def test_a_plain_service_may_name_a_cluster_that_runs_the_add_on() -> None:
+    scn = two_clusters().update(
+        {
+            "current": {
+                "clusters": [
+                    {"name": "serve", "gpu_type": "L40S", "nodes": 2, "ownership": "leased"}
+                    | {"platform": "kubernetes_batch"},
+                    {"name": "train", "gpu_type": "H100", "nodes": 8, "ownership": "leased"}
+                    | {"platform": "kubernetes"},
+                ]
+            }
+        }
+    )
+    assert prepare(scn).pool("serve").platform == "kubernetes_batch"
+    plan = cd.solve(scn)
+    assert plan.status == "optimal"
+    assert not plan.transition.filter(plan.transition["action"] == "relocate").height
