@@ -65,7 +65,7 @@ def _table(frame: pl.DataFrame) -> str:
         tbl_hide_dataframe_shape=True,
         tbl_hide_column_data_types=True,
         tbl_formatting="ASCII_MARKDOWN",
-        fmt_str_lengths=120,
+        fmt_str_lengths=300,  # a today column's reason is a sentence
         tbl_width_chars=4_000,  # a wide table scrolls; a wrapped cell reads as two words
         float_precision=2,
         thousands_separator=",",
@@ -99,8 +99,9 @@ def summary(plan: Plan, verdict: str = "", today: pl.DataFrame | None = None) ->
         *(
             [
                 "",
-                "Today -> plan (today: each workload of [current] kept on the platform it runs "
-                "on, new ones placed freely, sized and priced by the same model)",
+                "Today -> plan (today: each workload of [current] kept where it runs, on its "
+                "platform and its cluster where named, new ones placed freely, sized and priced "
+                "by the same model)",
                 _table(today),
             ]
             if today is not None

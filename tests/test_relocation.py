@@ -16,7 +16,7 @@ import pytest
 from builders import component_usd, service, small_scenario, training
 
 import cluster_decide as cd
-from cluster_decide.analysis.today import today_vs_plan
+from cluster_decide.analysis.today import today_plan, today_vs_plan
 from cluster_decide.model.data import prepare
 from cluster_decide.planning.evaluation import Decisions, evaluate_decisions
 
@@ -55,6 +55,22 @@ def two_clusters(named: bool = True, **team: Any) -> cd.Scenario:
                 {"name": "train", "gpu_type": "H100", "nodes": 8} | leased,
             ],
         },
+    )
+
+
+def too_few_engineers() -> cd.Scenario:
+    """The two clusters self-managed, with 0.8 Kubernetes FTE and no hiring: too few for both."""
+    return two_clusters(hpc={"fte": 0.0}, kubernetes={"fte": 0.8}).update(
+        {
+            "hiring": {"allowed": False},
+            "current": {
+                "clusters": [
+                    {"name": n, "gpu_type": g, "nodes": k, "platform": "kubernetes"}
+                    | {"ownership": "leased"}
+                    for n, g, k in (("serve", "L40S", 2), ("train", "H100", 8))
+                ]
+            },
+        }
     )
 
 
@@ -118,18 +134,7 @@ def test_moving_a_workload_to_a_sibling_cluster_costs_a_relocation() -> None:
 def test_a_team_too_small_for_two_clusters_moves_both_and_pays_for_it() -> None:
     # 0.8 FTE cannot run two self-managed clusters: both workloads go to one managed cluster,
     # and each relocation is a cost and a sentence.
-    scn = two_clusters(hpc={"fte": 0.0}, kubernetes={"fte": 0.8}).update(
-        {
-            "hiring": {"allowed": False},
-            "current": {
-                "clusters": [
-                    {"name": n, "gpu_type": g, "nodes": k, "platform": "kubernetes"}
-                    | {"ownership": "leased"}
-                    for n, g, k in (("serve", "L40S", 2), ("train", "H100", 8))
-                ]
-            },
-        }
-    )
+    scn = too_few_engineers()
     plan = cd.solve(scn)
     assert plan.status == "optimal"
     t = {r["workload"]: r for r in plan.transition.iter_rows(named=True)}
@@ -188,3 +193,20 @@ def test_a_plain_service_may_name_a_cluster_that_runs_the_add_on() -> None:
     plan = cd.solve(scn)
     assert plan.status == "optimal"
     assert not plan.transition.filter(plan.transition["action"] == "relocate").height
+
+
+def test_hold_keeps_each_workload_on_its_cluster_and_today_says_why_it_cannot() -> None:
+    held = two_clusters().update({"current": {"hold": True}})
+    data = prepare(held)
+    assert data.combos[("api", "train", "L40S")].blocked_family == "policy"
+    assert "held on the serve cluster" in data.combos[("api", "train", "L40S")].blocked
+    assert not data.combos[("api", "serve", "L40S")].blocked
+    # 0.8 FTE cannot run today's two self-managed clusters: the estate as it is has no plan,
+    # and the today column says why rather than pricing a consolidation as "today".
+    tight = too_few_engineers()
+    today = today_plan(tight)
+    assert today.status == "infeasible"
+    table = today_vs_plan(tight, cd.solve(tight), today)
+    cell = table.filter(table["item"] == "platforms")["today"].item()
+    assert cell.startswith("no plan keeps every workload where it runs today: the leanest plan")
+    assert "0.8 are on staff and hiring is not allowed" in cell

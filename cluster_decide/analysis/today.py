@@ -23,7 +23,11 @@ TODAY_SCHEMA = {"item": pl.String, "today": pl.String, "plan": pl.String}
 
 
 def status_quo(scn: Scenario) -> Scenario:
-    """``scn`` with every workload of ``[current]`` held to the platform family it runs on today."""
+    """``scn`` with every workload of ``[current]`` held where it runs today.
+
+    On the platform family it runs on (whatever the scenario's policy says of the future), and
+    on its cluster where ``[current]`` names one (``[current] hold``).
+    """
     if scn.current is None:
         return scn
     today = {name: cur.platform for name, cur in scn.current.workloads.items()}
@@ -34,7 +38,13 @@ def status_quo(scn: Scenario) -> Scenario:
         if w["name"] in today:
             family = FAMILY[today[w["name"]]]
             w["platforms"] = [k for k in allowed if FAMILY[k] == family]
-    return scn.update({"workloads": data["workloads"], "policy": {"platforms": allowed}})
+    return scn.update(
+        {
+            "workloads": data["workloads"],
+            "policy": {"platforms": allowed},
+            "current": {"hold": True},
+        }
+    )
 
 
 def today_plan(scn: Scenario, time_limit_s: float = 10.0, workers: int = 2, seed: int = 0) -> Plan:
@@ -86,10 +96,14 @@ def today_vs_plan(scn: Scenario, plan: Plan, today: Plan | None) -> pl.DataFrame
     """Rows: platforms, baseline GPUs, staff, monthly and one-time cost, moves, hires, retraining.
 
     ``today`` is :func:`today_plan` of ``scn`` (None or infeasible: today's column says no plan
-    keeps every workload where it runs). Both plans' numbers come from their own frames.
+    keeps every workload where it runs, and why where the diagnosis says). Both plans' numbers
+    come from their own frames.
     """
     kept = today is not None and today.feasible
     na = "no plan keeps every workload where it runs today"
+    why = [s for s in (today.explanations if today is not None else []) if s.startswith("Why: ")]
+    if not kept and why:
+        na += ": " + why[0].removeprefix("Why: ").rstrip(".")
     before = _changes(today) if kept and today else ("", "", "")
     after = _changes(plan)
     rows = [

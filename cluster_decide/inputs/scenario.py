@@ -540,6 +540,9 @@ class Current(_Section):
     as_of: Annotated[str, Field(pattern=r"^\d{4}-\d{2}$")] | None = None
     workloads: dict[Name, CurrentWorkload] = {}
     clusters: tuple[CurrentCluster, ...] = ()
+    hold: StrictBool = False
+    """Keep every listed workload where it runs today: on its platform family, and on its
+    cluster where ``cluster`` names one (the estate as it is, which "Today -> plan" prices)."""
 
 
 def _check_profile(value: Any) -> Any:

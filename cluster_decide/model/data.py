@@ -761,6 +761,18 @@ def _realtime_gpus(
     return out
 
 
+def _held(scn: Scenario, w: Workload, pool: Pool) -> tuple[str, str]:
+    """Why ``[current] hold`` keeps a workload out of this pool (its family, or its cluster)."""
+    cur = scn.current.workloads.get(w.name) if scn.current and scn.current.hold else None
+    if cur is None:
+        return "", ""
+    if FAMILY[pool.platform] != FAMILY[cur.platform]:
+        return f"it is held on {PLATFORM_WORDS[cur.platform]}, where it runs today", "policy"
+    if cur.cluster is not None and pool.cluster != cur.cluster:
+        return f"it is held on the {cur.cluster} cluster, where it runs today", "policy"
+    return "", ""
+
+
 def _blocked(w: Workload, pool: Pool, platform: PlatformKind, gpu: GpuType) -> tuple[str, str]:
     """Why a workload may not use this pool and GPU type, and the constraint family that says so."""
     if w.platforms is not None and pool.platform not in w.platforms:
@@ -839,6 +851,8 @@ def prepare(scn: Scenario) -> ModelData:
                     continue
                 gpu = cat.gpus[g]
                 reason, family = _blocked(w, p, plat, gpu)
+                if not reason:
+                    reason, family = _held(scn, w, p)
                 if not reason and markets[g].baseline is None and not p.owns(g):
                     reason = f"no allowed provider class sells {g} for a pool's baseline nodes"
                     family = "policy"
