@@ -609,9 +609,9 @@ def dominated_pairs(d: ModelData) -> list[tuple[str, str]]:
 
     b dominates a when b holds a's GPU types at the same node price, b bursts wherever a
     does and has no node limit, b's per-node effort is no larger for any skill, moving a's work
-    to b moves nobody off the platform family or the cluster it uses today, and every workload a may host b may
-    host too, needing no more GPUs in any hour and costing no more in gaps, friction or spot
-    (work a may run on spot may run on spot in b at no higher price).
+    to b moves nobody off the platform family or the cluster it uses today, and every workload
+    a may host b may host too, needing no more GPUs in any hour and costing no more in gaps,
+    friction or spot (work a may run on spot may run on spot in b at no higher price).
     Then a plan that opens both is never cheaper than one that moves a's work into b (its
     capacity, effort and fees only shrink), so ``open[a] + open[b] ≤ 1`` keeps the least cost
     (an exact tie goes to the plan with fewer pools) and spares CP-SAT from proving it among
