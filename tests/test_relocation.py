@@ -19,6 +19,7 @@ import cluster_decide as cd
 from cluster_decide.analysis.today import today_plan, today_vs_plan
 from cluster_decide.model.data import prepare
 from cluster_decide.planning.evaluation import Decisions, evaluate_decisions
+from cluster_decide.planning.explain import money
 
 
 def two_clusters(named: bool = True, **team: Any) -> cd.Scenario:
@@ -210,3 +211,18 @@ def test_hold_keeps_each_workload_on_its_cluster_and_today_says_why_it_cannot() 
     cell = table.filter(table["item"] == "platforms")["today"].item()
     assert cell.startswith("no plan keeps every workload where it runs today: the leanest plan")
     assert "0.8 are on staff and hiring is not allowed" in cell
+
+
+def test_one_held_workload_stays_and_the_diagnosis_offers_to_release_it() -> None:
+    # Policy keeps the API on its own (self-managed) cluster: with 0.8 FTE that cannot run
+    # beside a second cluster for training, and the smallest changes include letting it move.
+    free = too_few_engineers()
+    held = free.update({"current": {"workloads": {"api": {"hold": True}}}})
+    data = prepare(held)
+    assert data.combos[("api", "k8s", "L40S")].blocked_family == "policy"
+    assert not data.combos[("train", "k8s-batch", "H100")].blocked  # the rest may still move
+    plan = cd.solve(held)
+    assert plan.status == "infeasible"
+    release = "Let api move off the serve cluster (drop its hold): the best plan then costs"
+    fix = next(s for s in plan.explanations if s.startswith(release))
+    assert money(cd.solve(free).total_monthly_usd) in fix

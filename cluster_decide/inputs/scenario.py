@@ -504,12 +504,16 @@ class CurrentWorkload(_Section):
     ``cluster`` names the listed cluster (``[[current.clusters]]``) it runs on, when known: a
     plan that puts it on another cluster of the same platform family moves it there (a smaller
     cost than a move to another platform), and a plain Kubernetes cluster named by a workload
-    that runs on ``kubernetes_batch`` today has the batch add-on already.
+    that runs on ``kubernetes_batch`` today has the batch add-on already. ``hold`` keeps it
+    there: on its platform family, and on its cluster when named (a production service that
+    policy keeps apart, say).
     """
 
     platform: Platform
     cluster: Name | None = None
     users: Users | None = None
+    hold: StrictBool = False
+    """Keep this workload where it runs today (``Current.hold`` for one workload)."""
 
 
 class CurrentCluster(_Section):

@@ -762,9 +762,10 @@ def _realtime_gpus(
 
 
 def _held(scn: Scenario, w: Workload, pool: Pool) -> tuple[str, str]:
-    """Why ``[current] hold`` keeps a workload out of this pool (its family, or its cluster)."""
-    cur = scn.current.workloads.get(w.name) if scn.current and scn.current.hold else None
-    if cur is None:
+    """Why ``hold`` (``[current]``'s or the workload's own) keeps a workload out of this pool."""
+    current = scn.current
+    cur = current.workloads.get(w.name) if current is not None else None
+    if current is None or cur is None or not (cur.hold or current.hold):
         return "", ""
     if FAMILY[pool.platform] != FAMILY[cur.platform]:
         return f"it is held on {PLATFORM_WORDS[cur.platform]}, where it runs today", "policy"

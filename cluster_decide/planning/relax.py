@@ -252,6 +252,7 @@ def _single_changes(
                     partial(Scenario.restrict_platforms, platforms=[*scn.policy.platforms, k]),
                 )
             )
+    out += _hold_changes(scn)
     if scn.policy.max_pools is not None:
         out.append(
             (
@@ -263,6 +264,45 @@ def _single_changes(
             )
         )
     return out
+
+
+def _hold_changes(
+    scn: Scenario,
+) -> list[tuple[str, float, str, str, Callable[[Scenario], Scenario]]]:
+    """Releasing ``[current] hold``, or one workload's own hold, as changes to try."""
+    current = scn.current
+    if current is None:
+        return []
+    out: list[tuple[str, float, str, str, Callable[[Scenario], Scenario]]] = []
+    if current.hold:
+        out.append(
+            (
+                "hold",
+                1.0,
+                "change",
+                "let the plan move workloads off the platforms and clusters they run on today "
+                "(drop [current] hold)",
+                lambda x: x.update({"current": {"hold": False}}),
+            )
+        )
+    for name, cur in sorted(current.workloads.items()):
+        if cur.hold:
+            where = f"the {cur.cluster} cluster" if cur.cluster else PLATFORM_WORDS[cur.platform]
+            out.append(
+                (
+                    f"hold:{name}",
+                    1.0,
+                    "change",
+                    f"let {name} move off {where} (drop its hold)",
+                    partial(_release, workload=name),
+                )
+            )
+    return out
+
+
+def _release(scn: Scenario, workload: str) -> Scenario:
+    """``scn`` with ``workload``'s own hold dropped."""
+    return scn.update({"current": {"workloads": {workload: {"hold": False}}}})
 
 
 def _budget_change(
