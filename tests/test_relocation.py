@@ -146,9 +146,7 @@ def test_a_team_too_small_for_two_clusters_moves_both_and_pays_for_it() -> None:
     assert component_usd(plan, "migration") == pytest.approx(2 * cents / 100.0)
     assert t["api"]["monthly_usd"] == pytest.approx(cents / 100.0)
     text = " ".join(plan.explanations)
-    assert (
-        "Moving api from the serve cluster to k8s-batch (another Kubernetes cluster) costs" in text
-    )
+    assert "Moving api from the serve cluster to a new Kubernetes cluster (k8s-batch) costs" in text
     assert "(1 engineer-week:" in text
     ev = cd.evaluate(scn, plan)
     assert ev.feasible and ev.total_cents == pytest.approx(plan.total_monthly_usd * 100, abs=1)

@@ -205,12 +205,7 @@ def showback(scn: Scenario, plan: Plan, staff_key: str = "gpu_hours") -> pl.Data
             add(w, p, "managed_fees", staff_key, fee * share)
             add(w, p, "cluster_build", staff_key, build * share)
     for w in sorted(set(ev.moved) | set(ev.relocated)):
-        mv = people.moves[w]
-        cents = (
-            (mv.move_cents if w in ev.moved else 0)
-            + (mv.retool_cents if w in ev.retooled else 0)
-            + (mv.relocate_cents if w in ev.relocated else 0)
-        )
+        cents = people.moves[w].cents(w in ev.moved, w in ev.retooled, w in ev.relocated)
         add(w, "", "migration", "direct", float(cents))
 
     # Estimates caused by one placement go straight to its workload.

@@ -430,23 +430,21 @@ def _addons_installed(current: Current) -> dict[str, str]:
     as that kind and installs nothing. With two plain Kubernetes clusters listed and no
     ``cluster`` to say which has it, each may still gain it and pays the install.
     """
-    listed: list[str] = [c.platform for c in current.clusters]
-    plain = {c.name: c.platform for c in current.clusters}
-    out: dict[str, str] = {}
-    unplaced: set[str] = set()
-    for cur in current.workloads.values():
-        base = ADDONS.get(cur.platform)
-        if base is None:
-            continue
-        if cur.cluster is not None and plain.get(cur.cluster) == base:
-            out[cur.cluster] = cur.platform
-        elif cur.cluster is None:
-            unplaced.add(cur.platform)
-    for kind in sorted(unplaced):
-        base = ADDONS[kind]
-        if kind not in listed and listed.count(base) == 1 and not out:
-            out[next(c.name for c in current.clusters if c.platform == base)] = kind
-    return out
+    kind_of: dict[str, str] = {c.name: c.platform for c in current.clusters}
+    named: dict[str, str] = {
+        cur.cluster: cur.platform
+        for cur in current.workloads.values()
+        if cur.cluster is not None and ADDONS.get(cur.platform) == kind_of[cur.cluster]
+    }
+    if named:
+        return named
+    listed = list(kind_of.values())
+    unnamed = {cur.platform for cur in current.workloads.values() if cur.cluster is None}
+    return {
+        next(n for n, k in kind_of.items() if k == base): kind
+        for kind, base in ADDONS.items()
+        if kind in unnamed and kind not in listed and listed.count(base) == 1
+    }
 
 
 def _adds(cluster: CurrentCluster, market: Market) -> bool:

@@ -86,6 +86,14 @@ class Move:
     relocate_cents: int = 0
     """What those weeks cost a month, spread over the horizon."""
 
+    def cents(self, moved: bool, retooled: bool, relocated: bool) -> int:
+        """What a plan's transition of this workload costs a month (``check_transition``'s flags)."""
+        return (
+            (self.move_cents if moved else 0)
+            + (self.retool_cents if retooled else 0)
+            + (self.relocate_cents if relocated else 0)
+        )
+
 
 @dataclass(frozen=True)
 class PeopleData:

@@ -676,9 +676,9 @@ def _costs(
             for p in open_pools
             if p in pools
         ),
-        "migration": sum(people.moves[w].move_cents for w in moved)
-        + sum(people.moves[w].retool_cents for w in retooled)
-        + sum(people.moves[w].relocate_cents for w in relocated),
+        "migration": sum(
+            mv.cents(w in moved, w in retooled, w in relocated) for w, mv in people.moves.items()
+        ),
         "capability_gaps": sum(
             data.combos[k].gap_cents_per_pct * s for k, s in dec.shares.items() if k in data.combos
         ),

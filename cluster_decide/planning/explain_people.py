@@ -259,7 +259,7 @@ def _move_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[str
             }
         )
         retool = w in ev.retooled
-        cents = mv.move_cents + (mv.retool_cents if retool else 0)
+        cents = mv.cents(True, retool, False)  # a relocation has its own sentence
         detail = f"{mv.weeks:.1f} engineer-weeks"
         if retool:
             detail += f", and about a week for each of its {mv.users} users to change tools"
@@ -296,17 +296,19 @@ def _relocation_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> li
     out = []
     for w in ev.relocated:
         mv = people.moves[w]
+        kind = CLUSTER_WORDS.get(FAMILY[mv.today], ("shared pool",))[0]
         to = sorted(
             {
-                data.pool(p).cluster or p
+                f"the {data.pool(p).cluster} cluster"
+                if data.pool(p).cluster
+                else f"a new {kind} ({p})"
                 for (ww, p, _g), s in dec.shares.items()
                 if ww == w and s and data.relocates(w, p)
             }
         )
         weeks = mv.relocate_weeks
-        kind = CLUSTER_WORDS.get(FAMILY[mv.today], ("shared pool",))[0]
         out.append(
-            f"Moving {w} from the {mv.cluster} cluster to {and_list(to)} (another {kind}) costs "
+            f"Moving {w} from the {mv.cluster} cluster to {and_list(to)} costs "
             f"{money(mv.relocate_cents * horizon / 100.0)} once ({weeks:g} engineer-week"
             f"{'' if weeks == 1 else 's'}: the same images and scripts, its data and settings "
             f"copied across), {money(mv.relocate_cents / 100.0)} a month over {horizon} months."

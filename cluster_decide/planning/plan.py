@@ -397,13 +397,7 @@ def transition_frame(data: ModelData, dec: Decisions, ev: Evaluation) -> pl.Data
         moved = w.name in ev.moved
         retool = w.name in ev.retooled
         relocated = w.name in ev.relocated
-        cents = 0
-        if mv is not None:
-            cents = (
-                (mv.move_cents if moved else 0)
-                + (mv.retool_cents if retool else 0)
-                + (mv.relocate_cents if relocated else 0)
-            )
+        cents = mv.cents(moved, retool, relocated) if mv is not None else 0
         action = "move" if moved else ("relocate" if relocated else "keep")
         rows.append(
             {
