@@ -13,7 +13,11 @@ what a meeting needs to know how sure to be:
 - a **verdict** — ``clear``, ``close`` or ``fragile`` (``none`` when there is no plan to judge) —
   and one sentence an executive can repeat;
 - where the decision should wait for data, the **measurement that would settle it** (the input
-  with the nearest flip), written as a step to lead the pilot.
+  with the nearest flip), written as a step to lead the pilot;
+- the **plan with one cluster fewer** (one more solve with ``policy.max_pools`` one below the
+  plan's clusters): three clusters where two cost 0.1% more is a near-tie the archetype
+  comparison cannot see, both plans being one archetype, and a meeting would take the simpler.
+  The sentence says it when it costs less than :data:`CLEAR_MARGIN` more.
 
 Thresholds (justified in ``docs/analysis.md``): ``clear`` needs a margin of at least
 :data:`CLEAR_MARGIN` and no flip within :data:`CLEAR_FLIP` of any input (or no other feasible
@@ -35,11 +39,13 @@ from typing import Any, Final
 import polars as pl
 
 from cluster_decide.analysis.comparison import compare
+from cluster_decide.analysis.core import Outcome, quick_solve
 from cluster_decide.analysis.flips import LEVELS, Flip, flips_frame, nearest_flips
 from cluster_decide.analysis.inputs import input_label
 from cluster_decide.analysis.ranges import RANGES_SCHEMA, catalog_distributions, input_ranges
 from cluster_decide.analysis.uncertainty_samples import UncertaintyResult, uncertainty
 from cluster_decide.inputs.scenario import DEMAND_KEYS, Scenario
+from cluster_decide.model.decisions import Decisions
 from cluster_decide.planning.explain import ARCHETYPE_SHORT, money
 from cluster_decide.planning.plan import Plan
 from cluster_decide.planning.solve import solve
@@ -205,6 +211,17 @@ class Recommendation:
     """The sampled inputs' ranges (:data:`~cluster_decide.analysis.ranges.RANGES_SCHEMA`)."""
     sweep: UncertaintyResult | None = field(default=None, repr=False, compare=False)
     """The raw sweep behind :attr:`robust` (samples, per-sample costs)."""
+    fewer: Outcome | None = field(default=None, repr=False, compare=False)
+    """The best plan on fewer clusters than :attr:`plan` (None when the plan runs one)."""
+    fewer_words: str = ""
+    """What :attr:`fewer` changes and costs, in one sentence ("" when there is none)."""
+
+    @property
+    def fewer_margin_usd(self) -> float:
+        """:attr:`fewer`'s monthly cost minus the plan's (NaN when it has no plan)."""
+        if self.fewer is None or not self.fewer.feasible:
+            return math.nan
+        return self.fewer.total_monthly_usd - self.plan.total_monthly_usd
 
     @property
     def archetype(self) -> str | None:
@@ -221,9 +238,12 @@ class Recommendation:
                 out.append(f"{_cap(_name(r['archetype']))} cannot meet the requirements.")
             else:
                 out.append(
-                    f"{_cap(_name(r['archetype']))} costs {money(r['margin_usd'])} "
-                    f"({_pct(r['margin_pct'])}) more a month (service levels met: {r['slo_met']})."
+                    f"{_cap(_name(r['archetype']))} {_verb(r['archetype'], 'costs', 'cost')} "
+                    f"{money(r['margin_usd'])} ({_pct(r['margin_pct'])}) more a month (service "
+                    f"levels met: {r['slo_met']})."
                 )
+        if self.fewer_words:
+            out.append(self.fewer_words)
         out += [s for s in self.flips.filter(pl.col("found"))["sentence"].head(3)]
         for r in self.robust.iter_rows(named=True):
             out.append(
@@ -256,6 +276,15 @@ class Recommendation:
             "seed": self.seed,
             "settle": self.settle,
             "lines": self.lines(),
+            "one_cluster_fewer": None
+            if self.fewer is None
+            else {
+                "status": self.fewer.status,
+                "clusters": list(self.fewer.open_pools),
+                "total_monthly_usd": _clean(self.fewer.total_monthly_usd),
+                "margin_usd": _clean(self.fewer_margin_usd),
+                "sentence": self.fewer_words,
+            },
         }
 
 
@@ -614,6 +643,99 @@ def _sentence(
     return text
 
 
+def _one_cluster_fewer(scn: Scenario, plan: Plan, seed: int) -> Outcome | None:
+    """The best plan on fewer clusters than ``plan`` (None when it runs one cluster).
+
+    Solved as every analysis solve is (:func:`~cluster_decide.analysis.core.quick_solve`: a
+    deterministic limit, no infeasibility diagnosis), so the same inputs give the same words.
+    """
+    clusters = plan.decisions().open_pools()
+    if len(clusters) < 2:
+        return None
+    return quick_solve(scn.update({"policy": {"max_pools": len(clusters) - 1}}), seed)
+
+
+def _simpler_and_close(plan: Plan, fewer: Outcome | None) -> bool:
+    """Whether the executive sentence names the plan on fewer clusters.
+
+    It does when that plan is of the same archetype (another archetype is the runner-up's
+    business) and costs less than :data:`CLEAR_MARGIN` more: on cost alone, not a clear loser.
+    """
+    return (
+        fewer is not None
+        and fewer.feasible
+        and fewer.archetype == plan.archetype
+        and fewer.total_monthly_usd - plan.total_monthly_usd < CLEAR_MARGIN * plan.total_monthly_usd
+    )
+
+
+def _fewer_words(plan: Plan, fewer: Outcome | None, short: bool = False) -> str:
+    """What the plan on fewer clusters costs beside ``plan`` and, unless ``short``, what moves.
+
+    ``short`` is the clause of the executive sentence ("With 2 clusters instead of 3, the best
+    plan costs only $13 (under 0.1%) more a month.").
+    """
+    if fewer is None:
+        return ""
+    n = len(plan.decisions().open_pools())
+    if not fewer.feasible:
+        if fewer.status == "infeasible":
+            return f"No plan on fewer than {_clusters(n)} meets the requirements."
+        return f"No plan on fewer than {_clusters(n)} was found within the solver's time limit."
+    kept = fewer.open_pools
+    delta = fewer.total_monthly_usd - plan.total_monthly_usd
+    share = delta / plan.total_monthly_usd if plan.total_monthly_usd else math.nan
+    size = "under 0.1%" if abs(share) < 0.0005 else _pct(share)
+    if abs(delta) < 0.5:
+        cost = "costs the same a month"
+    else:
+        more = "more" if delta > 0 else "less"
+        cost = f"costs {'only ' if short and delta > 0 else ''}{money(abs(delta))} ({size}) {more} a month"
+    with_ = f"With {_clusters(len(kept))} instead of {_number(n)}"
+    if short:
+        return f"{with_}, the best plan {cost}."
+    which = _and(kept)
+    if fewer.archetype != plan.archetype:
+        which += f": {_name(fewer.archetype)}"
+    moves = _moves(plan, fewer)
+    return f"{with_} ({which}), the best plan {cost}" + (f"; {moves}." if moves else ".")
+
+
+_NUMBERS: Final = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+
+
+def _number(n: int) -> str:
+    return _NUMBERS[n] if 0 <= n < len(_NUMBERS) else str(n)
+
+
+def _clusters(n: int) -> str:
+    return f"{_number(n)} cluster" + ("" if n == 1 else "s")
+
+
+def _and(items: Sequence[str]) -> str:
+    return ", ".join(items[:-1]) + f" and {items[-1]}" if len(items) > 1 else "".join(items)
+
+
+def _moves(plan: Plan, fewer: Outcome, most: int = 3) -> str:
+    """The workloads whose clusters differ between the two plans, as "X moves from A to B"."""
+
+    def where(dec: Decisions) -> dict[str, str]:
+        pools: dict[str, set[str]] = {}
+        for (w, pool, _g), share in dec.shares.items():
+            if share > 0:
+                pools.setdefault(w, set()).add(pool)
+        return {w: " and ".join(sorted(ps)) for w, ps in pools.items()}
+
+    before, after = where(plan.decisions()), where(fewer.decisions)
+    moved = [
+        f"{w} moves from {before[w]} to {after[w]}"
+        for w in sorted(before)
+        if w in after and before[w] != after[w]
+    ]
+    extra = f", and {len(moved) - most} more move" if len(moved) > most else ""
+    return "; ".join(moved[:most]) + extra
+
+
 def _feasible(runner_ups: pl.DataFrame) -> list[str]:
     """The archetypes that can be built at the base figures (the plan's first)."""
     return list(runner_ups.filter(pl.col("total_monthly_usd").is_not_nan())["archetype"])
@@ -759,6 +881,9 @@ def recommend(
         robust_choice,
         samples,
     )
+    fewer = _one_cluster_fewer(scn, plan, seed)
+    if _simpler_and_close(plan, fewer):
+        sentence += " " + _fewer_words(plan, fewer, short=True)
     settle, step = "", empty_step
     if verdict != "clear" and nearest is not None and abs(nearest.change_pct) <= CLEAR_FLIP:
         settle, step = _settle(scn, plan, nearest, flips)
@@ -782,4 +907,6 @@ def recommend(
         step,
         ranges,
         sweep,
+        fewer,
+        _fewer_words(plan, fewer),
     )

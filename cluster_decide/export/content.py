@@ -978,6 +978,11 @@ def _how_sure(b: Bundle) -> Section | None:
             + " a month dearer."
         )
     lead += _win_rate_words(rec)
+    # A near-tie the archetypes cannot show: the plan on fewer clusters, what it costs and moves
+    # (beside the flips' table in the lead, else a bullet after the verdict's sentence).
+    fewer = names.plain(str(getattr(rec, "fewer_words", "") or ""))
+    if fewer and table is not None:
+        lead += f" {fewer}"
     # What would settle a close call (the pilot's first step), beside the verdict it settles.
     settle = names.plain(str(getattr(rec, "settle", "") or ""))
     return Section(
@@ -986,7 +991,7 @@ def _how_sure(b: Bundle) -> Section | None:
         + (f" — {_arch_within(runner)} is the runner-up" if runner else ""),
         lead,
         table=table,
-        bullets=() if table is not None else tuple(x for x in (sentence, settle) if x),
+        bullets=() if table is not None else tuple(x for x in (sentence, fewer, settle) if x),
         topic="How sure is this",
         notes=_talk(
             sentence,

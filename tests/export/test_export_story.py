@@ -40,6 +40,8 @@ class _Verdict:
     margin_pct: float = 0.019
     """A fraction, as ``Recommendation.margin_pct`` is (0.019 is 1.9%)."""
     flips: pl.DataFrame = dataclasses.field(default_factory=lambda: _flips())
+    fewer_words: str = ""
+    """What the plan on fewer clusters costs and moves ("" when there is none)."""
 
 
 def _flips() -> pl.DataFrame:
@@ -124,6 +126,25 @@ def test_a_verdict_where_nothing_flips_says_so_without_an_empty_table(bundle: Bu
     assert sure.bullets == (Names.of(bundle.plan, bundle.scenario).plain(steady.sentence),)
     assert "Each row" not in " ".join(sure.notes)
     assert "No single input" in " ".join(sure.notes)
+
+
+def test_the_plan_on_fewer_clusters_follows_the_verdict_on_the_how_sure_slide(
+    bundle: Bundle,
+) -> None:
+    """A bullet after the verdict's sentence; beside a flips' table (no bullets), in the lead."""
+    words = "With two clusters instead of three (hpc-a and k8s-batch), the best plan costs $8.3k."
+    names = Names.of(bundle.plan, bundle.scenario)
+    steady = _Verdict(flips=_flips().filter(~pl.col("found")))
+    fewer = replace(steady, fewer_words=words)
+    sure = next(s for s in sections(replace(bundle, recommendation=fewer)) if s.key == "how-sure")
+    assert sure.bullets == (names.plain(steady.sentence), names.plain(words))
+    assert words not in sure.lead and names.plain(words) not in sure.lead
+    flipping = replace(_Verdict(), fewer_words=words)
+    sure = next(
+        s for s in sections(replace(bundle, recommendation=flipping)) if s.key == "how-sure"
+    )
+    assert sure.table is not None and sure.bullets == ()
+    assert sure.lead.startswith("Runner-up: ") and sure.lead.endswith(" " + names.plain(words))
 
 
 @pytest.fixture(scope="module")
