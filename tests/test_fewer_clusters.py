@@ -11,6 +11,8 @@ under ``CLEAR_MARGIN``.
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 from builders import service, small_scenario
@@ -18,8 +20,9 @@ from test_relocation import two_clusters
 
 import cluster_decide as cd
 from cluster_decide.analysis.core import Outcome
-from cluster_decide.analysis.recommendation import CLEAR_MARGIN, _fewer_words
+from cluster_decide.analysis.recommendation import CLEAR_MARGIN, _fewer_words, _moves
 from cluster_decide.model.data import prepare
+from cluster_decide.model.decisions import Decisions
 from cluster_decide.planning.evaluation import evaluate_decisions
 from cluster_decide.planning.explain import money
 
@@ -91,3 +94,20 @@ def test_no_plan_on_fewer_clusters_is_said_as_what_it_is(status: str, words: str
     plan = cd.solve(cd.load_scenario())
     assert len(plan.decisions().open_pools()) == 3
     assert _fewer_words(plan, Outcome(status, None, math.nan, math.nan)) == words
+
+
+def test_a_cluster_with_its_add_on_is_the_same_cluster_in_the_words() -> None:
+    """A Kubernetes cluster of today is two pools (``prod`` and ``prod+batch``, the add-on
+    installed): a workload that keeps its cluster without the add-on has not moved."""
+    shares = {("bot", "prod+batch", "L40S"): 100, ("tune", "k8s", "H100"): 100}
+    shares |= {("rank", "k8s", "L40S"): 100}
+    plan: Any = SimpleNamespace(
+        decisions=lambda: Decisions(shares, {}),
+        total_monthly_usd=1000.0,
+    )
+    after = {("bot", "prod", "L40S"): 100, ("tune", "shared", "H100"): 100}
+    after |= {("rank", "prod", "L40S"): 100}
+    fewer = Outcome(
+        "optimal", "hybrid_shared", 1013.0, 1013.0, ("prod", "shared"), Decisions(after, {})
+    )
+    assert _moves(plan, fewer) == "rank moves from k8s to prod; tune moves from k8s to shared"

@@ -46,6 +46,7 @@ from cluster_decide.analysis.ranges import RANGES_SCHEMA, catalog_distributions,
 from cluster_decide.analysis.uncertainty_samples import UncertaintyResult, uncertainty
 from cluster_decide.inputs.scenario import DEMAND_KEYS, Scenario
 from cluster_decide.model.decisions import Decisions
+from cluster_decide.model.people import ADDON_SUFFIX
 from cluster_decide.planning.explain import ARCHETYPE_SHORT, money
 from cluster_decide.planning.plan import Plan
 from cluster_decide.planning.solve import solve
@@ -682,7 +683,7 @@ def _fewer_words(plan: Plan, fewer: Outcome | None, short: bool = False) -> str:
         if fewer.status == "infeasible":
             return f"No plan on fewer than {_clusters(n)} meets the requirements."
         return f"No plan on fewer than {_clusters(n)} was found within the solver's time limit."
-    kept = fewer.open_pools
+    kept = [_cluster(p) for p in fewer.open_pools]
     delta = fewer.total_monthly_usd - plan.total_monthly_usd
     share = delta / plan.total_monthly_usd if plan.total_monthly_usd else math.nan
     size = "under 0.1%" if abs(share) < 0.0005 else _pct(share)
@@ -716,6 +717,11 @@ def _and(items: Sequence[str]) -> str:
     return ", ".join(items[:-1]) + f" and {items[-1]}" if len(items) > 1 else "".join(items)
 
 
+def _cluster(pool: str) -> str:
+    """The cluster a pool is: a cluster of today with a batch add-on is still that cluster."""
+    return pool.removesuffix(ADDON_SUFFIX)
+
+
 def _moves(plan: Plan, fewer: Outcome, most: int = 3) -> str:
     """The workloads whose clusters differ between the two plans, as "X moves from A to B"."""
 
@@ -723,7 +729,7 @@ def _moves(plan: Plan, fewer: Outcome, most: int = 3) -> str:
         pools: dict[str, set[str]] = {}
         for (w, pool, _g), share in dec.shares.items():
             if share > 0:
-                pools.setdefault(w, set()).add(pool)
+                pools.setdefault(w, set()).add(_cluster(pool))
         return {w: " and ".join(sorted(ps)) for w, ps in pools.items()}
 
     before, after = where(plan.decisions()), where(fewer.decisions)
