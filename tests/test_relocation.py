@@ -17,6 +17,7 @@ from builders import component_usd, service, small_scenario, training
 
 import cluster_decide as cd
 from cluster_decide.analysis.today import today_plan, today_vs_plan
+from cluster_decide.export import gather, sections
 from cluster_decide.model.data import prepare
 from cluster_decide.planning.evaluation import Decisions, evaluate_decisions
 from cluster_decide.planning.explain import money
@@ -153,7 +154,18 @@ def test_a_team_too_small_for_two_clusters_moves_both_and_pays_for_it() -> None:
     assert set(ev.relocated) == {"api", "train"}
     today = today_vs_plan(scn, plan, plan)
     moves = today.filter(today["item"] == "moves")["plan"].item()
-    assert moves == "2: api (to another kubernetes cluster); train (to another kubernetes cluster)"
+    assert moves == "2: api (serve to k8s-batch); train (train to k8s-batch)"
+    # The transition names the clusters, and the deck's today slide says them.
+    assert (t["api"]["today_cluster"], t["api"]["planned_clusters"]) == ("serve", "k8s-batch")
+    assert (t["train"]["today_cluster"], t["train"]["planned_clusters"]) == ("train", "k8s-batch")
+    story = {s.key: s for s in sections(gather(plan, scn))}
+    table = next(s.table for s in story.values() if s.table and "Runs today on" in s.table.columns)
+    rows = {r[0]: r for r in table.rows}
+    cols = table.columns
+    api = rows["API"]
+    assert api[cols.index("Runs today on")] == "Kubernetes, serve cluster"
+    assert api[cols.index("Planned on")] == "Kubernetes + batch add-on, a new cluster"
+    assert api[cols.index("Change")] == "Changes cluster"
 
 
 @pytest.mark.parametrize(

@@ -48,6 +48,7 @@ from cluster_decide.inputs.scenario import DEMAND_KEYS, Scenario
 from cluster_decide.model.decisions import Decisions
 from cluster_decide.model.people import ADDON_SUFFIX
 from cluster_decide.planning.explain import ARCHETYPE_SHORT, money
+from cluster_decide.planning.explain_people import and_list
 from cluster_decide.planning.plan import Plan
 from cluster_decide.planning.solve import solve
 
@@ -695,7 +696,7 @@ def _fewer_words(plan: Plan, fewer: Outcome | None, short: bool = False) -> str:
     with_ = f"With {_clusters(len(kept))} instead of {_number(n)}"
     if short:
         return f"{with_}, the best plan {cost}."
-    which = _and(kept)
+    which = and_list(kept)
     if fewer.archetype != plan.archetype:
         which += f": {_name(fewer.archetype)}"
     moves = _moves(plan, fewer)
@@ -711,10 +712,6 @@ def _number(n: int) -> str:
 
 def _clusters(n: int) -> str:
     return f"{_number(n)} cluster" + ("" if n == 1 else "s")
-
-
-def _and(items: Sequence[str]) -> str:
-    return ", ".join(items[:-1]) + f" and {items[-1]}" if len(items) > 1 else "".join(items)
 
 
 def _cluster(pool: str) -> str:

@@ -80,7 +80,7 @@ def _changes(plan: Plan) -> tuple[str, str, str]:
     moved = [
         f"{r['workload']} ({r['today']} to {r['planned']})"
         if r["action"] == "move"
-        else f"{r['workload']} (to another {FAMILY[r['today']]} cluster)"
+        else f"{r['workload']} ({r['today_cluster']} to {r['planned_clusters']})"
         for r in moves.iter_rows(named=True)
     ]
     hires = int(plan.staffing["hires"].sum())

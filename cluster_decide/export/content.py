@@ -53,6 +53,7 @@ from cluster_decide.export.words import (
 )
 from cluster_decide.inputs.scenario import Scenario
 from cluster_decide.planning.explain import ADDED_NODE_MARKS, SPARE_NODE_MARKS
+from cluster_decide.planning.explain_people import and_list
 from cluster_decide.planning.plan import Plan
 from cluster_decide.planning.solve import solve
 
@@ -212,7 +213,7 @@ def _arch_within(archetype: str | None) -> str:
 
 def _listing(items: list[str]) -> str:
     """``a, b and c``: items as a sentence lists them."""
-    return ", ".join(items[:-1]) + f" and {items[-1]}" if len(items) > 1 else "".join(items)
+    return and_list(items) if items else ""
 
 
 def _plural(n: int, word: str) -> str:
@@ -1125,11 +1126,21 @@ def _transition_table(
     rows = []
     for r in transition.iter_rows(named=True):
         move = r["action"] in MOVING
+        today = PLATFORM_LABELS.get(r["today"], display(str(r["today"]))) if r["today"] else "–"
+        planned = PLATFORM_LABELS.get(r["planned"], display(str(r["planned"])))
+        if r.get("today_cluster"):  # named today: which cluster, then and in the plan
+            today += f", {names.pool(r['today_cluster'])}"
+            clusters = {
+                names.pool(c) if c in names.today else "a new cluster"
+                for c in str(r.get("planned_clusters") or "").split(", ")
+                if c
+            }
+            planned += f", {_listing(sorted(clusters))}" if clusters else ""
         rows.append(
             (
                 names.workload(r["workload"]),
-                PLATFORM_LABELS.get(r["today"], display(str(r["today"]))) if r["today"] else "–",
-                PLATFORM_LABELS.get(r["planned"], display(str(r["planned"]))),
+                today,
+                planned,
                 {"move": "Moves", "relocate": "Changes cluster", "new": "New"}.get(
                     r["action"], "Stays"
                 ),

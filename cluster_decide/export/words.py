@@ -19,6 +19,7 @@ import polars as pl
 
 from cluster_decide.base.vocabulary import ARCHETYPE_LABELS, PLATFORM_LABELS, SKILL_LABELS
 from cluster_decide.inputs.scenario import Scenario
+from cluster_decide.model.people import ADDON_SUFFIX
 from cluster_decide.planning.explain import money
 from cluster_decide.planning.plan import Plan
 from cluster_decide.style import short_number
@@ -154,6 +155,8 @@ class Names:
 
     workloads: dict[str, str]
     pools: dict[str, str]
+    today: frozenset[str] = frozenset()
+    """The clusters of today the scenario lists, by name (their pools are called so)."""
 
     @classmethod
     def of(cls, plan: Plan, scenario: Scenario | None = None) -> Names:
@@ -164,10 +167,17 @@ class Names:
         workloads = {s: display(s) for s in sorted(slugs)}
         platform_of = dict(zip(plan.pools["pool"], plan.pools["platform"], strict=True))
         platform_of.update(zip(plan.placements["pool"], plan.placements["platform"], strict=True))
+        # A cluster of today the scenario lists is called by its own name (the room knows it
+        # as hpc-a, not as "Slurm cluster A"), with or without the batch add-on the plan
+        # installs on it. (An unlisted one, implied by workloads of today, has no name.)
+        listed = scenario.current.clusters if scenario is not None and scenario.current else ()
+        pools = {
+            pool: f"{c.name} cluster" for c in listed for pool in (c.name, c.name + ADDON_SUFFIX)
+        }
         by_platform: dict[str, list[str]] = {}
         for pool, platform in sorted(platform_of.items()):
-            by_platform.setdefault(platform, []).append(pool)
-        pools = {}
+            if pool not in pools:
+                by_platform.setdefault(platform, []).append(pool)
         for platform, names in by_platform.items():
             noun = _POOL_NOUN.get(platform, PLATFORM_LABELS.get(platform, platform))
             noun = noun[0].upper() + noun[1:]
@@ -177,7 +187,7 @@ class Names:
                 else:
                     tail = pool.rsplit("-", 1)[-1]
                     pools[pool] = f"{noun} {tail.upper() if len(tail) <= 2 else i + 1}"
-        return cls(workloads, pools)
+        return cls(workloads, pools, frozenset(c.name for c in listed))
 
     def workload(self, slug: str) -> str:
         """A workload's display name."""

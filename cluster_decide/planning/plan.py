@@ -23,7 +23,9 @@ Frames and their columns (units in the names):
 - ``costs``: component, monthly_usd, cash (counts against a budget), meaning, one_time_usd
   (the one-off amount a spread component stands for).
 - ``transition``: workload, today (platform it runs on today, empty without ``[current]``),
-  planned (platforms it runs on in the plan), action (keep | move | relocate | new: relocate is
+  planned (platforms it runs on in the plan), today_cluster (the cluster of today it runs on,
+  where ``[current]`` names it, else empty), planned_clusters (the clusters it runs on in the
+  plan: a cluster of today by its name, add-on or not, a new one by its pool's), action (keep | move | relocate | new: relocate is
   a move to another cluster of the same platform family, known only where ``[current]`` names
   its cluster), users, retool (users must change tools), one_time_usd, monthly_usd (spread
   over the horizon).
@@ -108,6 +110,8 @@ TRANSITION_SCHEMA = {
     "workload": pl.String,
     "today": pl.String,
     "planned": pl.String,
+    "today_cluster": pl.String,
+    "planned_clusters": pl.String,
     "action": pl.String,
     "users": pl.Int64,
     "retool": pl.Boolean,
@@ -390,9 +394,8 @@ def transition_frame(data: ModelData, dec: Decisions, ev: Evaluation) -> pl.Data
     horizon = people.horizon_months if people is not None else 0
     rows = []
     for w in data.workloads:
-        planned = sorted(
-            {data.pool(p).platform for (ww, p, _g), s in dec.shares.items() if ww == w.name and s}
-        )
+        pools = {data.pool(p) for (ww, p, _g), s in dec.shares.items() if ww == w.name and s}
+        planned = sorted({pool.platform for pool in pools})
         mv = moves.get(w.name)
         moved = w.name in ev.moved
         retool = w.name in ev.retooled
@@ -404,6 +407,8 @@ def transition_frame(data: ModelData, dec: Decisions, ev: Evaluation) -> pl.Data
                 "workload": w.name,
                 "today": mv.today if mv else "",
                 "planned": ", ".join(planned),
+                "today_cluster": (mv.cluster or "") if mv else "",
+                "planned_clusters": ", ".join(sorted({p.cluster or p.name for p in pools})),
                 "action": "new" if mv is None else action,
                 "users": mv.users if mv else None,
                 "retool": retool,

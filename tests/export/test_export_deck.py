@@ -98,7 +98,9 @@ def test_summary_states_answer_cost_certainty_and_ask(
     assert plan.archetype is not None and ARCHETYPE_WORDS[plan.archetype] in why
 
 
-def test_placements_table_holds_the_plans_numbers(deck_path: Path, default_plan: cd.Plan) -> None:
+def test_placements_table_holds_the_plans_numbers(
+    deck_path: Path, default_plan: cd.Plan, default_scenario: cd.Scenario
+) -> None:
     slides = _slides(deck_path, [])["Appendix: where each workload runs"]
     rows = [r for t in _tables(slides) for r in t[1:]]
     assert len(rows) == default_plan.placements.height
@@ -107,7 +109,7 @@ def test_placements_table_holds_the_plans_numbers(deck_path: Path, default_plan:
         for s in slides
         for i in range(len(s.shapes))
     )
-    names = Names.of(default_plan)
+    names = Names.of(default_plan, default_scenario)
     got = {(r[0], r[2], r[3]): (r[4], r[5], r[6]) for r in rows}
     for p in default_plan.placements.iter_rows(named=True):
         key = (names.workload(p["workload"]), names.pool(p["pool"]), p["gpu_type"])

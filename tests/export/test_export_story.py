@@ -275,7 +275,11 @@ def test_story_runs_from_summary_to_decision_then_appendix(bundle: Bundle) -> No
 
 def test_every_slide_says_something_in_plain_words(bundle: Bundle) -> None:
     names = Names.of(bundle.plan, bundle.scenario)
-    slugs = [*names.workloads, *names.pools, "hybrid_separate", "kubernetes_batch"]
+    # The clusters of today the scenario lists are proper names: the room knows them so.
+    assert bundle.scenario.current is not None
+    listed = {c.name for c in bundle.scenario.current.clusters}
+    pools = [p for p in names.pools if p.removesuffix("+batch") not in listed]
+    slugs = [*names.workloads, *pools, "hybrid_separate", "kubernetes_batch"]
     seen_notes: set[str] = set()
     for title, body, notes in _deck_text(build_deck(bundle))[1:]:
         lines = [line for line in body.split("\n") if line.strip()]
@@ -289,6 +293,18 @@ def test_every_slide_says_something_in_plain_words(bundle: Bundle) -> None:
         assert notes not in seen_notes, f"'{title}' repeats another slide's notes"
         seen_notes.add(notes)
         assert not re.search(r"\b0\.0 (more )?\w", body + notes), title
+
+
+def test_a_cluster_of_today_is_called_by_its_own_name(bundle: Bundle) -> None:
+    """The default's leased Slurm clusters are hpc-a and hpc-a-a100 to the room; the deck
+    called them "Slurm cluster A" and "Slurm cluster 2"."""
+    text = "\n".join(body for _t, body, _n in _deck_text(build_deck(bundle)))
+    assert "LLM pre-training on the hpc-a cluster" in text
+    assert "hpc-a-a100 cluster" in text
+    assert "Slurm cluster A" not in text and "Slurm cluster 2" not in text
+    # A pool of a cluster of today with the batch add-on installed is that cluster too.
+    names = Names.of(bundle.plan, bundle.scenario)
+    assert names.pool("hpc-a+batch") == names.pool("hpc-a") == "hpc-a cluster"
 
 
 def test_the_glossary_glosses_the_jargon_the_deck_uses(bundle: Bundle) -> None:
