@@ -19,6 +19,7 @@ from cluster_decide.inputs.market import onprem_cost, residual_fraction, resolve
 from cluster_decide.inputs.offers import read_offers
 from cluster_decide.model.build import build_model
 from cluster_decide.model.data import prepare
+from cluster_decide.planning import explain
 from cluster_decide.planning.evaluation import Decisions, evaluate_decisions
 
 
@@ -345,3 +346,23 @@ def test_spot_that_is_no_cheaper_per_gpu_hour_says_what_it_saves() -> None:
         )
     )
     assert none.total_monthly_usd > plan.total_monthly_usd
+
+
+def test_one_workload_on_spot_in_two_places_is_one_share_with_its_parts() -> None:
+    """An embedding shop's nightly re-embedding ran on spot on L4 and on L40S, and the plan
+    said "Spot capacity carries 10% of reembed and 40% of reembed": two shares of one
+    workload read as two workloads, and the sum against the 50% cap was left to the reader."""
+    scn = cd.load_scenario(Path(__file__).parent / "data" / "embedding-shop.toml")
+    plan = cd.solve(scn)
+    spot = plan.placements.filter(pl.col("spot_share") > 0)
+    assert sorted(spot["gpu_type"]) == ["L4", "L40S"]  # the case this test is about
+    parts = ", ".join(
+        f"{round(100 * r['spot_share'])}% on {r['gpu_type']}"
+        for r in spot.sort("gpu_type").iter_rows(named=True)
+    )
+    total = round(100 * spot["spot_share"].sum())
+    assert f"Spot capacity carries {total}% of reembed ({parts}) for" in " ".join(plan.explanations)
+    assert explain._spot_share("ft", [("k8s", "H100", 20), ("shared", "H100", 30)]) == (
+        "50% of ft (20% on k8s (H100), 30% on shared (H100))"
+    )
+    assert explain._spot_share("ft", [("k8s", "H100", 40)]) == "40% of ft"

@@ -607,6 +607,21 @@ def _nodes(n: int, gpu: str) -> str:
     return f"The {n} {gpu} nodes are" if n > 1 else f"The one {gpu} node is"
 
 
+def _spot_share(workload: str, where: list[tuple[str, str, int]]) -> str:
+    """A workload's spot share in words, its parts named when it runs on spot in several places.
+
+    "40% of train"; "50% of reembed (10% on L4, 40% on L40S)" (by GPU type, or by pool and GPU
+    type when a GPU type repeats).
+    """
+    total = sum(pct for _p, _g, pct in where)
+    share = f"{total}% of {workload}" if total < 100 else workload
+    if len(where) == 1:
+        return share
+    by_gpu = len({g for _p, g, _pct in where}) == len(where)
+    each = [f"{pct}% on {g if by_gpu else f'{p} ({g})'}" for p, g, pct in where]
+    return f"{share} ({', '.join(each)})"
+
+
 def _spot_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[str]:
     """What spot carries, what it saves against the pools' own capacity, and what it risks."""
     on_spot = {k: pct for k, pct in dec.spot.items() if pct > 0}
@@ -614,13 +629,14 @@ def _spot_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[str
         return []
     costs = data.scenario.catalog.costs
     saved = 0.0
-    names = []
+    parts: dict[str, list[tuple[str, str, int]]] = {}
     for (w, p, g), pct in sorted(on_spot.items()):
         market = data.markets[g]
         gpu_hours = float(data.combos[(w, p, g)].demand.sum()) / DEMAND_UNITS_PER_GPU * 730 / 168
         baseline = market.baseline.usd_per_gpu_hour if market.baseline else 0.0
         saved += gpu_hours * pct / 100 * baseline - data.spot_cents[(w, p, g)] * pct / 100
-        names.append(f"{pct}% of {w}" if pct < 100 else w)
+        parts.setdefault(w, []).append((p, g, pct))
+    names = [_spot_share(w, where) for w, where in parts.items()]
     risk = costs.spot_interruptions_per_node_month
     spent = ev.costs_cents["spot"] / 100
     # Per GPU-hour spot may be no cheaper than the pools' own terms (a reserved node's price
