@@ -366,3 +366,28 @@ def test_one_workload_on_spot_in_two_places_is_one_share_with_its_parts() -> Non
         "50% of ft (20% on k8s (H100), 30% on shared (H100))"
     )
     assert explain._spot_share("ft", [("k8s", "H100", 40)]) == "40% of ft"
+
+
+def test_a_pool_whose_gpus_come_from_several_clouds_says_so() -> None:
+    """Each GPU type is bought where it is cheapest, so the embedding shop's one Kubernetes
+    cluster held CoreWeave's L40S nodes beside AWS's L4 nodes and rented its peaks and spot
+    from AWS, and nothing said so. A cluster does not span clouds: the plan says what it
+    assumed, and that the cost of a cluster per provider (or one provider's prices) is not in it."""
+    scn = cd.load_scenario(Path(__file__).parent / "data" / "embedding-shop.toml")
+    plan = cd.solve(scn)
+    pools = plan.pools.filter(pl.col("pool") == "k8s-batch")
+    sellers = {p.split()[0] for p in pools["provider"]}
+    assert sellers == {"AWS", "CoreWeave"}  # the nodes alone come from two clouds
+    said = [s for s in plan.explanations if "cloud providers" in s]
+    assert said == [
+        "The k8s-batch pool's GPUs come from two cloud providers, each bought where it is "
+        "cheapest: AWS (L4 nodes, L4 and L40S peaks, L4 and L40S spot) and CoreWeave (L40S "
+        "nodes). A cluster does not span clouds: in practice this is a cluster per provider, "
+        "each built and run on its own, or everything from one provider at its prices, and "
+        "neither cost is counted here."
+    ]
+    # One GPU type from one seller: nothing to say.
+    l4 = scn.update({"workloads": [w.model_dump() | {"gpu_types": ["L4"]} for w in scn.workloads]})
+    only_l4 = cd.solve(l4)
+    assert only_l4.status == "optimal" and set(only_l4.pools["gpu_type"]) == {"L4"}
+    assert not [s for s in only_l4.explanations if "cloud providers" in s]

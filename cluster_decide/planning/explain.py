@@ -21,6 +21,7 @@ from cluster_decide.base.vocabulary import (
     SKILL_LABELS,
 )
 from cluster_decide.inputs.market import PROVIDER_WORDS, TERM_WORDS
+from cluster_decide.inputs.offers import Offer
 from cluster_decide.inputs.scenario import RealtimeWorkload
 from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, Combo, ModelData
 from cluster_decide.planning.evaluation import Decisions, Evaluation
@@ -49,6 +50,7 @@ the deck and report find that sentence among the plan's by them."""
 ADDED_NODE_MARKS = ("cluster grows from", "rather than a second cluster being built")
 """Words only a sentence on the nodes a cluster of today adds says (its own GPU type, node
 groups of others): the deck and report find those sentences among the plan's by them."""
+_NUMBERS = {2: "two", 3: "three", 4: "four", 5: "five"}
 _DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 
 
@@ -600,6 +602,60 @@ def procurement_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> li
             "a month; the monthly figure already spreads that outlay over the horizon."
         )
     out += _spot_sentences(data, dec, ev)
+    out += _seller_sentences(data, dec, ev)
+    return out
+
+
+def seller(offer: Offer) -> str:
+    """The company an offer is bought from: "AWS" for "AWS g6e.xlarge" (an instance named)."""
+    return offer.provider.split()[0]
+
+
+def _seller_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[str]:
+    """A pool whose rented GPUs come from more than one cloud provider, said as what it is.
+
+    Each GPU type is bought on its cheapest offer (``docs/decisions.md``, markets), the same
+    for every pool, and a pool's peaks on the cheapest on-demand offer: so one cluster can hold
+    A100 nodes from one cloud, H200 nodes from another and rent its peaks from a third. One
+    Kubernetes or Slurm cluster does not span clouds; what that costs (a cluster per provider,
+    or one provider's prices) is not in the model, so the plan says it rather than hide it.
+    Pools of rented nodes only: a listed cluster of today stands where it is, with a provider
+    (or racks) the scenario does not name.
+    """
+    kinds = ("nodes", "peaks", "spot")
+    uses: dict[str, dict[str, dict[str, set[str]]]] = defaultdict(
+        lambda: defaultdict(lambda: {k: set() for k in kinds})
+    )
+    for (p, g), n in dec.nodes.items():
+        offer = data.markets[g].baseline if g in data.markets else None
+        if n and offer is not None and offer.term != "owned":
+            uses[p][seller(offer)]["nodes"].add(g)
+    for (p, g), b in ev.burst.items():
+        offer = data.markets[g].burst if g in data.markets else None
+        if b.any() and offer is not None:
+            uses[p][seller(offer)]["peaks"].add(g)
+    for (w, p, g), pct in dec.spot.items():
+        market = data.markets[g]
+        gang = data.combos[(w, p, g)].gang_gpus > data.gpus_per_node[g]
+        offer = market.spot_multi_node if gang else market.spot
+        if pct > 0 and offer is not None:
+            uses[p][seller(offer)]["spot"].add(g)
+    out = []
+    for p, by_seller in sorted(uses.items()):
+        if len(by_seller) < 2 or data.pool(p).nodes_today or data.pool(p).owned:
+            continue  # a listed cluster of today is where it is, at a provider not known here
+        parts = and_list(
+            [
+                f"{s} ({', '.join(f'{and_list(sorted(gpus))} {k}' for k, gpus in what.items() if gpus)})"
+                for s, what in sorted(by_seller.items())
+            ]
+        )
+        out.append(
+            f"The {p} pool's GPUs come from {_NUMBERS.get(len(by_seller), str(len(by_seller)))} "
+            f"cloud providers, each bought where it is cheapest: {parts}. A cluster does not span "
+            "clouds: in practice this is a cluster per provider, each built and run on its own, "
+            "or everything from one provider at its prices, and neither cost is counted here."
+        )
     return out
 
 
