@@ -52,7 +52,7 @@ from cluster_decide.export.words import (
     usd_year,
 )
 from cluster_decide.inputs.scenario import Scenario
-from cluster_decide.planning.explain import ADDED_NODE_MARKS, SPARE_NODE_MARKS
+from cluster_decide.planning.explain import ADDED_NODE_MARKS, SELLER_MARKS, SPARE_NODE_MARKS
 from cluster_decide.planning.explain_people import and_list
 from cluster_decide.planning.plan import Plan
 from cluster_decide.planning.solve import solve
@@ -635,6 +635,8 @@ def _architecture(b: Bundle) -> Section:
         )
     else:
         lead = f"{gpus(reserved)} reserved GPUs; no on-demand burst."
+    # A cluster whose GPUs the plan buys from several clouds: what it assumed, beside the picture.
+    lead = " ".join([lead, *_marked(plan, names, SELLER_MARKS)])
     return Section(
         "architecture",
         title,
@@ -1195,14 +1197,14 @@ def _transition_table(
     return table, f"{what}: {usd(once)} once{rest}"
 
 
-def _grown(plan: Plan, names: Names) -> list[str]:
-    """The plan's sentences on the nodes clusters of today add (their own GPU type, new groups)."""
-    return [names.plain(s) for s in plan.explanations if any(m in s for m in ADDED_NODE_MARKS)]
+def _marked(plan: Plan, names: Names, marks: tuple[str, ...]) -> list[str]:
+    """The plan's sentences that say one of ``marks`` (``explain``'s ``*_MARKS``), in plain words.
 
-
-def _spare(plan: Plan, names: Names) -> list[str]:
-    """The plan's sentences on clusters of today it leaves partly or wholly unused."""
-    return [names.plain(s) for s in plan.explanations if any(m in s for m in SPARE_NODE_MARKS)]
+    The nodes clusters of today add (``ADDED_NODE_MARKS``), the clusters of today the plan leaves
+    partly or wholly unused (``SPARE_NODE_MARKS``), a pool bought from several clouds
+    (``SELLER_MARKS``).
+    """
+    return [names.plain(s) for s in plan.explanations if any(m in s for m in marks)]
 
 
 def _today(b: Bundle) -> Section | None:
@@ -1220,7 +1222,7 @@ def _today(b: Bundle) -> Section | None:
             f"({'+' if diff >= 0 else '-'}{usd(abs(diff))} a month)."
         )
     names = _names(b)
-    bullets += _grown(plan, names) + _spare(plan, names)
+    bullets += _marked(plan, names, ADDED_NODE_MARKS) + _marked(plan, names, SPARE_NODE_MARKS)
     upfront = _upfront_usd(plan)
     if upfront:
         bullets.append(f"Up front: {usd(upfront)} for the nodes we buy, before the first month.")

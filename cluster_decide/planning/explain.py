@@ -34,6 +34,7 @@ __all__ = [
     "ARCHETYPE_SHORT",
     "ARCHETYPE_WORDS",
     "PLATFORM_WORDS",
+    "SELLER_MARKS",
     "SPARE_NODE_MARKS",
     "architecture_words",
     "explain",
@@ -47,6 +48,8 @@ SKILL_WORDS = SKILL_LABELS
 SPARE_NODE_MARKS = ("no running costs are counted for", "is handed back")
 """Words only a sentence on a cluster of today the plan leaves partly unused says (owned, leased):
 the deck and report find that sentence among the plan's by them."""
+SELLER_MARKS = ("cloud providers, each bought where it is cheapest",)
+"""Words only the sentence on a pool whose GPUs come from several clouds says."""
 ADDED_NODE_MARKS = ("cluster grows from", "rather than a second cluster being built")
 """Words only a sentence on the nodes a cluster of today adds says (its own GPU type, node
 groups of others): the deck and report find those sentences among the plan's by them."""
@@ -652,7 +655,7 @@ def _seller_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[s
         )
         out.append(
             f"The {p} pool's GPUs come from {_NUMBERS.get(len(by_seller), str(len(by_seller)))} "
-            f"cloud providers, each bought where it is cheapest: {parts}. A cluster does not span "
+            f"{SELLER_MARKS[0]}: {parts}. A cluster does not span "
             "clouds: in practice this is a cluster per provider, each built and run on its own, "
             "or everything from one provider at its prices, and neither cost is counted here."
         )

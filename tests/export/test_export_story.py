@@ -517,3 +517,15 @@ def test_the_flips_table_says_a_change_never_below_the_flip() -> None:
     )
     table = _flips_table(flips, Names({}, {}))
     assert table is not None and [r[2] for r in table.rows] == ["+2.5%", "-9.4%"]
+
+
+def test_a_cluster_bought_from_several_clouds_says_so_beside_its_picture(bundle: Bundle) -> None:
+    """The default's Kubernetes cluster holds CoreWeave, Nebius and AWS GPUs (each GPU type
+    bought where it is cheapest): the architecture slide says what the plan assumed."""
+    arch = next(s for s in sections(bundle) if s.key == "architecture")
+    said = [s for s in bundle.plan.explanations if "cloud providers" in s]
+    assert len(said) == 1
+    names = Names.of(bundle.plan, bundle.scenario)
+    assert arch.lead.endswith(" " + names.plain(said[0]))
+    assert "come from three cloud providers" in arch.lead
+    assert "neither cost is counted here" in arch.lead
