@@ -15,12 +15,17 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from builders import service, small_scenario
+from builders import random_shop, service, small_scenario
 from test_relocation import two_clusters
 
 import cluster_decide as cd
 from cluster_decide.analysis.core import Outcome
-from cluster_decide.analysis.recommendation import CLEAR_MARGIN, _fewer_words, _moves
+from cluster_decide.analysis.recommendation import (
+    CLEAR_MARGIN,
+    _fewer_words,
+    _moves,
+    _one_cluster_fewer,
+)
 from cluster_decide.model.data import prepare
 from cluster_decide.model.decisions import Decisions
 from cluster_decide.planning.evaluation import evaluate_decisions
@@ -111,3 +116,20 @@ def test_a_cluster_with_its_add_on_is_the_same_cluster_in_the_words() -> None:
         "optimal", "hybrid_shared", 1013.0, 1013.0, ("prod", "shared"), Decisions(after, {})
     )
     assert _moves(plan, fewer) == "rank moves from k8s to prod; tune moves from k8s to shared"
+
+
+@pytest.mark.parametrize("seed", [3, 4, 14, 16, 22])
+def test_the_plan_on_fewer_clusters_never_beats_the_optimum(seed: int) -> None:
+    """Fewer clusters is a restriction: its best plan, checked without the solver, costs at
+    least the optimum (generated shops whose two-cluster plans have near rivals on one)."""
+    scn = random_shop(seed)(1.0)
+    plan = cd.solve(scn)
+    assert plan.status == "optimal"
+    fewer = _one_cluster_fewer(scn, plan, 0)
+    assert fewer is not None and fewer.feasible
+    assert len(fewer.open_pools) < len(plan.decisions().open_pools())
+    one_fewer = scn.update({"policy": {"max_pools": len(plan.decisions().open_pools()) - 1}})
+    ev = evaluate_decisions(prepare(one_fewer), fewer.decisions)
+    assert ev.feasible, ev.violations
+    assert ev.total_cents / 100 == pytest.approx(fewer.total_monthly_usd, abs=0.01)
+    assert fewer.total_monthly_usd >= plan.total_monthly_usd - 0.005
