@@ -48,7 +48,7 @@ from cluster_decide.inputs.scenario import DEMAND_KEYS, Scenario
 from cluster_decide.model.decisions import Decisions
 from cluster_decide.model.people import ADDON_SUFFIX
 from cluster_decide.planning.explain import ARCHETYPE_SHORT, money
-from cluster_decide.planning.explain_people import and_list
+from cluster_decide.planning.explain_people import and_list, number_words
 from cluster_decide.planning.plan import Plan
 from cluster_decide.planning.solve import solve
 
@@ -282,7 +282,7 @@ class Recommendation:
             if self.fewer is None
             else {
                 "status": self.fewer.status,
-                "clusters": list(self.fewer.open_pools),
+                "clusters": [_cluster(p) for p in self.fewer.open_pools],
                 "total_monthly_usd": _clean(self.fewer.total_monthly_usd),
                 "margin_usd": _clean(self.fewer_margin_usd),
                 "sentence": self.fewer_words,
@@ -674,8 +674,8 @@ def _simpler_and_close(plan: Plan, fewer: Outcome | None) -> bool:
 def _fewer_words(plan: Plan, fewer: Outcome | None, short: bool = False) -> str:
     """What the plan on fewer clusters costs beside ``plan`` and, unless ``short``, what moves.
 
-    ``short`` is the clause of the executive sentence ("With 2 clusters instead of 3, the best
-    plan costs only $13 (under 0.1%) more a month.").
+    ``short`` is the clause of the executive sentence ("With two clusters instead of three, the
+    best plan costs only $13 (under 0.1%) more a month.").
     """
     if fewer is None:
         return ""
@@ -693,7 +693,7 @@ def _fewer_words(plan: Plan, fewer: Outcome | None, short: bool = False) -> str:
     else:
         more = "more" if delta > 0 else "less"
         cost = f"costs {'only ' if short and delta > 0 else ''}{money(abs(delta))} ({size}) {more} a month"
-    with_ = f"With {_clusters(len(kept))} instead of {_number(n)}"
+    with_ = f"With {_clusters(len(kept))} instead of {number_words(n)}"
     if short:
         return f"{with_}, the best plan {cost}."
     which = and_list(kept)
@@ -703,15 +703,8 @@ def _fewer_words(plan: Plan, fewer: Outcome | None, short: bool = False) -> str:
     return f"{with_} ({which}), the best plan {cost}" + (f"; {moves}." if moves else ".")
 
 
-_NUMBERS: Final = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
-
-
-def _number(n: int) -> str:
-    return _NUMBERS[n] if 0 <= n < len(_NUMBERS) else str(n)
-
-
 def _clusters(n: int) -> str:
-    return f"{_number(n)} cluster" + ("" if n == 1 else "s")
+    return f"{number_words(n)} cluster" + ("" if n == 1 else "s")
 
 
 def _cluster(pool: str) -> str:

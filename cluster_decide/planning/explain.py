@@ -25,7 +25,13 @@ from cluster_decide.inputs.offers import Offer
 from cluster_decide.inputs.scenario import RealtimeWorkload
 from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, Combo, ModelData
 from cluster_decide.planning.evaluation import Decisions, Evaluation
-from cluster_decide.planning.explain_people import and_list, money, people_sentences, plural
+from cluster_decide.planning.explain_people import (
+    and_list,
+    money,
+    number_words,
+    people_sentences,
+    plural,
+)
 from cluster_decide.planning.explain_sharing import sharing_sentence
 from cluster_decide.planning.service import busy_gpus_by_pool, slow_requests
 
@@ -53,7 +59,6 @@ SELLER_MARKS = ("cloud providers, each bought where it is cheapest",)
 ADDED_NODE_MARKS = ("cluster grows from", "rather than a second cluster being built")
 """Words only a sentence on the nodes a cluster of today adds says (its own GPU type, node
 groups of others): the deck and report find those sentences among the plan's by them."""
-_NUMBERS = {2: "two", 3: "three", 4: "four", 5: "five"}
 _DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 
 
@@ -609,7 +614,7 @@ def procurement_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> li
     return out
 
 
-def seller(offer: Offer) -> str:
+def _seller(offer: Offer) -> str:
     """The company an offer is bought from: "AWS" for "AWS g6e.xlarge" (an instance named)."""
     return offer.provider.split()[0]
 
@@ -632,29 +637,28 @@ def _seller_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[s
     for (p, g), n in dec.nodes.items():
         offer = data.markets[g].baseline if g in data.markets else None
         if n and offer is not None and offer.term != "owned":
-            uses[p][seller(offer)]["nodes"].add(g)
+            uses[p][_seller(offer)]["nodes"].add(g)
     for (p, g), b in ev.burst.items():
         offer = data.markets[g].burst if g in data.markets else None
         if b.any() and offer is not None:
-            uses[p][seller(offer)]["peaks"].add(g)
+            uses[p][_seller(offer)]["peaks"].add(g)
     for (w, p, g), pct in dec.spot.items():
         market = data.markets[g]
         gang = data.combos[(w, p, g)].gang_gpus > data.gpus_per_node[g]
         offer = market.spot_multi_node if gang else market.spot
         if pct > 0 and offer is not None:
-            uses[p][seller(offer)]["spot"].add(g)
+            uses[p][_seller(offer)]["spot"].add(g)
     out = []
     for p, by_seller in sorted(uses.items()):
         if len(by_seller) < 2 or data.pool(p).nodes_today or data.pool(p).owned:
             continue  # a listed cluster of today is where it is, at a provider not known here
-        parts = and_list(
-            [
-                f"{s} ({', '.join(f'{and_list(sorted(gpus))} {k}' for k, gpus in what.items() if gpus)})"
-                for s, what in sorted(by_seller.items())
-            ]
-        )
+        bought = {
+            s: ", ".join(f"{and_list(sorted(gpus))} {k}" for k, gpus in what.items() if gpus)
+            for s, what in sorted(by_seller.items())
+        }
+        parts = and_list([f"{s} ({what})" for s, what in bought.items()])
         out.append(
-            f"The {p} pool's GPUs come from {_NUMBERS.get(len(by_seller), str(len(by_seller)))} "
+            f"The {p} pool's GPUs come from {number_words(len(by_seller))} "
             f"{SELLER_MARKS[0]}: {parts}. A cluster does not span "
             "clouds: in practice this is a cluster per provider, each built and run on its own, "
             "or everything from one provider at its prices, and neither cost is counted here."

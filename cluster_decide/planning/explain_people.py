@@ -178,6 +178,14 @@ def and_list(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
+_NUMBER_WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+
+
+def number_words(n: int) -> str:
+    """A count as a sentence says it: "three" up to nine, digits beyond."""
+    return _NUMBER_WORDS[n] if 0 <= n < len(_NUMBER_WORDS) else f"{n:,}"
+
+
 def _addon_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[str]:
     """A cluster of today the plan gives a batch add-on: what its work gains, what installing costs.
 

@@ -25,10 +25,10 @@ Frames and their columns (units in the names):
 - ``transition``: workload, today (platform it runs on today, empty without ``[current]``),
   planned (platforms it runs on in the plan), today_cluster (the cluster of today it runs on,
   where ``[current]`` names it, else empty), planned_clusters (the clusters it runs on in the
-  plan: a cluster of today by its name, add-on or not, a new one by its pool's), action (keep | move | relocate | new: relocate is
-  a move to another cluster of the same platform family, known only where ``[current]`` names
-  its cluster), users, retool (users must change tools), one_time_usd, monthly_usd (spread
-  over the horizon).
+  plan: a cluster of today by its name, add-on or not, a new one by its pool's), action (keep |
+  move | relocate | new: relocate is a move to another cluster of the same platform family,
+  known only where ``[current]`` names its cluster), users, retool (users must change tools),
+  one_time_usd, monthly_usd (spread over the horizon).
 - ``service_levels``: workload, pool, gpu_type, metric, predicted, target, met (one row per
   placed share; see :mod:`cluster_decide.planning.service`).
 - ``relaxations`` (infeasible plans): change, amount, unit, monthly_usd, sentence.
