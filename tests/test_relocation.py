@@ -236,3 +236,45 @@ def test_one_held_workload_stays_and_the_diagnosis_offers_to_release_it() -> Non
     release = "Let api move off the serve cluster (drop its hold): the best plan then costs"
     fix = next(s for s in plan.explanations if s.startswith(release))
     assert money(cd.solve(free).total_monthly_usd) in fix
+
+
+def test_more_held_clusters_than_the_pool_limit_offers_to_lift_the_limit() -> None:
+    """Five clusters of today, each service held on its own, under ``max_pools = 4``: lifting
+    the limit fixes it. The diagnosis lifted it to four (one pool per platform kind), which
+    fixed nothing, so it offered only to drop the holds."""
+    names = "abcde"
+    scn = small_scenario(
+        [
+            service(
+                f"api-{n}",
+                interface="containers",
+                gpu_types=["L40S"],
+                peak_requests_per_second=5.0,
+                gpu_seconds_per_request=0.5,
+                p99_latency_ms=5000.0,
+                requires=["autoscaling", "self_healing"],
+            )
+            for n in names
+        ],
+        team={"hpc": {"fte": 0.0}, "kubernetes": {"fte": 5.0}},
+        procurement={"mode": "cloud", "horizon_months": 24},
+        policy={"max_pools": 4},
+        current={
+            "as_of": "2026-12",
+            "hold": True,
+            "workloads": {
+                f"api-{n}": {"platform": "kubernetes", "cluster": f"k-{n}"} for n in names
+            },
+            "clusters": [
+                {"name": f"k-{n}", "platform": "kubernetes", "gpu_type": "L40S", "nodes": 1}
+                | {"managed": True, "ownership": "leased"}
+                for n in names
+            ],
+        },
+    )
+    plan = cd.solve(scn)
+    assert plan.status == "infeasible"
+    fixes = dict(zip(plan.relaxations["change"], plan.relaxations["sentence"], strict=True))
+    assert fixes["max_pools"].startswith("Lift the limit of 4 pools (policy.max_pools)")
+    lifted = cd.solve(scn.update({"policy": {"max_pools": None}}))
+    assert lifted.status == "optimal" and len(lifted.decisions().open_pools()) == 5

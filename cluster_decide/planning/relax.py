@@ -259,8 +259,10 @@ def _single_changes(
                 "max_pools",
                 1.0,
                 "change",
-                "lift the limit on the number of pools",
-                lambda x: x.update({"policy": {"max_pools": len(PLATFORMS)}}),
+                f"lift the limit of {scn.policy.max_pools} pools (policy.max_pools)",
+                # No limit at all: clusters of today count as pools, so an estate may need
+                # more pools than there are platform kinds.
+                lambda x: x.update({"policy": {"max_pools": None}}),
             )
         )
     return out
