@@ -199,6 +199,11 @@ class Names:
 
     def plain(self, text: str) -> str:
         """``text`` with workload slugs, pool ids and code names replaced by display names."""
+        # A cluster of today keeps its own name where a sentence calls it a cluster, even when
+        # a workload has the same name ("the train cluster" runs the workload train).
+        kept = sorted(self.today, key=len, reverse=True)
+        for i, name in enumerate(kept):
+            text = re.sub(rf"(?<![\w-]){re.escape(name)} cluster\b", f"\x00{i}\x00 cluster", text)
         for slug in sorted(self.workloads, key=len, reverse=True):
             text = re.sub(rf"(?<![\w-]){re.escape(slug)}(?![\w-])", self.workloads[slug], text)
         for slug in sorted(self.pools, key=len, reverse=True):
@@ -213,6 +218,8 @@ class Names:
                 text = re.sub(rf"\b{key}\b", label, text)
         for code, words in _INTERNAL:
             text = re.sub(rf"\b{code}\b", words, text)
+        for i, name in enumerate(kept):
+            text = text.replace(f"\x00{i}\x00", name)
         text = re.sub(r"\bthe the\b", "the", text)
         text = re.sub(r"\bSLO(s?)\b", r"service target\1", text)
         text = _AN_NUMBER.sub(lambda m: m.group(1) + "n ", text)
