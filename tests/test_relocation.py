@@ -245,7 +245,8 @@ def test_one_held_workload_stays_and_the_diagnosis_offers_to_release_it() -> Non
 def test_more_held_clusters_than_the_pool_limit_offers_to_lift_the_limit() -> None:
     """Five clusters of today, each service held on its own, under ``max_pools = 4``: lifting
     the limit fixes it. The diagnosis lifted it to four (one pool per platform kind), which
-    fixed nothing, so it offered only to drop the holds."""
+    fixed nothing, so it offered only to drop the holds, and said "the constraints conflict in
+    combination"."""
     names = "abcde"
     scn = small_scenario(
         [
@@ -280,5 +281,9 @@ def test_more_held_clusters_than_the_pool_limit_offers_to_lift_the_limit() -> No
     assert plan.status == "infeasible"
     fixes = dict(zip(plan.relaxations["change"], plan.relaxations["sentence"], strict=True))
     assert fixes["max_pools"].startswith("Lift the limit of 4 pools (policy.max_pools)")
+    assert (
+        "Why: workloads held where they run keep 5 clusters of today (k-a, k-b, k-c, k-d, k-e), "
+        "more than the 4 pools policy.max_pools allows." in plan.explanations
+    )
     lifted = cd.solve(scn.update({"policy": {"max_pools": None}}))
     assert lifted.status == "optimal" and len(lifted.decisions().open_pools()) == 5

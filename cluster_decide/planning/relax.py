@@ -474,11 +474,33 @@ def _why_infeasible(
                 else "every workload within the limits"
             )
         )
+    parts += _held_beyond_pool_limit(scn)
     if not parts and data.budget_cents is not None:
         parts += _short_of_both(data, time_limit_s, workers, seed)
     if not parts:
         parts.append("the constraints conflict in combination")
     return "Why: " + "; and ".join(parts) + "."
+
+
+def _held_beyond_pool_limit(scn: Scenario) -> list[str]:
+    """Held workloads on more clusters of today than ``policy.max_pools`` allows, in words.
+
+    Each cluster a held workload must stay on is a pool of the plan; no solve needed to see it.
+    """
+    current, limit = scn.current, scn.policy.max_pools
+    if current is None or limit is None:
+        return []
+    held = {
+        cur.cluster
+        for cur in current.workloads.values()
+        if cur.cluster and (cur.hold or current.hold)
+    }
+    if len(held) <= limit:
+        return []
+    return [
+        f"workloads held where they run keep {len(held)} clusters of today ({', '.join(sorted(held))}), "
+        f"more than the {limit} pools policy.max_pools allows"
+    ]
 
 
 def _hiring_words(data: ModelData) -> str:
