@@ -103,19 +103,23 @@ def test_no_plan_on_fewer_clusters_is_said_as_what_it_is(status: str, words: str
 
 def test_a_cluster_with_its_add_on_is_the_same_cluster_in_the_words() -> None:
     """A Kubernetes cluster of today is two pools (``prod`` and ``prod+batch``, the add-on
-    installed): a workload that keeps its cluster without the add-on has not moved."""
+    installed): a workload that keeps its cluster without the add-on has not moved; one split
+    over two clusters that gathers on one of them leaves the other."""
     shares = {("bot", "prod+batch", "L40S"): 100, ("tune", "k8s", "H100"): 100}
-    shares |= {("rank", "k8s", "L40S"): 100}
+    shares |= {("rank", "k8s", "L40S"): 100, ("sim", "k8s", "H100"): 50}
+    shares |= {("sim", "shared", "H100"): 50}
     plan: Any = SimpleNamespace(
         decisions=lambda: Decisions(shares, {}),
         total_monthly_usd=1000.0,
     )
     after = {("bot", "prod", "L40S"): 100, ("tune", "shared", "H100"): 100}
-    after |= {("rank", "prod", "L40S"): 100}
+    after |= {("rank", "prod", "L40S"): 100, ("sim", "shared", "H100"): 100}
     fewer = Outcome(
         "optimal", "hybrid_shared", 1013.0, 1013.0, ("prod", "shared"), Decisions(after, {})
     )
-    assert _moves(plan, fewer) == "rank moves from k8s to prod; tune moves from k8s to shared"
+    assert _moves(plan, fewer) == (
+        "rank moves from k8s to prod; sim leaves k8s; tune moves from k8s to shared"
+    )
 
 
 @pytest.mark.parametrize("seed", [3, 4, 14, 16, 22])

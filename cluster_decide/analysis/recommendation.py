@@ -713,18 +713,29 @@ def _cluster(pool: str) -> str:
 
 
 def _moves(plan: Plan, fewer: Outcome, most: int = 3) -> str:
-    """The workloads whose clusters differ between the two plans, as "X moves from A to B"."""
+    """The workloads whose clusters differ between the two plans, in words.
 
-    def where(dec: Decisions) -> dict[str, str]:
+    "X moves from A to B"; a split workload that gathers on one of its clusters "leaves A", and
+    one that spreads "also runs on B".
+    """
+
+    def where(dec: Decisions) -> dict[str, set[str]]:
         pools: dict[str, set[str]] = {}
         for (w, pool, _g), share in dec.shares.items():
             if share > 0:
                 pools.setdefault(w, set()).add(_cluster(pool))
-        return {w: " and ".join(sorted(ps)) for w, ps in pools.items()}
+        return pools
+
+    def words(w: str, a: set[str], b: set[str]) -> str:
+        if b < a:
+            return f"{w} leaves {and_list(sorted(a - b))}"
+        if a < b:
+            return f"{w} also runs on {and_list(sorted(b - a))}"
+        return f"{w} moves from {and_list(sorted(a))} to {and_list(sorted(b))}"
 
     before, after = where(plan.decisions()), where(fewer.decisions)
     moved = [
-        f"{w} moves from {before[w]} to {after[w]}"
+        words(w, before[w], after[w])
         for w in sorted(before)
         if w in after and before[w] != after[w]
     ]
