@@ -52,7 +52,12 @@ from cluster_decide.export.words import (
     usd_year,
 )
 from cluster_decide.inputs.scenario import Scenario
-from cluster_decide.planning.explain import ADDED_NODE_MARKS, SELLER_MARKS, SPARE_NODE_MARKS
+from cluster_decide.planning.explain import (
+    ADDED_NODE_MARKS,
+    SELLER_MARKS,
+    SPARE_NODE_MARKS,
+    WHOLE_NODE_MARKS,
+)
 from cluster_decide.planning.explain_people import and_list
 from cluster_decide.planning.plan import Plan
 from cluster_decide.planning.solve import solve
@@ -677,6 +682,8 @@ def _costs(b: Bundle) -> Section:
         if estimates >= 0.5
         else "All of it is cash spend."
     )
+    # What the cost leaves out where whole-node jobs share a renting pool with other work.
+    lead = " ".join([lead, *_marked(plan, _names(b), WHOLE_NODE_MARKS)])
     notes = _talk(
         "Read the biggest line first; it is where a price change moves the total most.",
         *(
@@ -1202,7 +1209,7 @@ def _marked(plan: Plan, names: Names, marks: tuple[str, ...]) -> list[str]:
 
     The nodes clusters of today add (``ADDED_NODE_MARKS``), the clusters of today the plan leaves
     partly or wholly unused (``SPARE_NODE_MARKS``), a pool bought from several clouds
-    (``SELLER_MARKS``).
+    (``SELLER_MARKS``), what whole-node jobs add to a pool's rented hours (``WHOLE_NODE_MARKS``).
     """
     return [names.plain(s) for s in plan.explanations if any(m in s for m in marks)]
 

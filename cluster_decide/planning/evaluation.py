@@ -418,8 +418,7 @@ def check_capacity(
             placed[(p, g)] = placed[(p, g)] + combo.load(s_base)
     for (p, g), load in placed.items():
         supply = UNITS * data.gpus_per_node[g] * dec.nodes.get((p, g), 0)
-        excess = np.maximum(load - supply, 0)
-        need = -(-excess // (UNITS // DEMAND_UNITS_PER_GPU))  # tenths of a GPU
+        need = _tenths(load - supply, UNITS // DEMAND_UNITS_PER_GPU)
         if pools[p].bursts:
             burst[(p, g)] = need
         elif need.any():
@@ -429,6 +428,47 @@ def check_capacity(
                 "and the pool cannot burst"
             )
     return v, placed, burst
+
+
+def whole_node_burst(data: ModelData, dec: Decisions) -> dict[tuple[str, str], np.ndarray]:
+    """Burst per hour (tenths of a GPU) each bursting pool needs when whole-node jobs get whole nodes.
+
+    The capacity rows (and :func:`check_capacity`) count a pool's GPUs as one fluid: an 8-GPU
+    job's load fits in the GPUs a service leaves free on a node, which it cannot use. Here the
+    pool's nodes split into those kept for its whole-node classes (jobs of at least a node's
+    GPUs) and the rest, each group renting what it lacks, at the split that rents least; the
+    model does not state this (see ``docs/model.md``, capacity), so plans only report it. Only
+    bursting pools that mix such classes with other work on their own capacity are returned.
+    """
+    out: dict[tuple[str, str], np.ndarray] = {}
+    whole: dict[tuple[str, str], np.ndarray] = {}
+    rest: dict[tuple[str, str], np.ndarray] = {}
+    for (w, p, g), s in dec.shares.items():
+        combo = data.combos.get((w, p, g))
+        s_base = s - dec.spot.get((w, p, g), 0)
+        if s_base <= 0 or combo is None or (w, p, g) in data.flexible or not data.pool(p).bursts:
+            continue
+        into = whole if combo.gang_gpus >= data.gpus_per_node[g] else rest
+        into[(p, g)] = into.get((p, g), np.zeros(HOURS_PER_WEEK, dtype=np.int64)) + combo.load(
+            s_base
+        )
+    step = UNITS // DEMAND_UNITS_PER_GPU
+    for key in sorted(whole.keys() & rest.keys()):
+        per_node = UNITS * data.gpus_per_node[key[1]]
+        nodes = dec.nodes.get(key, 0)
+        # Each group rents what its nodes lack, in tenths of a GPU (rounded up, as the rows).
+        need = [
+            _tenths(whole[key] - per_node * k, step)
+            + _tenths(rest[key] - per_node * (nodes - k), step)
+            for k in range(nodes + 1)
+        ]
+        out[key] = min(need, key=lambda n: int(n.sum()))  # the fewest kept nodes on a tie
+    return out
+
+
+def _tenths(excess: np.ndarray, step: int) -> np.ndarray:
+    """Demand units above supply as whole tenths of a GPU, rounded up; none where below."""
+    return -(-np.maximum(excess, 0) // step)
 
 
 def check_gang_fit(data: ModelData, dec: Decisions) -> list[str]:

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from cluster_decide.base.constants import PLATFORM_WORDS, SKILLS
+from cluster_decide.base.constants import HOURS_PER_MONTH, HOURS_PER_WEEK, PLATFORM_WORDS, SKILLS
 from cluster_decide.base.vocabulary import (
     ARCHETYPE_SHORT,
     ARCHETYPE_WORDS,
@@ -24,7 +24,7 @@ from cluster_decide.inputs.market import PROVIDER_WORDS, TERM_WORDS
 from cluster_decide.inputs.offers import Offer
 from cluster_decide.inputs.scenario import RealtimeWorkload
 from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, Combo, ModelData
-from cluster_decide.planning.evaluation import Decisions, Evaluation
+from cluster_decide.planning.evaluation import Decisions, Evaluation, whole_node_burst
 from cluster_decide.planning.explain_people import (
     and_list,
     money,
@@ -42,6 +42,7 @@ __all__ = [
     "PLATFORM_WORDS",
     "SELLER_MARKS",
     "SPARE_NODE_MARKS",
+    "WHOLE_NODE_MARKS",
     "architecture_words",
     "explain",
     "hour_name",
@@ -56,6 +57,8 @@ SPARE_NODE_MARKS = ("no running costs are counted for", "is handed back")
 the deck and report find that sentence among the plan's by them."""
 SELLER_MARKS = ("cloud providers, each bought where it is cheapest",)
 """Words only the sentence on a pool whose GPUs come from several clouds says."""
+WHOLE_NODE_MARKS = ("so its cost is a floor here",)
+"""Words only the sentence on what whole-node jobs add to a pool's rented hours says."""
 ADDED_NODE_MARKS = ("cluster grows from", "rather than a second cluster being built")
 """Words only a sentence on the nodes a cluster of today adds says (its own GPU type, node
 groups of others): the deck and report find those sentences among the plan's by them."""
@@ -611,6 +614,47 @@ def procurement_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> li
         )
     out += _spot_sentences(data, dec, ev)
     out += _seller_sentences(data, dec, ev)
+    out += _whole_node_sentences(data, dec, ev)
+    return out
+
+
+def _whole_node_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[str]:
+    """What a bursting pool rents beyond its cost when whole-node jobs get whole nodes.
+
+    The model counts a pool's GPUs as one whole, so a job of a node's GPUs "fits" in what a
+    service leaves free on a node; :func:`~cluster_decide.planning.evaluation.whole_node_burst`
+    counts it exactly for this plan's nodes. The cost the plan states is then a floor (the
+    fluid rows relax whole nodes), and the sentence says by how much this plan exceeds it, so
+    a meeting knows how far the figure may move. Said from $100 a month and 0.1% of the cost.
+    """
+    out = []
+    total = ev.total_cents / 100
+    for (p, g), need in whole_node_burst(data, dec).items():
+        market = data.markets.get(g)
+        counted = ev.burst.get((p, g))
+        if market is None or market.burst is None or counted is None:
+            continue
+        tenths = int(need.sum()) - int(counted.sum())
+        hours = tenths / DEMAND_UNITS_PER_GPU * HOURS_PER_MONTH / HOURS_PER_WEEK
+        usd = hours * market.burst.usd_per_gpu_hour
+        if usd < max(100.0, 0.001 * total):
+            continue
+        gpn = data.gpus_per_node[g]
+        here = [
+            (w, data.combos[(w, pp, gg)].gang_gpus)
+            for (w, pp, gg), sh in sorted(dec.shares.items())
+            if pp == p and gg == g and sh - dec.spot.get((w, pp, gg), 0) > 0
+        ]
+        whole = [w for w, n in here if n >= gpn]
+        rest = [w for w, n in here if n < gpn]
+        out.append(
+            f"Whole nodes: {and_list(whole)} {'runs' if len(whole) == 1 else 'run'} jobs of a "
+            f"whole {g} node or more, and the GPUs {and_list(rest)} "
+            f"{'leaves' if len(rest) == 1 else 'leave'} free on a node do not make one; counted "
+            f"so, the {p} pool rents about {hours:,.0f} more on-demand {g} GPU-hours a month, "
+            f"about {money(usd)} ({usd / total:.1%} of this plan's cost), which the cost leaves "
+            f"out: the model counts a pool's GPUs as one whole, {WHOLE_NODE_MARKS[0]}."
+        )
     return out
 
 

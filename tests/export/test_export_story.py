@@ -529,3 +529,14 @@ def test_a_cluster_bought_from_several_clouds_says_so_beside_its_picture(bundle:
     assert arch.lead.endswith(" " + names.plain(said[0]))
     assert "come from three cloud providers" in arch.lead
     assert "neither cost is counted here" in arch.lead
+
+
+def test_the_cost_slide_says_what_whole_node_jobs_add(bundle: Bundle) -> None:
+    """The default's fine-tuning runs 8-GPU jobs beside the support assistant on one renting
+    H100 pool: the cost slide says what counting whole nodes adds, beside the total."""
+    costs = next(s for s in sections(bundle) if s.key == "costs")
+    said = [s for s in bundle.plan.explanations if s.startswith("Whole nodes:")]
+    assert len(said) == 1
+    names = Names.of(bundle.plan, bundle.scenario)
+    assert costs.lead.endswith(" " + names.plain(said[0]))
+    assert "so its cost is a floor here." in costs.lead
