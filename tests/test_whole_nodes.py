@@ -21,7 +21,12 @@ import cluster_decide as cd
 from cluster_decide.base.constants import HOURS_PER_MONTH, HOURS_PER_WEEK
 from cluster_decide.base.vocabulary import DEMAND_UNITS_PER_GPU, DEMAND_UNITS_PER_GPU_PERCENT
 from cluster_decide.model.data import prepare
-from cluster_decide.planning.evaluation import Decisions, evaluate_decisions, whole_node_burst
+from cluster_decide.planning.evaluation import (
+    Decisions,
+    evaluate_decisions,
+    whole_node_burst,
+    whole_node_extra,
+)
 from cluster_decide.planning.explain import money
 
 
@@ -88,3 +93,18 @@ def test_a_start_up_plan_says_what_whole_nodes_add_to_its_cost(
             f"about {money(usd)} ({usd / plan.total_monthly_usd:.1%} of this plan's cost)"
         ) in said[0]
         assert said[0].startswith("Whole nodes: finetune runs jobs of a whole H100 node or more")
+
+
+def test_a_margin_smaller_than_what_whole_nodes_add_is_said(
+    startup: tuple[cd.Scenario, cd.Plan],
+) -> None:
+    scn, plan = startup
+    rec = cd.recommend(scn, plan=plan, inputs=())
+    data = prepare(scn)
+    ev = evaluate_decisions(data, plan.decisions())
+    extra = sum(usd for _h, usd in whole_node_extra(data, plan.decisions(), ev).values())
+    assert extra > rec.margin_usd > 0
+    assert rec.sentence.endswith(
+        f"Counted in whole nodes, this plan rents up to {money(extra)} a month more than its "
+        "cost says, more than the margin, so the order may change."
+    )

@@ -45,8 +45,10 @@ from cluster_decide.analysis.inputs import input_label
 from cluster_decide.analysis.ranges import RANGES_SCHEMA, catalog_distributions, input_ranges
 from cluster_decide.analysis.uncertainty_samples import UncertaintyResult, uncertainty
 from cluster_decide.inputs.scenario import DEMAND_KEYS, Scenario
+from cluster_decide.model.data import prepare
 from cluster_decide.model.decisions import Decisions
 from cluster_decide.model.people import ADDON_SUFFIX
+from cluster_decide.planning.evaluation import evaluate_decisions, whole_node_extra
 from cluster_decide.planning.explain import ARCHETYPE_SHORT, money
 from cluster_decide.planning.explain_people import and_list, number_words
 from cluster_decide.planning.plan import Plan
@@ -645,6 +647,27 @@ def _sentence(
     return text
 
 
+def _whole_node_caveat(scn: Scenario, plan: Plan, margin_usd: float) -> str:
+    """A margin smaller than what counting whole nodes adds to this plan, said.
+
+    The plan's cost is a floor where whole-node jobs share a renting pool with other work
+    (``evaluation.whole_node_extra``); a runner-up within that much may be the cheaper plan.
+    """
+    if not math.isfinite(margin_usd):
+        return ""
+    data = prepare(scn)
+    dec = plan.decisions()
+    extra = sum(
+        usd for _h, usd in whole_node_extra(data, dec, evaluate_decisions(data, dec)).values()
+    )
+    if extra < max(100.0, margin_usd):
+        return ""
+    return (
+        f" Counted in whole nodes, this plan rents up to {money(extra)} a month more than its cost "
+        "says, more than the margin, so the order may change."
+    )
+
+
 def _one_cluster_fewer(scn: Scenario, plan: Plan, seed: int) -> Outcome | None:
     """The best plan on fewer clusters than ``plan`` (None when it runs one cluster).
 
@@ -891,6 +914,7 @@ def recommend(
     fewer = _one_cluster_fewer(scn, plan, seed)
     if _simpler_and_close(plan, fewer):
         sentence += " " + _fewer_words(plan, fewer, short=True)
+    sentence += _whole_node_caveat(scn, plan, margin_usd)
     settle, step = "", empty_step
     if verdict != "clear" and nearest is not None and abs(nearest.change_pct) <= CLEAR_FLIP:
         settle, step = _settle(scn, plan, nearest, flips)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 import polars as pl
 
-from cluster_decide.base.constants import HOURS_PER_WEEK, SKILLS
+from cluster_decide.base.constants import HOURS_PER_MONTH, HOURS_PER_WEEK, SKILLS
 from cluster_decide.base.vocabulary import DEMAND_UNITS_PER_GPU_PERCENT, FAMILY
 from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, STEPS, ModelData, prepare
 from cluster_decide.model.decisions import Decisions
@@ -463,6 +463,26 @@ def whole_node_burst(data: ModelData, dec: Decisions) -> dict[tuple[str, str], n
             for k in range(nodes + 1)
         ]
         out[key] = min(need, key=lambda n: int(n.sum()))  # the fewest kept nodes on a tie
+    return out
+
+
+def whole_node_extra(
+    data: ModelData, dec: Decisions, ev: Evaluation
+) -> dict[tuple[str, str], tuple[float, float]]:
+    """What each pool rents beyond ``ev``'s burst when whole-node jobs get whole nodes.
+
+    (on-demand GPU-hours a month, US$ a month) per pool and GPU type of
+    :func:`whole_node_burst`, priced at the GPU type's burst offer.
+    """
+    out = {}
+    for (p, g), need in whole_node_burst(data, dec).items():
+        market = data.markets.get(g)
+        counted = ev.burst.get((p, g))
+        if market is None or market.burst is None or counted is None:
+            continue
+        tenths = int(need.sum()) - int(counted.sum())
+        hours = tenths / DEMAND_UNITS_PER_GPU * HOURS_PER_MONTH / HOURS_PER_WEEK
+        out[(p, g)] = (hours, hours * market.burst.usd_per_gpu_hour)
     return out
 
 

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from cluster_decide.base.constants import HOURS_PER_MONTH, HOURS_PER_WEEK, PLATFORM_WORDS, SKILLS
+from cluster_decide.base.constants import PLATFORM_WORDS, SKILLS
 from cluster_decide.base.vocabulary import (
     ARCHETYPE_SHORT,
     ARCHETYPE_WORDS,
@@ -24,7 +24,7 @@ from cluster_decide.inputs.market import PROVIDER_WORDS, TERM_WORDS
 from cluster_decide.inputs.offers import Offer
 from cluster_decide.inputs.scenario import RealtimeWorkload
 from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, Combo, ModelData
-from cluster_decide.planning.evaluation import Decisions, Evaluation, whole_node_burst
+from cluster_decide.planning.evaluation import Decisions, Evaluation, whole_node_extra
 from cluster_decide.planning.explain_people import (
     and_list,
     money,
@@ -629,14 +629,7 @@ def _whole_node_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> li
     """
     out = []
     total = ev.total_cents / 100
-    for (p, g), need in whole_node_burst(data, dec).items():
-        market = data.markets.get(g)
-        counted = ev.burst.get((p, g))
-        if market is None or market.burst is None or counted is None:
-            continue
-        tenths = int(need.sum()) - int(counted.sum())
-        hours = tenths / DEMAND_UNITS_PER_GPU * HOURS_PER_MONTH / HOURS_PER_WEEK
-        usd = hours * market.burst.usd_per_gpu_hour
+    for (p, g), (hours, usd) in whole_node_extra(data, dec, ev).items():
         if usd < max(100.0, 0.001 * total):
             continue
         gpn = data.gpus_per_node[g]

@@ -21,13 +21,11 @@ from pptx import Presentation
 
 import cluster_decide as cd
 from cluster_decide.analysis import break_evens
-from cluster_decide.base.constants import HOURS_PER_MONTH, HOURS_PER_WEEK
-from cluster_decide.base.vocabulary import DEMAND_UNITS_PER_GPU
 from cluster_decide.export import Bundle, build_deck, report_html
 from cluster_decide.export.reports import markdown_report
 from cluster_decide.inputs.market import resolve_markets
 from cluster_decide.model.data import prepare
-from cluster_decide.planning.evaluation import evaluate_decisions, whole_node_burst
+from cluster_decide.planning.evaluation import evaluate_decisions, whole_node_extra
 from cluster_decide.planning.explain import money
 
 pytestmark = pytest.mark.slow
@@ -101,12 +99,7 @@ def _dollars(b: Bundle) -> set[str]:
     # sentence), derived again here from the decisions.
     data = prepare(scn)
     ev = evaluate_decisions(data, plan.decisions())
-    for (p, g), need in whole_node_burst(data, plan.decisions()).items():
-        burst = data.markets[g].burst
-        extra = int(need.sum()) - int(ev.burst[(p, g)].sum())
-        if burst is not None:
-            hours = extra / DEMAND_UNITS_PER_GPU * HOURS_PER_MONTH / HOURS_PER_WEEK
-            values.append(hours * burst.usd_per_gpu_hour)
+    values += [usd for _hours, usd in whole_node_extra(data, plan.decisions(), ev).values()]
     out = {money(v) for v in values}
     # GPU prices: the offers the plan's pools are rented on, and those it bursts and runs
     # spot on (the market the model priced them in).
