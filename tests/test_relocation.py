@@ -23,6 +23,19 @@ from cluster_decide.planning.evaluation import Decisions, evaluate_decisions
 from cluster_decide.planning.explain import money
 
 
+def l40s_api(name: str, peak_requests_per_second: float) -> dict[str, Any]:
+    """A containerized API on L40S (half a GPU-second a request, p99 within 5 s)."""
+    return service(
+        name,
+        interface="containers",
+        gpu_types=["L40S"],
+        peak_requests_per_second=peak_requests_per_second,
+        gpu_seconds_per_request=0.5,
+        p99_latency_ms=5000.0,
+        requires=["autoscaling", "self_healing"],
+    )
+
+
 def two_clusters(named: bool = True, **team: Any) -> cd.Scenario:
     """The serving and training clusters; each workload names its cluster when ``named``."""
     api = {"platform": "kubernetes"} | ({"cluster": "serve"} if named else {})
@@ -30,15 +43,7 @@ def two_clusters(named: bool = True, **team: Any) -> cd.Scenario:
     leased = {"platform": "kubernetes", "managed": True, "ownership": "leased"}
     return small_scenario(
         [
-            service(
-                "api",
-                interface="containers",
-                gpu_types=["L40S"],
-                peak_requests_per_second=20.0,
-                gpu_seconds_per_request=0.5,
-                p99_latency_ms=5000.0,
-                requires=["autoscaling", "self_healing"],
-            ),
+            l40s_api("api", 20.0),
             training(
                 "train",
                 interface="containers",
@@ -249,18 +254,7 @@ def test_more_held_clusters_than_the_pool_limit_offers_to_lift_the_limit() -> No
     combination"."""
     names = "abcde"
     scn = small_scenario(
-        [
-            service(
-                f"api-{n}",
-                interface="containers",
-                gpu_types=["L40S"],
-                peak_requests_per_second=5.0,
-                gpu_seconds_per_request=0.5,
-                p99_latency_ms=5000.0,
-                requires=["autoscaling", "self_healing"],
-            )
-            for n in names
-        ],
+        [l40s_api(f"api-{n}", 5.0) for n in names],
         team={"hpc": {"fte": 0.0}, "kubernetes": {"fte": 5.0}},
         procurement={"mode": "cloud", "horizon_months": 24},
         policy={"max_pools": 4},
