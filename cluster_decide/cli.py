@@ -448,6 +448,8 @@ def _ingest(args: argparse.Namespace) -> int:
         f"(rules: {args.rules or 'default'})\n{_table(done.classification.report)}\n\n"
         f"Workloads ({done.demand.window_days:.1f} days observed)\n{_table(workloads)}\n\n"
     )
+    if done.demand.window_note:
+        sys.stderr.write(f"note: {done.demand.window_note}\n")
     n = len(done.demand.workloads)
     if not n:
         started = done.read.jobs["start"].is_not_null().sum()

@@ -105,6 +105,10 @@ _EVIDENCE_SCHEMA = {
 }
 
 
+WEEK_DAYS = 7
+"""Days of records below which ``Demand.window_note`` cautions (a week holds every hour)."""
+
+
 @dataclass(frozen=True)
 class Demand:
     """Derived `[[workloads]]` entries, the evidence behind them, and the estate's busy GPUs.
@@ -118,6 +122,27 @@ class Demand:
     evidence: pl.DataFrame
     busy: pl.DataFrame
     window_days: float
+
+    @property
+    def window_note(self) -> str:
+        """A caution when the records span less than a week ("" otherwise).
+
+        Monthly GPU-hours are the window's scaled to a month, and each class's hour-of-week
+        profile is read from it: under a week, some hours of the week were never seen.
+        """
+        if self.window_days >= WEEK_DAYS:
+            return ""
+        span = (
+            f"{self.window_days:.1f} days"
+            if self.window_days >= 1
+            else f"{self.window_days * 24:.1f} hours"
+        )
+        return (
+            f"the records span {span}: the monthly GPU-hours are extrapolated "
+            f"from them, and an hour-of-week profile needs {WEEK_DAYS} days or more (90 are "
+            "recommended); if the export covers a longer span than its jobs, give it with "
+            "--window-days"
+        )
 
 
 def round_up_hours(hours: float, ladder: Sequence[float] = SLO_LADDER_HOURS) -> float:

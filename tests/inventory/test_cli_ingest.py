@@ -49,6 +49,23 @@ def test_ingest_prints_reports_and_writes_a_loadable_scenario(
     assert again.read_bytes() == out.read_bytes()
 
 
+def test_a_log_shorter_than_a_week_is_cautioned_not_refused(
+    export: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A public trace of two jobs spans an hour; its GPU-hours a month are that hour scaled,
+    and its weekly profile a few hours seen: said once, the scenario still written."""
+    short = tmp_path / "two-days.sacct.txt"
+    short.write_text(generate_sacct("enterprise-mixed", days=2, seed=3, scale=0.1))
+    assert main(["ingest", str(short), "--out", str(tmp_path / "short.toml")]) == 0
+    err = capsys.readouterr().err
+    assert err.count("note: the records span") == 1
+    assert "an hour-of-week profile needs 7 days or more (90 are recommended)" in err
+    assert (tmp_path / "short.toml").exists()
+    # Three weeks of records: no caution.
+    assert main(["ingest", str(export), "--out", str(tmp_path / "long.toml")]) == 0
+    assert "note: the records span" not in capsys.readouterr().err
+
+
 def test_ingest_merges_several_files(
     export: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
