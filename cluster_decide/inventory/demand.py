@@ -105,7 +105,7 @@ _EVIDENCE_SCHEMA = {
 }
 
 
-WEEK_DAYS = 7
+WEEK_DAYS = HOURS_PER_WEEK // 24
 """Days of records below which ``Demand.window_note`` cautions (a week holds every hour)."""
 
 
