@@ -45,7 +45,7 @@ from cluster_decide.analysis.inputs import input_label
 from cluster_decide.analysis.ranges import RANGES_SCHEMA, catalog_distributions, input_ranges
 from cluster_decide.analysis.uncertainty_samples import UncertaintyResult, uncertainty
 from cluster_decide.inputs.scenario import DEMAND_KEYS, Scenario
-from cluster_decide.model.data import prepare
+from cluster_decide.model.data import ModelData, prepare
 from cluster_decide.model.decisions import Decisions
 from cluster_decide.model.people import ADDON_SUFFIX
 from cluster_decide.planning.evaluation import evaluate_decisions, whole_node_extra
@@ -647,20 +647,19 @@ def _sentence(
     return text
 
 
-def _whole_node_caveat(scn: Scenario, plan: Plan, margin_usd: float) -> str:
-    """A margin smaller than what counting whole nodes adds to this plan, said.
+def _whole_node_usd(data: ModelData, dec: Decisions) -> float:
+    """What counting whole nodes adds to a plan's monthly cost (``evaluation.whole_node_extra``)."""
+    ev = evaluate_decisions(data, dec)
+    return sum(usd for _hours, usd in whole_node_extra(data, dec, ev).values())
 
-    The plan's cost is a floor where whole-node jobs share a renting pool with other work
-    (``evaluation.whole_node_extra``); a runner-up within that much may be the cheaper plan.
+
+def _whole_node_caveat(extra: float, margin_usd: float) -> str:
+    """A margin smaller than what counting whole nodes adds to this plan (``extra``), said.
+
+    The plan's cost is a floor where whole-node jobs share a renting pool with other work; a
+    runner-up within that much may be the cheaper plan.
     """
-    if not math.isfinite(margin_usd):
-        return ""
-    data = prepare(scn)
-    dec = plan.decisions()
-    extra = sum(
-        usd for _h, usd in whole_node_extra(data, dec, evaluate_decisions(data, dec)).values()
-    )
-    if extra < max(100.0, margin_usd):
+    if not math.isfinite(margin_usd) or extra < max(100.0, margin_usd):
         return ""
     return (
         f" Counted in whole nodes, this plan rents up to {money(extra)} a month more than its cost "
@@ -680,25 +679,30 @@ def _one_cluster_fewer(scn: Scenario, plan: Plan, seed: int) -> Outcome | None:
     return quick_solve(scn.update({"policy": {"max_pools": len(clusters) - 1}}), seed)
 
 
-def _simpler_and_close(plan: Plan, fewer: Outcome | None) -> bool:
+def _simpler_and_close(plan: Plan, fewer: Outcome | None, whole_nodes: float = 0.0) -> bool:
     """Whether the executive sentence names the plan on fewer clusters.
 
     It does when that plan is of the same archetype (another archetype is the runner-up's
-    business) and costs less than :data:`CLEAR_MARGIN` more: on cost alone, not a clear loser.
+    business) and costs less than :data:`CLEAR_MARGIN` more, as the model counts or counted in
+    whole nodes (``whole_nodes``: what it gains there, see :func:`_fewer_words`): on cost
+    alone, not a clear loser.
     """
-    return (
-        fewer is not None
-        and fewer.feasible
-        and fewer.archetype == plan.archetype
-        and fewer.total_monthly_usd - plan.total_monthly_usd < CLEAR_MARGIN * plan.total_monthly_usd
-    )
+    if fewer is None or not fewer.feasible or fewer.archetype != plan.archetype:
+        return False
+    delta = fewer.total_monthly_usd - plan.total_monthly_usd
+    return min(delta, delta - whole_nodes) < CLEAR_MARGIN * plan.total_monthly_usd
 
 
-def _fewer_words(plan: Plan, fewer: Outcome | None, short: bool = False) -> str:
+def _fewer_words(
+    plan: Plan, fewer: Outcome | None, short: bool = False, whole_nodes: float = 0.0
+) -> str:
     """What the plan on fewer clusters costs beside ``plan`` and, unless ``short``, what moves.
 
     ``short`` is the clause of the executive sentence ("With two clusters instead of three, the
-    best plan costs only $13 (under 0.1%) more a month.").
+    best plan costs only $13 (under 0.1%) more a month."). ``whole_nodes`` is how much more the
+    fewer-cluster plan gains than this plan when both are counted in whole nodes (what each
+    rents beyond its cost, ``evaluation.whole_node_extra``): said from $100, it can reverse the
+    order ("…, and counted in whole nodes $5.4k less").
     """
     if fewer is None:
         return ""
@@ -717,6 +721,12 @@ def _fewer_words(plan: Plan, fewer: Outcome | None, short: bool = False) -> str:
         more = "more" if delta > 0 else "less"
         cost = f"costs {'only ' if short and delta > 0 else ''}{money(abs(delta))} ({size}) {more} a month"
     with_ = f"With {_clusters(len(kept))} instead of {number_words(n)}"
+    if abs(whole_nodes) >= 100.0:
+        counted = delta - whole_nodes
+        cost += (
+            f", and counted in whole nodes {money(abs(counted))} "
+            f"{'more' if counted > 0 else 'less'}"
+        )
     if short:
         return f"{with_}, the best plan {cost}."
     which = and_list(kept)
@@ -912,9 +922,14 @@ def recommend(
         samples,
     )
     fewer = _one_cluster_fewer(scn, plan, seed)
-    if _simpler_and_close(plan, fewer):
-        sentence += " " + _fewer_words(plan, fewer, short=True)
-    sentence += _whole_node_caveat(scn, plan, margin_usd)
+    data = prepare(scn)
+    extra = _whole_node_usd(data, plan.decisions())
+    gained = 0.0  # what the fewer-cluster plan gains on this one, counted in whole nodes
+    if fewer is not None and fewer.feasible:
+        gained = extra - _whole_node_usd(data, fewer.decisions)
+    if _simpler_and_close(plan, fewer, gained):
+        sentence += " " + _fewer_words(plan, fewer, short=True, whole_nodes=gained)
+    sentence += _whole_node_caveat(extra, margin_usd)
     settle, step = "", empty_step
     if verdict != "clear" and nearest is not None and abs(nearest.change_pct) <= CLEAR_FLIP:
         settle, step = _settle(scn, plan, nearest, flips)
@@ -939,5 +954,5 @@ def recommend(
         ranges,
         sweep,
         fewer,
-        _fewer_words(plan, fewer),
+        _fewer_words(plan, fewer, whole_nodes=gained),
     )
