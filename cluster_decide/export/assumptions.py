@@ -145,7 +145,7 @@ def _spot_offers(plan: Plan, scenario: Scenario | None, market: Market) -> list[
     for name in spot["workload"].unique().sort():
         w = scenario.workload(name)
         gang = int(getattr(w, "gpus_per_job", getattr(w, "gpus_per_user", 1)))
-        offer = market.spot_multi_node if -(-gang // gpn) > 1 else market.spot
+        offer = market.spot_for(gang, gpn)
         if offer is not None and offer not in out:
             out.append(offer)
     return out

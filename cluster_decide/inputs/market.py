@@ -133,6 +133,15 @@ class Market:
         """Up-front outlay per node (zero when rented)."""
         return self.onprem.upfront_usd if self.onprem is not None else 0.0
 
+    def spot_for(self, job_gpus: int, gpus_per_node: int) -> Offer | None:
+        """The spot offer a class's jobs of ``job_gpus`` GPUs run on.
+
+        One sold with a cluster fabric when a job spans nodes (a multi-node gang), else the
+        cheapest: the spot price (``ModelData.spot_cents``), the plan's words and the
+        assumptions appendix all read this one choice.
+        """
+        return self.spot_multi_node if job_gpus > gpus_per_node else self.spot
+
 
 def residual_fraction(curve: Sequence[tuple[int, float]], months: float) -> float:
     """Resale value after ``months`` as a fraction of the outlay.

@@ -1003,7 +1003,7 @@ def _spot_cents(
         gpn = cat.gpus[c.gpu_type].gpus_per_node
         nodes = -(-c.gang_gpus // gpn)
         market = markets[c.gpu_type]
-        offer = market.spot_multi_node if nodes > 1 else market.spot
+        offer = market.spot_for(c.gang_gpus, gpn)
         if offer is None:
             continue
         gpu_hours = float(c.demand.sum()) / DEMAND_UNITS_PER_GPU * WEEKS_PER_MONTH

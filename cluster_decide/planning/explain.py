@@ -680,9 +680,7 @@ def _seller_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[s
         if b.any() and offer is not None:
             uses[p][_seller(offer)]["peaks"].add(g)
     for (w, p, g), pct in dec.spot.items():
-        market = data.markets[g]
-        gang = data.combos[(w, p, g)].gang_gpus > data.gpus_per_node[g]
-        offer = market.spot_multi_node if gang else market.spot
+        offer = data.markets[g].spot_for(data.combos[(w, p, g)].gang_gpus, data.gpus_per_node[g])
         if pct > 0 and offer is not None:
             uses[p][_seller(offer)]["spot"].add(g)
     out = []
