@@ -391,3 +391,83 @@ def test_a_pool_whose_gpus_come_from_several_clouds_says_so() -> None:
     only_l4 = cd.solve(l4)
     assert only_l4.status == "optimal" and set(only_l4.pools["gpu_type"]) == {"L4"}
     assert not [s for s in only_l4.explanations if "cloud providers" in s]
+
+
+def _sellers(plan: cd.Plan, pool: str | None = None) -> set[str]:
+    rows = plan.pools if pool is None else plan.pools.filter(pl.col("pool") == pool)
+    return {p.split()[0] for p in rows["provider"]}
+
+
+@pytest.mark.parametrize("seller", ["CoreWeave", "AWS"])
+def test_a_named_provider_is_the_only_one_a_plan_rents_from(seller: str) -> None:
+    """``procurement.providers``: the embedding shop bought on CoreWeave (or AWS) alone rents
+    its nodes, peaks and spot there, costs at least the plan that may mix clouds (it is a
+    restriction of it, re-derived by ``cd.evaluate``), and has no clouds to explain."""
+    scn = cd.load_scenario(Path(__file__).parent / "data" / "embedding-shop.toml")
+    free = cd.solve(scn)
+    one = scn.update({"procurement": {"providers": [seller]}})
+    plan = cd.solve(one)
+    assert plan.status == "optimal"
+    assert _sellers(plan) == {seller}
+    data = prepare(one)
+    for m in data.markets.values():
+        assert all(o is None or o.seller == seller for o in (m.baseline, m.burst, m.spot))
+    assert plan.total_monthly_usd >= free.total_monthly_usd - 0.01
+    assert cd.evaluate(one, plan).total_cents / 100 == pytest.approx(plan.total_monthly_usd)
+    assert not [s for s in plan.explanations if "cloud providers" in s]
+
+
+def test_named_providers_leave_todays_clusters_where_they_are() -> None:
+    """The default's leased Slurm clusters stand at a provider the scenario does not name. With
+    ``providers = ["AWS"]`` their leases cost what they did (AWS sells no A100 and its H100 costs
+    twice CoreWeave's: priced at AWS, the A100 lease would have no price and the H100 one would
+    double), while the H100 nodes hpc-a could add are AWS's."""
+    scn = cd.load_scenario()
+    aws = scn.update({"procurement": {"providers": ["AWS"]}})
+    before, after = prepare(scn), prepare(aws)
+    assert [lease.committed_cents for lease in after.leases] == [
+        lease.committed_cents for lease in before.leases
+    ]
+    assert after.node_cost("hpc-a", "H100") == before.node_cost("hpc-a", "H100")
+    assert after.added_node_cost("hpc-a", "H100") == after.node_cents["H100"]
+    assert after.node_cents["H100"] > 1.9 * before.node_cents["H100"]
+    a100 = after.pool("hpc-a-a100")
+    assert not a100.grows_today and a100.node_limit("A100") == 4  # AWS sells no A100
+    plan = cd.solve(aws)
+    assert plan.status == "optimal"
+    new = plan.pools.filter(~pl.col("pool").is_in(["hpc-a", "hpc-a-a100"]))
+    assert _sellers(plan, None) >= {"AWS"} and {p.split()[0] for p in new["provider"]} == {"AWS"}
+
+
+@pytest.mark.parametrize(
+    ("providers", "where", "message"),
+    [
+        (["Coreweave"], "procurement.providers[0]", "did you mean 'CoreWeave'?"),
+        (["RunPod"], "procurement.providers[0]", "add 'marketplace' to procurement.provider_classes"),
+        (["AWS", "AWS"], "procurement.providers[1]", "lists 'AWS' twice"),
+        ([], "procurement.providers", "expected at least one item"),
+    ],
+)
+def test_providers_name_allowed_catalog_sellers(
+    providers: list[str], where: str, message: str
+) -> None:
+    with pytest.raises(ScenarioError) as info:
+        small_scenario([training()], procurement={"providers": providers})
+    text = str(info.value)
+    assert f"test.toml: {where}: " in text and message in text
+
+
+def test_a_workload_no_named_provider_can_serve_says_whom_to_add() -> None:
+    """Bought on Nebius alone the default cannot run its L4/L40S feature pipeline: the
+    diagnosis names the company to add, checked by solving."""
+    scn = cd.load_scenario().update({"procurement": {"providers": ["Nebius"]}})
+    plan = cd.solve(scn)
+    assert plan.status == "infeasible"
+    assert "no allowed provider sells L4 for a pool's baseline nodes" in " ".join(plan.explanations)
+    fix = plan.relaxations.row(0, named=True)
+    assert fix["change"] == "provider:AWS"
+    assert fix["sentence"].startswith(
+        "Rent from AWS too ([procurement] providers): no listed provider (Nebius) sells L4, L40S"
+    )
+    fixed = scn.update({"procurement": {"providers": ["Nebius", "AWS"]}})
+    assert cd.solve(fixed).feasible

@@ -2,9 +2,9 @@
 
 The catalog lists offers per GPU type, provider class (hyperscaler, GPU cloud, marketplace) and
 term (on-demand, 1- or 3-year commitment, spot), each with its source. A scenario's
-``[procurement]`` picks the classes it may rent from, the longest commitment it accepts and
-whether the baseline is rented, owned, or whichever is cheaper. :func:`resolve_markets` turns
-that into one :class:`Market` per GPU type: the baseline offer nodes are bought on, the on-demand
+``[procurement]`` picks the classes (and, if it says, the companies) it may rent from, the
+longest commitment it accepts and whether the baseline is rented, owned, or whichever is
+cheaper. :func:`resolve_markets` turns that into one :class:`Market` per GPU type: the baseline offer nodes are bought on, the on-demand
 offer bursts are rented from, the spot offer interruptible work may use, and for owned nodes the
 investment (up-front outlay, cost of capital, horizon-dependent resale, support, power, space).
 
@@ -216,8 +216,12 @@ def spot_overhead(costs: CostParameters, nodes: int) -> float:
     return per_hour * max(1, nodes) * lost
 
 
-def _offers_for(scn: Scenario, catalog: Catalog, gpu: str) -> list[Offer]:
-    """Catalog offers for ``gpu``, or the scenario's own prices where it sets them."""
+def _offers_for(scn: Scenario, catalog: Catalog, gpu: str, any_seller: bool) -> list[Offer]:
+    """Catalog offers for ``gpu``, or the scenario's own prices where it sets them.
+
+    Offers of the allowed provider classes, from the companies ``procurement.providers`` names
+    unless ``any_seller``.
+    """
     over = scn.gpus.get(gpu)
     own = over is not None and (
         over.usd_per_gpu_hour_on_demand is not None or over.usd_per_gpu_hour_reserved is not None
@@ -233,7 +237,12 @@ def _offers_for(scn: Scenario, catalog: Catalog, gpu: str) -> list[Offer]:
             Offer(gpu, "scenario", "scenario file", "commit_3y", g.usd_per_gpu_hour_reserved, True),
         ]
     classes = set(scn.procurement.provider_classes)
-    return [o for o in listed if o.provider_class in classes]
+    sellers = None if any_seller else scn.procurement.providers
+    return [
+        o
+        for o in listed
+        if o.provider_class in classes and (sellers is None or o.seller in sellers)
+    ]
 
 
 def _cheapest(offers: Sequence[Offer]) -> Offer | None:
@@ -241,8 +250,15 @@ def _cheapest(offers: Sequence[Offer]) -> Offer | None:
     return min(offers, key=lambda o: o.usd_per_gpu_hour) if offers else None
 
 
-def resolve_markets(scn: Scenario, gpus: Sequence[str]) -> dict[str, Market]:
-    """One :class:`Market` per GPU type, prices scaled by ``procurement.gpu_price_scale``."""
+def resolve_markets(
+    scn: Scenario, gpus: Sequence[str], any_seller: bool = False
+) -> dict[str, Market]:
+    """One :class:`Market` per GPU type, prices scaled by ``procurement.gpu_price_scale``.
+
+    ``any_seller`` prices a listed cluster of today's nodes: it stands at a provider the
+    scenario does not name, so ``procurement.providers`` (the companies new capacity is rented
+    from) does not apply to them.
+    """
     proc = scn.procurement
     catalog = scn.catalog
     costs = catalog.costs
@@ -263,7 +279,7 @@ def resolve_markets(scn: Scenario, gpus: Sequence[str]) -> dict[str, Market]:
                 o.usd_per_gpu_hour * scale,
                 o.multi_node,
             )
-            for o in _offers_for(scn, catalog, name)
+            for o in _offers_for(scn, catalog, name, any_seller)
         ]
         rentable = [
             o for o in offers if o.term != "spot" and TERM_MONTHS[o.term] <= commit and o.multi_node

@@ -47,6 +47,14 @@ class Offer:
     multi_node: bool
     """Sold as a cluster with a fabric between nodes, so multi-node gangs can run on it."""
 
+    @property
+    def seller(self) -> str:
+        """The company the offer is bought from: "AWS" for "AWS g6e.xlarge" (an instance named).
+
+        A scenario's ``procurement.providers`` lists sellers, and a plan's words name them.
+        """
+        return self.provider.split()[0]
+
 
 @dataclass(frozen=True)
 class OnPremNode:

@@ -191,7 +191,9 @@ class Procurement(_Section):
     ``mode`` says where the pools' baseline nodes come from: rented on a commitment (``cloud``),
     owned (``on_prem``) or whichever is cheaper per GPU type (``cheapest``). ``provider_classes``
     are the sellers it may rent from (baseline in cloud mode, bursts and spot always);
-    ``commitment`` the longest term it accepts (default: the longest that fits the horizon).
+    ``commitment`` the longest term it accepts (default: the longest that fits the horizon);
+    ``providers`` the companies it may rent from, when it has chosen them (``None``: any seller
+    of an allowed class).
     """
 
     mode: Literal["cloud", "on_prem", "cheapest"] = "cloud"
@@ -202,6 +204,7 @@ class Procurement(_Section):
         "hyperscaler",
         "gpu_cloud",
     )
+    providers: Annotated[tuple[Name, ...], Field(min_length=1)] | None = None
     commitment: Literal["none", "1y", "3y"] | None = None
     spot: StrictBool | None = None
     max_spot_share: Annotated[float, Field(strict=True, ge=0, le=1, allow_inf_nan=False)] | None = (
@@ -925,6 +928,34 @@ def _translate(err: Mapping[str, Any]) -> Problem:
 # -- checks that need the catalog --------------------------------------------------------
 
 
+def _check_providers(proc: Procurement, catalog: Catalog) -> list[Problem]:
+    """Each of ``procurement.providers`` is a catalog seller of a class the scenario allows."""
+    classes = {o.seller: o.provider_class for o in catalog.offers}
+    problems = []
+    for i, name in enumerate(proc.providers or ()):
+        where = f"procurement.providers[{i}]"
+        if name not in classes:
+            problems.append(
+                Problem(
+                    where,
+                    f"unknown provider '{name}'",
+                    did_you_mean(name, sorted(classes)) or f"known: {', '.join(sorted(classes))}",
+                )
+            )
+        elif classes[name] not in proc.provider_classes:
+            problems.append(
+                Problem(
+                    where,
+                    f"'{name}' is a {classes[name]} seller, a class procurement.provider_classes "
+                    "leaves out",
+                    f"add '{classes[name]}' to procurement.provider_classes or drop '{name}'",
+                )
+            )
+        elif name in (proc.providers or ())[:i]:
+            problems.append(Problem(where, f"lists '{name}' twice"))
+    return problems
+
+
 def _check_against_catalog(scn: Scenario, catalog: Catalog) -> list[Problem]:
     problems: list[Problem] = []
     known_gpus = set(catalog.gpus)
@@ -960,6 +991,7 @@ def _check_against_catalog(scn: Scenario, catalog: Catalog) -> list[Problem]:
                     or f"known: {', '.join(sorted(known_gpus))}",
                 )
             )
+    problems += _check_providers(scn.procurement, catalog)
     profiles = set(catalog.profiles) | set(scn.profiles)
     seen: dict[str, int] = {}
     for i, w in enumerate(scn.workloads):

@@ -271,6 +271,19 @@ class ModelData:
     leased ones whose lease covers part of the horizon)."""
     leases: tuple[Lease, ...] = ()
     """Leases of today's clusters that run into the horizon: paid whether the plan uses them."""
+    today_markets: Mapping[str, Market] = field(default_factory=dict)
+    """The market of a listed cluster of today's own nodes, by GPU type, when
+    ``procurement.providers`` names the companies the plan rents from (empty otherwise): the
+    cluster stands at its own provider (not named), so its nodes are priced by every seller of
+    the allowed classes; the nodes it adds are rented like any others."""
+    today_node_cents: Mapping[str, int] = field(default_factory=dict)
+    """``today_markets``' node cost, where it differs from ``node_cents``."""
+
+    def market(self, pool: str, gpu_type: str) -> Market | None:
+        """The market of ``pool``'s nodes of ``gpu_type`` (see ``today_markets``)."""
+        if self.today_markets and gpu_type == self.pool(pool).gpu_today:
+            return self.today_markets.get(gpu_type)
+        return self.markets.get(gpu_type)
 
     @property
     def lease_cents(self) -> int:
@@ -279,7 +292,11 @@ class ModelData:
 
     def node_cost(self, pool: str, gpu_type: str) -> int:
         """Cents a month for one node of ``gpu_type`` in ``pool`` (of today's: one it has)."""
-        return self.pool_node_cents.get((pool, gpu_type), self.node_cents[gpu_type])
+        if (pool, gpu_type) in self.pool_node_cents:
+            return self.pool_node_cents[(pool, gpu_type)]
+        if self.today_node_cents and gpu_type == self.pool(pool).gpu_today:
+            return self.today_node_cents.get(gpu_type, self.node_cents[gpu_type])
+        return self.node_cents[gpu_type]
 
     def added_node_cost(self, pool: str, gpu_type: str) -> int:
         """Cents a month for a node a cluster of today grows by.
@@ -813,6 +830,17 @@ def prepare(scn: Scenario) -> ModelData:
     friction_usd = costs.friction_fte_per_class * loaded["kubernetes"] / 12.0
 
     markets = resolve_markets(scn, used)
+    # A listed cluster of today stands at a provider the scenario does not name: its nodes are
+    # priced by every seller of the allowed classes, whichever companies new capacity comes from.
+    today_markets: dict[str, Market] = {}
+    if scn.procurement.providers is not None and scn.current is not None:
+        held = {p.gpu_today for p in pools if p.gpu_today}
+        today_markets = resolve_markets(scn, sorted(held), any_seller=True)
+    today_node_cents = {
+        g: round(m.node_usd_per_month * 100)
+        for g, m in today_markets.items()
+        if m.baseline is not None and m.baseline != markets[g].baseline
+    }
     gpn, node_cents, burst_cents = {}, {}, {}
     for g in used:
         gpn[g] = cat.gpus[g].gpus_per_node
@@ -852,8 +880,9 @@ def prepare(scn: Scenario) -> ModelData:
                 reason, family = _blocked(w, p, plat, gpu)
                 if not reason:
                     reason, family = _held(scn, w, p)
-                if not reason and markets[g].baseline is None and not p.owns(g):
-                    reason = f"no allowed provider class sells {g} for a pool's baseline nodes"
+                sold = today_markets.get(g, markets[g]) if g == p.gpu_today else markets[g]
+                if not reason and sold.baseline is None and not p.owns(g):
+                    reason = f"no allowed {_sellers(scn)} sells {g} for a pool's baseline nodes"
                     family = "policy"
                 demand = np.zeros(HOURS_PER_WEEK, dtype=np.int64)
                 if not reason:
@@ -899,7 +928,7 @@ def prepare(scn: Scenario) -> ModelData:
     owned_cents = {
         (p.name, p.gpu_today): _running_cents(scn, p.gpu_today) for p in pools if p.owned
     }
-    leases = _leases(scn, node_cents)
+    leases = _leases(scn, node_cents | today_node_cents)
     owned_cents |= {
         (p.name, lease.gpu_type): lease.node_after_cents
         for lease in leases
@@ -943,7 +972,14 @@ def prepare(scn: Scenario) -> ModelData:
         people=people,
         pool_node_cents=owned_cents,
         leases=leases,
+        today_markets=today_markets,
+        today_node_cents=today_node_cents,
     )
+
+
+def _sellers(scn: Scenario) -> str:
+    """Who may sell a pool its nodes, in words for a reason: the classes, or the companies."""
+    return "provider class" if scn.procurement.providers is None else "provider"
 
 
 def _leases(scn: Scenario, node_cents: Mapping[str, int]) -> tuple[Lease, ...]:
@@ -965,7 +1001,7 @@ def _leases(scn: Scenario, node_cents: Mapping[str, int]) -> tuple[Lease, ...]:
             continue
         price = node_cents.get(c.gpu_type)
         if price is None:
-            usd = resolve_markets(scn, [c.gpu_type])[c.gpu_type].node_usd_per_month
+            usd = resolve_markets(scn, [c.gpu_type], any_seller=True)[c.gpu_type].node_usd_per_month
             price = round(usd * 100) if math.isfinite(usd) else 0
         out.append(Lease(c.name, c.gpu_type, c.nodes, months, horizon, price))
     return tuple(out)

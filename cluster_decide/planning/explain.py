@@ -21,7 +21,6 @@ from cluster_decide.base.vocabulary import (
     SKILL_LABELS,
 )
 from cluster_decide.inputs.market import PROVIDER_WORDS, TERM_WORDS
-from cluster_decide.inputs.offers import Offer
 from cluster_decide.inputs.scenario import RealtimeWorkload
 from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, Combo, ModelData
 from cluster_decide.planning.evaluation import Decisions, Evaluation, whole_node_extra
@@ -651,11 +650,6 @@ def _whole_node_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> li
     return out
 
 
-def _seller(offer: Offer) -> str:
-    """The company an offer is bought from: "AWS" for "AWS g6e.xlarge" (an instance named)."""
-    return offer.provider.split()[0]
-
-
 def _seller_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[str]:
     """A pool whose rented GPUs come from more than one cloud provider, said as what it is.
 
@@ -674,15 +668,15 @@ def _seller_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[s
     for (p, g), n in dec.nodes.items():
         offer = data.markets[g].baseline if g in data.markets else None
         if n and offer is not None and offer.term != "owned":
-            uses[p][_seller(offer)]["nodes"].add(g)
+            uses[p][offer.seller]["nodes"].add(g)
     for (p, g), b in ev.burst.items():
         offer = data.markets[g].burst if g in data.markets else None
         if b.any() and offer is not None:
-            uses[p][_seller(offer)]["peaks"].add(g)
+            uses[p][offer.seller]["peaks"].add(g)
     for (w, p, g), pct in dec.spot.items():
         offer = data.markets[g].spot_for(data.combos[(w, p, g)].gang_gpus, data.gpus_per_node[g])
         if pct > 0 and offer is not None:
-            uses[p][_seller(offer)]["spot"].add(g)
+            uses[p][offer.seller]["spot"].add(g)
     out = []
     for p, by_seller in sorted(uses.items()):
         if len(by_seller) < 2 or data.pool(p).nodes_today or data.pool(p).owned:

@@ -300,7 +300,7 @@ def build_frames(data: ModelData, dec: Decisions, ev: Evaluation) -> dict[str, p
             ev.burst.get((p, g), np.zeros(HOURS_PER_WEEK, dtype=np.int64)) / DEMAND_UNITS_PER_GPU
         )
         provided = gpus + burst.mean()
-        market = data.markets.get(g)
+        market = data.market(p, g)
         offer = market.baseline if market is not None else None
         owned = data.pool(p).owns(g)  # a cluster of today's own nodes: their capex is spent
         added = data.nodes_added(p, g, nodes)  # nodes it adds are bought as new ones are
@@ -433,7 +433,7 @@ def investment(data: ModelData, dec: Decisions, ev: Evaluation) -> tuple[float, 
     upfront = capital = 0.0
     life = data.scenario.procurement.horizon_months
     for (p, g), nodes in dec.nodes.items():
-        market = data.markets.get(g)
+        market = data.market(p, g)
         # Today's clusters are paid for or rented: only the nodes they grow by are bought.
         n = data.nodes_bought(p, g, nodes)
         if n <= 0 or market is None or market.onprem is None:

@@ -16,7 +16,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
@@ -26,7 +26,7 @@ from cluster_decide.inputs.offers import CLOUD_CLASSES
 from cluster_decide.inputs.scenario import RealtimeWorkload, Scenario, Workload
 from cluster_decide.model.data import MILLI, Combo, ModelData, prepare
 from cluster_decide.planning.explain import SKILL_WORDS, money
-from cluster_decide.planning.explain_people import plural
+from cluster_decide.planning.explain_people import and_list, plural
 from cluster_decide.planning.plan import RELAXATION_SCHEMA
 
 if TYPE_CHECKING:
@@ -163,26 +163,47 @@ def _repair_placement(
 def _provider_class_fix(
     scn: Scenario, gpus: list[str]
 ) -> tuple[Scenario, tuple[str, float, str, str]] | None:
-    """Allow the one provider class that sells ``gpus`` for baseline nodes most cheaply.
+    """Allow the one seller that sells ``gpus`` for baseline nodes most cheaply.
 
-    Tried only for classes the scenario leaves out; ``None`` when none of them sells every one
-    of ``gpus`` on a term the scenario accepts.
+    A provider class the scenario leaves out; or, where it names the companies it rents from
+    (``procurement.providers``), a company it does not name (with its class, if left out too).
+    ``None`` when none of them sells every one of ``gpus`` on a term the scenario accepts.
     """
-    best: tuple[float, str, Scenario] | None = None
-    allowed = list(scn.procurement.provider_classes)
-    for cls in CLOUD_CLASSES:
-        if cls in allowed:
-            continue
-        trial = scn.update({"procurement": {"provider_classes": [*allowed, cls]}})
+    proc = scn.procurement
+    allowed = list(proc.provider_classes)
+    trials: list[tuple[str, str, dict[str, Any]]] = []
+    if proc.providers is None:
+        trials = [
+            (cls, PROVIDER_WORDS[cls], {"provider_classes": [*allowed, cls]})
+            for cls in CLOUD_CLASSES
+            if cls not in allowed
+        ]
+    else:
+        classes = {o.seller: o.provider_class for o in scn.catalog.offers}
+        trials = [
+            (
+                seller,
+                seller,
+                {
+                    "providers": [*proc.providers, seller],
+                    "provider_classes": sorted({*allowed, cls}, key=CLOUD_CLASSES.index),
+                },
+            )
+            for seller, cls in sorted(classes.items())
+            if seller not in proc.providers
+        ]
+    best: tuple[float, str, str, Scenario] | None = None
+    for key, words, change in trials:
+        trial = scn.update({"procurement": change})
         markets = resolve_markets(trial, gpus)
         if any(markets[g].baseline is None for g in gpus):
             continue
         usd = sum(markets[g].node_usd_per_month for g in gpus)
         if best is None or usd < best[0]:
-            best = (usd, cls, trial)
+            best = (usd, key, words, trial)
     if best is None:
         return None
-    _usd, cls, trial = best
+    _usd, key, words, trial = best
     markets = resolve_markets(trial, gpus)
     sold = ", ".join(
         f"{g} from {offer.provider} {TERM_WORDS[offer.term]} at ${offer.usd_per_gpu_hour:.2f} per "
@@ -190,12 +211,21 @@ def _provider_class_fix(
         for g in gpus
         if (offer := markets[g].baseline) is not None
     )
+    if proc.providers is None:
+        return trial, (
+            f"provider_class:{key}",
+            1.0,
+            "provider class",
+            f"allow {words} as a provider class ([procurement] provider_classes): none of the "
+            f"allowed classes sells {', '.join(gpus)} for a pool's nodes; it sells {sold}",
+        )
     return trial, (
-        f"provider_class:{cls}",
+        f"provider:{key}",
         1.0,
-        "provider class",
-        f"allow {PROVIDER_WORDS[cls]} as a provider class ([procurement] provider_classes): "
-        f"none of the allowed classes sells {', '.join(gpus)} for a pool's nodes; it sells {sold}",
+        "provider",
+        f"rent from {words} too ([procurement] providers): no listed provider "
+        f"({and_list(list(proc.providers))}) sells {', '.join(gpus)} for a pool's nodes; "
+        f"{words} sells {sold}",
     )
 
 
