@@ -17,7 +17,11 @@ what a meeting needs to know how sure to be:
 - the **plan with one cluster fewer** (one more solve with ``policy.max_pools`` one below the
   plan's clusters): three clusters where two cost 0.1% more is a near-tie the archetype
   comparison cannot see, both plans being one archetype, and a meeting would take the simpler.
-  The sentence says it when it costs less than :data:`CLEAR_MARGIN` more.
+  The sentence says it when it costs less than :data:`CLEAR_MARGIN` more;
+- the **plan bought from one company**, when a cluster of the plan rents its GPUs from several
+  clouds (each GPU type where it is cheapest, which one cluster cannot do): one more solve per
+  company the scenario may rent from, with ``procurement.providers`` naming it alone, and the
+  cheapest of them said beside the plan's cost.
 
 Thresholds (justified in ``docs/analysis.md``): ``clear`` needs a margin of at least
 :data:`CLEAR_MARGIN` and no flip within :data:`CLEAR_FLIP` of any input (or no other feasible
@@ -48,8 +52,8 @@ from cluster_decide.inputs.scenario import DEMAND_KEYS, Scenario
 from cluster_decide.model.data import ModelData, prepare
 from cluster_decide.model.decisions import Decisions
 from cluster_decide.model.people import ADDON_SUFFIX
-from cluster_decide.planning.evaluation import evaluate_decisions, whole_node_extra
-from cluster_decide.planning.explain import ARCHETYPE_SHORT, money
+from cluster_decide.planning.evaluation import Evaluation, evaluate_decisions, whole_node_extra
+from cluster_decide.planning.explain import ARCHETYPE_SHORT, mixed_sellers, money
 from cluster_decide.planning.explain_people import and_list, number_words
 from cluster_decide.planning.plan import Plan
 from cluster_decide.planning.solve import solve
@@ -219,6 +223,20 @@ class Recommendation:
     """The best plan on fewer clusters than :attr:`plan` (None when the plan runs one)."""
     fewer_words: str = ""
     """What :attr:`fewer` changes and costs, in one sentence ("" when there is none)."""
+    one_provider: str | None = None
+    """The company the cheapest plan bought from one company rents from (None when the plan's
+    clusters each rent from one already, or no one company can serve the estate)."""
+    single: Outcome | None = field(default=None, repr=False, compare=False)
+    """That plan (None when :attr:`one_provider` is)."""
+    single_words: str = ""
+    """Which clusters span clouds and what buying from one company costs ("" when none does)."""
+
+    @property
+    def single_margin_usd(self) -> float:
+        """:attr:`single`'s monthly cost minus the plan's (NaN when there is none)."""
+        if self.single is None or not self.single.feasible:
+            return math.nan
+        return self.single.total_monthly_usd - self.plan.total_monthly_usd
 
     @property
     def fewer_margin_usd(self) -> float:
@@ -248,6 +266,8 @@ class Recommendation:
                 )
         if self.fewer_words:
             out.append(self.fewer_words)
+        if self.single_words:
+            out.append(self.single_words)
         out += [s for s in self.flips.filter(pl.col("found"))["sentence"].head(3)]
         for r in self.robust.iter_rows(named=True):
             out.append(
@@ -288,6 +308,16 @@ class Recommendation:
                 "total_monthly_usd": _clean(self.fewer.total_monthly_usd),
                 "margin_usd": _clean(self.fewer_margin_usd),
                 "sentence": self.fewer_words,
+            },
+            "one_provider": None
+            if not self.single_words
+            else {
+                "provider": self.one_provider,
+                "total_monthly_usd": _clean(
+                    self.single.total_monthly_usd if self.single is not None else math.nan
+                ),
+                "margin_usd": _clean(self.single_margin_usd),
+                "sentence": self.single_words,
             },
         }
 
@@ -647,10 +677,76 @@ def _sentence(
     return text
 
 
-def _whole_node_usd(data: ModelData, dec: Decisions) -> float:
+def _whole_node_usd(data: ModelData, dec: Decisions, ev: Evaluation | None = None) -> float:
     """What counting whole nodes adds to a plan's monthly cost (``evaluation.whole_node_extra``)."""
-    ev = evaluate_decisions(data, dec)
+    ev = evaluate_decisions(data, dec) if ev is None else ev
     return sum(usd for _hours, usd in whole_node_extra(data, dec, ev).values())
+
+
+def _one_provider(
+    scn: Scenario, data: ModelData, plan: Plan, ev: Evaluation, runner_up: str | None, seed: int
+) -> tuple[str | None, Outcome | None, str, str]:
+    """The cheapest plan bought from one company, when a cluster of ``plan`` spans clouds.
+
+    (company, its plan, the words for :meth:`Recommendation.lines`, the clause for the
+    executive sentence), or ``(None, None, "", "")`` when every cluster rents from one company
+    already. Each company the scenario may rent from (``procurement.providers``, or every
+    catalog seller of the allowed classes) is tried alone with
+    :func:`~cluster_decide.analysis.core.quick_solve`; ties go to the name first in order. A
+    listed cluster of today keeps its own nodes (``docs/scenario.md``), so this prices what the
+    plan rents anew. The runner-up is solved from that company too, so the sentence can say
+    whether the verdict holds there: its margin was measured where a cluster spans clouds.
+    """
+    mixed = mixed_sellers(data, plan.decisions(), ev)
+    if not mixed:
+        return None, None, "", ""
+    proc = scn.procurement
+    names = proc.providers or sorted(
+        {o.seller for o in scn.catalog.offers if o.provider_class in proc.provider_classes}
+    )
+    best: tuple[str, Outcome] | None = None
+    for name in names:
+        out = quick_solve(scn.update({"procurement": {"providers": [name]}}), seed)
+        if out.feasible and (best is None or out.total_monthly_usd < best[1].total_monthly_usd):
+            best = (name, out)
+    spans = and_list(
+        [
+            f"the {pool} cluster rents from {and_list(list(by_seller))}"
+            for pool, by_seller in mixed.items()
+        ]
+    )
+    lead = f"{_cap(spans)}, each GPU type where it is cheapest, but a cluster does not span clouds"
+    if best is None:
+        words = (
+            f"{lead}, and no one company sells everything this estate needs: in practice that "
+            "is a cluster per company, whose added staff and builds this cost does not count."
+        )
+        return None, None, words, words
+    name, out = best
+    delta = out.total_monthly_usd - plan.total_monthly_usd
+    share = delta / plan.total_monthly_usd if plan.total_monthly_usd else math.nan
+    cost = (
+        "the same"
+        if abs(delta) < 0.5
+        else f"{money(abs(delta))} ({_pct(share)}) {'more' if delta > 0 else 'less'}"
+    )
+    words = f"{lead}: bought from {name} alone, the best plan costs {cost} a month"
+    if out.archetype != plan.archetype:
+        words += f" and is {_name(out.archetype)}"
+        return name, out, words + ".", words + ", so the verdict changes there."
+    if runner_up is None:
+        return name, out, words + ".", words + "."
+    one = scn.update({"procurement": {"providers": [name]}})
+    rival = quick_solve(one.force_archetype(runner_up), seed)
+    if not rival.feasible:
+        there = f"; {_name(runner_up)} cannot be built from {name} alone"
+    else:
+        gap = rival.total_monthly_usd - out.total_monthly_usd
+        there = (
+            f", and there it still beats {_name(runner_up)} by "
+            f"{money(gap)} ({_pct(gap / out.total_monthly_usd)})"
+        )
+    return name, out, words + there + ".", words + there + "."
 
 
 def _whole_node_caveat(extra: float, margin_usd: float) -> str:
@@ -923,13 +1019,17 @@ def recommend(
     )
     fewer = _one_cluster_fewer(scn, plan, seed)
     data = prepare(scn)
-    extra = _whole_node_usd(data, plan.decisions())
+    ev = evaluate_decisions(data, plan.decisions())
+    extra = _whole_node_usd(data, plan.decisions(), ev)
     gained = 0.0  # what the fewer-cluster plan gains on this one, counted in whole nodes
     if fewer is not None and fewer.feasible:
         gained = extra - _whole_node_usd(data, fewer.decisions)
     if _simpler_and_close(plan, fewer, gained):
         sentence += " " + _fewer_words(plan, fewer, short=True, whole_nodes=gained)
     sentence += _whole_node_caveat(extra, margin_usd)
+    provider, single, single_words, clause = _one_provider(scn, data, plan, ev, runner_up, seed)
+    if clause:
+        sentence += " " + clause
     settle, step = "", empty_step
     if verdict != "clear" and nearest is not None and abs(nearest.change_pct) <= CLEAR_FLIP:
         settle, step = _settle(scn, plan, nearest, flips)
@@ -955,4 +1055,7 @@ def recommend(
         sweep,
         fewer,
         _fewer_words(plan, fewer, whole_nodes=gained),
+        provider,
+        single,
+        single_words,
     )

@@ -993,6 +993,11 @@ def _how_sure(b: Bundle) -> Section | None:
     fewer = names.plain(str(getattr(rec, "fewer_words", "") or ""))
     if fewer and table is not None:
         lead += f" {fewer}"
+    # A cluster that rents from several clouds: what buying from one company costs (the
+    # executive sentence says it; beside a flips' table the sentence is in the notes only).
+    single = names.plain(str(getattr(rec, "single_words", "") or ""))
+    if single and table is not None:
+        lead += f" {single}"
     # What would settle a close call (the pilot's first step), beside the verdict it settles.
     settle = names.plain(str(getattr(rec, "settle", "") or ""))
     return Section(

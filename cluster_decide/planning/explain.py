@@ -45,6 +45,7 @@ __all__ = [
     "architecture_words",
     "explain",
     "hour_name",
+    "mixed_sellers",
     "money",
     "procurement_sentences",
     "standalone_cost_usd",
@@ -650,16 +651,16 @@ def _whole_node_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> li
     return out
 
 
-def _seller_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[str]:
-    """A pool whose rented GPUs come from more than one cloud provider, said as what it is.
+def mixed_sellers(
+    data: ModelData, dec: Decisions, ev: Evaluation
+) -> dict[str, dict[str, dict[str, set[str]]]]:
+    """Pools of rented nodes whose GPUs come from more than one company, and what from whom.
 
-    Each GPU type is bought on its cheapest offer (``docs/decisions.md``, markets), the same
-    for every pool, and a pool's peaks on the cheapest on-demand offer: so one cluster can hold
-    A100 nodes from one cloud, H200 nodes from another and rent its peaks from a third. One
-    Kubernetes or Slurm cluster does not span clouds; what that costs (a cluster per provider,
-    or one provider's prices) is not in the model, so the plan says it rather than hide it.
-    Pools of rented nodes only: a listed cluster of today stands where it is, with a provider
-    (or racks) the scenario does not name.
+    pool -> seller -> {"nodes", "peaks", "spot"} -> GPU types. Each GPU type is bought on its
+    cheapest offer (``docs/decisions.md``, markets), the same for every pool, and a pool's peaks
+    on the cheapest on-demand offer: so one cluster can hold A100 nodes from one cloud, H200
+    nodes from another and rent its peaks from a third. Pools of rented nodes only: a listed
+    cluster of today stands where it is, with a provider (or racks) the scenario does not name.
     """
     kinds = ("nodes", "peaks", "spot")
     uses: dict[str, dict[str, dict[str, set[str]]]] = defaultdict(
@@ -677,13 +678,25 @@ def _seller_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[s
         offer = data.markets[g].spot_for(data.combos[(w, p, g)].gang_gpus, data.gpus_per_node[g])
         if pct > 0 and offer is not None:
             uses[p][offer.seller]["spot"].add(g)
+    return {
+        p: {s: uses[p][s] for s in sorted(by_seller)}
+        for p, by_seller in sorted(uses.items())
+        if len(by_seller) > 1 and not data.pool(p).nodes_today and not data.pool(p).owned
+    }
+
+
+def _seller_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[str]:
+    """A pool whose rented GPUs come from more than one cloud provider, said as what it is.
+
+    One Kubernetes or Slurm cluster does not span clouds (:func:`mixed_sellers`); what that
+    costs (a cluster per provider, or one provider's prices) is not in the model, so the plan
+    says it rather than hide it (the verdict prices the estate bought from one company).
+    """
     out = []
-    for p, by_seller in sorted(uses.items()):
-        if len(by_seller) < 2 or data.pool(p).nodes_today or data.pool(p).owned:
-            continue  # a listed cluster of today is where it is, at a provider not known here
+    for p, by_seller in mixed_sellers(data, dec, ev).items():
         bought = {
             s: ", ".join(f"{and_list(sorted(gpus))} {k}" for k, gpus in what.items() if gpus)
-            for s, what in sorted(by_seller.items())
+            for s, what in by_seller.items()
         }
         parts = and_list([f"{s} ({what})" for s, what in bought.items()])
         out.append(

@@ -42,6 +42,8 @@ class _Verdict:
     flips: pl.DataFrame = dataclasses.field(default_factory=lambda: _flips())
     fewer_words: str = ""
     """What the plan on fewer clusters costs and moves ("" when there is none)."""
+    single_words: str = ""
+    """Which clusters span clouds and what one company would cost ("" when none does)."""
 
 
 def _flips() -> pl.DataFrame:
@@ -145,6 +147,26 @@ def test_the_plan_on_fewer_clusters_follows_the_verdict_on_the_how_sure_slide(
     )
     assert sure.table is not None and sure.bullets == ()
     assert sure.lead.startswith("Runner-up: ") and sure.lead.endswith(" " + names.plain(words))
+
+
+def test_what_one_company_costs_is_on_the_how_sure_slide_beside_a_flips_table(
+    bundle: Bundle,
+) -> None:
+    """Without a table the executive sentence (a bullet) carries it; beside one, the lead."""
+    words = (
+        "The k8s-batch cluster rents from AWS, CoreWeave and Nebius, each GPU type where it is "
+        "cheapest, but a cluster does not span clouds: bought from CoreWeave alone, the best "
+        "plan costs $58k (9.2%) more a month."
+    )
+    names = Names.of(bundle.plan, bundle.scenario)
+    flipping = replace(_Verdict(), single_words=words)
+    sure = next(
+        s for s in sections(replace(bundle, recommendation=flipping)) if s.key == "how-sure"
+    )
+    assert sure.table is not None and sure.lead.endswith(" " + names.plain(words))
+    steady = replace(_Verdict(flips=_flips().filter(~pl.col("found"))), single_words=words)
+    sure = next(s for s in sections(replace(bundle, recommendation=steady)) if s.key == "how-sure")
+    assert names.plain(words) not in sure.lead
 
 
 @pytest.fixture(scope="module")
