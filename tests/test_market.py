@@ -443,7 +443,11 @@ def test_named_providers_leave_todays_clusters_where_they_are() -> None:
     ("providers", "where", "message"),
     [
         (["Coreweave"], "procurement.providers[0]", "did you mean 'CoreWeave'?"),
-        (["RunPod"], "procurement.providers[0]", "add 'marketplace' to procurement.provider_classes"),
+        (
+            ["RunPod"],
+            "procurement.providers[0]",
+            "add 'marketplace' to procurement.provider_classes",
+        ),
         (["AWS", "AWS"], "procurement.providers[1]", "lists 'AWS' twice"),
         ([], "procurement.providers", "expected at least one item"),
     ],
@@ -471,3 +475,53 @@ def test_a_workload_no_named_provider_can_serve_says_whom_to_add() -> None:
     )
     fixed = scn.update({"procurement": {"providers": ["Nebius", "AWS"]}})
     assert cd.solve(fixed).feasible
+
+
+def test_a_gpu_type_no_allowed_seller_rents_on_demand_never_bursts() -> None:
+    """An on-prem estate that allows only GPU clouds, with an L4 service: no GPU cloud sells L4
+    on demand, so its pool's peaks must be its own nodes. The burst price of a type without an
+    on-demand offer was 0, and the plan ran the service on free bursts and no node at all."""
+    scn = small_scenario(
+        [
+            service(
+                "embed",
+                gpu_types=["L4"],
+                peak_requests_per_second=200.0,
+                gpu_seconds_per_request=0.02,
+                p99_latency_ms=500.0,
+            )
+        ],
+        procurement={"mode": "on_prem", "provider_classes": ["gpu_cloud"]},
+    )
+    data = prepare(scn)
+    assert data.markets["L4"].burst is None
+    assert not any(data.bursts(p.name, "L4") for p in data.pools)
+    assert data.pool("k8s").bursts  # the platform autoscales; the market has nothing to rent
+    plan = cd.solve(scn)
+    assert plan.status == "optimal"
+    assert plan.pools["burst_gpu_hours"].sum() == 0
+    assert plan.pools["nodes"].sum() > 0
+    # Named companies that sell no L40S on demand: a leased L40S cluster of today keeps its own
+    # nodes, but its L40S peaks are not free either (Nebius alone cost less than the plan that
+    # may rent from anyone on a Kubernetes shop's estate, before).
+    today = small_scenario(
+        [service("api", gpu_types=["L40S"])],
+        current={
+            "as_of": "2026-12",
+            "workloads": {"api": {"platform": "kubernetes"}},
+            "clusters": [
+                {
+                    "name": "prod",
+                    "platform": "kubernetes",
+                    "gpu_type": "L40S",
+                    "nodes": 6,
+                    "ownership": "leased",
+                }
+            ],
+        },
+    )
+    nebius = today.update({"procurement": {"providers": ["Nebius"]}})
+    assert prepare(today).bursts("prod", "L40S") and not prepare(nebius).bursts("prod", "L40S")
+    alone = cd.solve(nebius)
+    assert alone.status == "optimal" and alone.pools["burst_gpu_hours"].sum() == 0
+    assert alone.total_monthly_usd >= cd.solve(today).total_monthly_usd - 0.01

@@ -372,13 +372,14 @@ def add_capacity(m: Model) -> None:
             # Identical or dominated hours are found on both coefficients of every class.
             matrix = np.vstack([slopes, fixeds])
             buckets = hour_buckets(matrix)
-            if p.bursts:
+            bursts = d.bursts(p.name, g)
+            if bursts:
                 m.burst_bucket[(p.name, g)] = buckets
                 # Burst never exceeds all the work the hour can place here (whole shares, no
                 # spot): renting more only costs. Without presolve (small models) CP-SAT does
                 # not find these bounds from the rows itself.
                 most = -(-(100 * slopes + fixeds).sum(axis=0) // UNITS_PER_BURST)
-            for t, weight in reduced_buckets(matrix, p.bursts, buckets):
+            for t, weight in reduced_buckets(matrix, bursts, buckets):
                 terms = [
                     (m.share[(c.workload, c.pool, c.gpu_type)], int(v))
                     for c, v in zip(combos, slopes[:, t], strict=True)
@@ -402,7 +403,7 @@ def add_capacity(m: Model) -> None:
                     [t_[0] for t_ in terms], [t_[1] for t_ in terms]
                 )
                 supply = UNITS_PER_NODE_GPU * gpn * n
-                if p.bursts:
+                if bursts:
                     b = m.cp.new_int_var(0, int(most[t]), f"burst[{p.name},{g},t={t}]")
                     m.burst[(p.name, g, t)] = b
                     m.burst_weight[(p.name, g, t)] = weight
@@ -728,7 +729,9 @@ def _stuck_on(d: ModelData, p: Pool, g: str, h: str) -> tuple[str, ...] | None:
         return None
     if b.training_speed < a.training_speed or b.inference_speed < a.inference_speed:
         return None
-    if p.bursts and (d.burst_cents[h] > d.burst_cents[g] or h in d.burst_cap_units):
+    if d.bursts(p.name, g) and (
+        not d.bursts(p.name, h) or d.burst_cents[h] > d.burst_cents[g] or h in d.burst_cap_units
+    ):
         return None
     stuck = []
     for w in d.workloads:

@@ -349,6 +349,16 @@ class ModelData:
         """The platform kind of a pool."""
         return self.scenario.catalog.platforms[self.pool(pool).platform]
 
+    def bursts(self, pool: str, gpu_type: str) -> bool:
+        """Whether ``pool`` rents on-demand ``gpu_type`` GPUs for its peaks.
+
+        Its platform autoscales and procurement allows bursts (``Pool.bursts``), and an allowed
+        seller sells the type on demand: with ``procurement.providers`` naming companies that
+        do not (or an on-prem estate whose allowed classes do not), its nodes are all it has.
+        """
+        market = self.markets.get(gpu_type)
+        return self.pool(pool).bursts and market is not None and market.burst is not None
+
     def pool(self, name: str) -> Pool:
         """The pool called ``name``."""
         for p in self.pools:

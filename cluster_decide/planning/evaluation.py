@@ -419,7 +419,7 @@ def check_capacity(
     for (p, g), load in placed.items():
         supply = UNITS * data.gpus_per_node[g] * dec.nodes.get((p, g), 0)
         need = _tenths(load - supply, UNITS // DEMAND_UNITS_PER_GPU)
-        if pools[p].bursts:
+        if data.bursts(p, g):
             burst[(p, g)] = need
         elif need.any():
             t = int(np.argmax(need))
@@ -446,7 +446,7 @@ def whole_node_burst(data: ModelData, dec: Decisions) -> dict[tuple[str, str], n
     for (w, p, g), s in dec.shares.items():
         combo = data.combos.get((w, p, g))
         s_base = s - dec.spot.get((w, p, g), 0)
-        if s_base <= 0 or combo is None or (w, p, g) in data.flexible or not data.pool(p).bursts:
+        if s_base <= 0 or combo is None or (w, p, g) in data.flexible or not data.bursts(p, g):
             continue
         into = whole if combo.gang_gpus >= data.gpus_per_node[g] else rest
         into[(p, g)] = into.get((p, g), np.zeros(HOURS_PER_WEEK, dtype=np.int64)) + combo.load(

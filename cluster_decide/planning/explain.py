@@ -83,7 +83,7 @@ def standalone_cost_usd(data: ModelData, combo: Combo) -> float:
     per_gpu = data.node_cost(combo.pool, g) / data.gpus_per_node[g]
     gpus = combo.demand / DEMAND_UNITS_PER_GPU
     cost = float(gpus.max()) * per_gpu
-    if data.pool(combo.pool).bursts:
+    if data.bursts(combo.pool, g):
         base = np.arange(0, int(np.ceil(gpus.max())) + 1)
         burst_per_gpu = data.burst_cents[g] * DEMAND_UNITS_PER_GPU
         # Every baseline size at once (one row each): a 512-GPU gang has 513 of them.

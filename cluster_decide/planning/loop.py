@@ -138,7 +138,7 @@ class Learned:
 
 
 def _learned(m: Model, exempt: set[ServiceCut]) -> Learned:
-    valid = [c for c in m.service_rows if c not in exempt and not m.data.pool(c.pool).bursts]
+    valid = [c for c in m.service_rows if c not in exempt and not m.data.bursts(c.pool, c.gpu_type)]
     return Learned(tuple(valid), m.exact_sharing)
 
 
@@ -385,7 +385,7 @@ def _staircase(
     """
     pool, gpu = place
     combos = [data.combos.get((w, pool, gpu)) for w in (name, *(o for o, _s in others))]
-    if data.pool(pool).bursts or any(c is None or c.blocked for c in combos):
+    if data.bursts(pool, gpu) or any(c is None or c.blocked for c in combos):
         return []
     gpn = data.gpus_per_node[gpu]
     floor = max(1, *(-(-c.gang_gpus // gpn) for c in combos if c is not None))
@@ -495,7 +495,7 @@ def _on_twins(data: ModelData, m: Model, dec: Decisions, cut: ServiceCut) -> lis
     """
     out = []
     for q, g in sorted({(k[1], k[2]) for k in m.place}):
-        if g != cut.gpu_type or q == cut.pool or not data.pool(q).bursts:
+        if g != cut.gpu_type or q == cut.pool or not data.bursts(q, g):
             continue
         combos = [data.combos.get((w, q, g)) for w, _s in cut.shares]
         if any(c is None or c.blocked for c in combos):
@@ -550,7 +550,7 @@ def piece_cuts(
         own = dec.shares.get((name, p, g), 0) - dec.spot.get((name, p, g), 0)
         if own <= 0:
             continue
-        if data.pool(p).bursts:
+        if data.bursts(p, g):
             point = _point_cuts(data, m, dec, name, (p, g))
             cuts += point + [c for cut in point for c in _on_twins(data, m, dec, cut)]
             continue
@@ -708,7 +708,7 @@ def whole_share_escape(
     tried: dict[tuple[str, str, frozenset[str], int], tuple[Decisions, Evaluation] | None] = {}
     for cut in m.service_rows:
         place = (cut.pool, cut.gpu_type)
-        if cut in exempt or cut.spot or not data.pool(cut.pool).bursts:
+        if cut in exempt or cut.spot or not data.bursts(cut.pool, cut.gpu_type):
             continue
         limit = _node_limit(data, m, *place)
         fewer = limit if cut.nodes < 0 else min(limit, cut.nodes - 1)

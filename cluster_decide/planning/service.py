@@ -257,7 +257,7 @@ def batch_waits_by_pool(
         rented = float((burst * weights).sum()) / DEMAND_UNITS_PER_GPU if burst is not None else 0.0
         capacity = dec.nodes.get((p, g), 0) * gpn + rented
         usable = max(0, math.floor((capacity - held) / gpn)) * gpn
-        if data.pool(p).bursts:
+        if data.bursts(p, g):
             # A job never waits for ever in a pool that rents: its queue has at least the nodes
             # its largest job needs, rented when no node is free (their GPU-hours are the jobs'
             # own, which the hourly need already rents).

@@ -178,7 +178,7 @@ def _cheapest_nodes(data: ModelData, pool: str, gpu: str, load: np.ndarray, gang
     per_node = 1000 * gpn
     lo = math.ceil(gang / gpn) if gang > 1 else 0
     hi = max(lo, math.ceil(float(load.max()) / per_node))
-    if not data.pool(pool).bursts:
+    if not data.bursts(pool, gpu):
         return hi
     best, best_cost = hi, math.inf
     for n in range(lo, hi + 1):
