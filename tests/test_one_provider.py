@@ -13,10 +13,11 @@ import math
 from pathlib import Path
 
 import pytest
-from builders import small_scenario, training
+from builders import service, small_scenario, training
 
 import cluster_decide as cd
 from cluster_decide import analysis as an
+from cluster_decide.analysis.recommendation import CLEAR_MARGIN, _rents
 from cluster_decide.model.data import prepare
 from cluster_decide.planning.evaluation import evaluate_decisions
 from cluster_decide.planning.explain import money
@@ -94,3 +95,49 @@ def test_a_plan_whose_clusters_each_rent_from_one_company_says_nothing() -> None
     assert math.isnan(rec.single_margin_usd)
     assert rec.to_dict()["one_provider"] is None
     assert "span clouds" not in rec.sentence
+
+
+def test_one_company_far_dearer_says_a_cluster_per_company_lies_between() -> None:
+    """H200 training (cheapest at Nebius) beside an L4 service (sold by AWS alone) on one
+    Kubernetes cluster: AWS alone is a third dearer. A cluster per company (Nebius for the
+    training, AWS for the service) is what an architect would weigh; the model does not choose
+    it, but its cost lies between the plan's and the one company's, and the words say so."""
+    scn = small_scenario(
+        [
+            training(
+                gpu_types=["H200"],
+                interface="containers",
+                gpus_per_job=16,
+                gpu_hours_per_month=20000.0,
+            ),
+            service(
+                "embed",
+                gpu_types=["L4"],
+                peak_requests_per_second=200.0,
+                gpu_seconds_per_request=0.02,
+                p99_latency_ms=500.0,
+            ),
+        ],
+        policy={"platforms": ["kubernetes_batch"]},
+    )
+    rec = cd.recommend(scn, inputs=())
+    assert {p.split()[0] for p in rec.plan.pools["provider"]} == {"AWS", "Nebius"}
+    assert rec.one_provider == "AWS" and rec.runner_up is None
+    share = rec.single_margin_usd / rec.plan.total_monthly_usd
+    assert share >= CLEAR_MARGIN
+    assert rec.single_words.endswith(
+        f"bought from AWS alone, the best plan costs {money(rec.single_margin_usd)} "
+        f"({share:.0%}) more a month (a cluster per company, which the model does not choose, "
+        "costs between the two)."
+    )
+
+
+def test_a_plan_that_rents_nothing_is_not_bought_from_a_company() -> None:
+    """An on-prem estate that owns its nodes and bursts nowhere rents nothing: a one-company
+    plan of that kind is said as renting from no cloud at all."""
+    owned = small_scenario([training()], procurement={"mode": "on_prem", "on_demand_burst": False})
+    plan = cd.solve(owned)
+    assert plan.feasible and set(plan.pools["term"]) == {"owned"}
+    assert not _rents(prepare(owned), plan.decisions())
+    rented = small_scenario([training()])
+    assert _rents(prepare(rented), cd.solve(rented).decisions())

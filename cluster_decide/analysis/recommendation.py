@@ -730,13 +730,22 @@ def _one_provider(
         if abs(delta) < 0.5
         else f"{money(abs(delta))} ({_pct(share)}) {'more' if delta > 0 else 'less'}"
     )
-    words = f"{lead}: bought from {name} alone, the best plan costs {cost} a month"
+    one = scn.update({"procurement": {"providers": [name]}})
+    bought = (
+        f"bought from {name} alone"
+        if _rents(prepare(one), out.decisions)
+        else ("renting from no cloud at all")
+    )
+    words = f"{lead}: {bought}, the best plan costs {cost} a month"
+    if delta >= CLEAR_MARGIN * plan.total_monthly_usd:
+        # One company for everything bounds the real choice from above: a cluster per company
+        # (the one-company plan is one such) costs no more, and no less than the plan.
+        words += " (a cluster per company, which the model does not choose, costs between the two)"
     if out.archetype != plan.archetype:
         words += f" and is {_name(out.archetype)}"
         return name, out, words + ".", words + ", so the verdict changes there."
     if runner_up is None:
         return name, out, words + ".", words + "."
-    one = scn.update({"procurement": {"providers": [name]}})
     rival = quick_solve(one.force_archetype(runner_up), seed)
     if not rival.feasible:
         there = f"; {_name(runner_up)} cannot be built from {name} alone"
@@ -747,6 +756,22 @@ def _one_provider(
             f"{money(gap)} ({_pct(gap / out.total_monthly_usd)})"
         )
     return name, out, words + there + ".", words + there + "."
+
+
+def _rents(data: ModelData, dec: Decisions) -> bool:
+    """Whether a plan rents anything: nodes, peaks or spot (not only owned or leased nodes).
+
+    A plan bought "from one company" in an estate that owns its nodes may rent nothing at all,
+    and is not said to be bought from that company.
+    """
+    ev = evaluate_decisions(data, dec)
+    for (p, g), n in dec.nodes.items():
+        offer = data.markets[g].baseline if g in data.markets else None
+        pool = data.pool(p)
+        new = data.nodes_added(p, g, n) if pool.nodes_today else n
+        if new > 0 and offer is not None and offer.term != "owned":
+            return True
+    return any(b.any() for b in ev.burst.values()) or any(pct > 0 for pct in dec.spot.values())
 
 
 def _whole_node_caveat(extra: float, margin_usd: float) -> str:
