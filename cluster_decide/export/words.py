@@ -208,7 +208,7 @@ class Names:
             text = re.sub(rf"(?<![\w-]){re.escape(slug)}(?![\w-])", self.workloads[slug], text)
         for slug in sorted(self.pools, key=len, reverse=True):
             name = self.pools[slug]
-            text = re.sub(rf"\b[Tt]he {re.escape(slug)} pool\b", f"the {name}", text)
+            text = re.sub(rf"\b[Tt]he {re.escape(slug)} (pool|cluster)\b", f"the {name}", text)
             text = re.sub(
                 rf"\b(on|in|and|to|from) {re.escape(slug)}(?![\w-])", rf"\1 the {name}", text
             )

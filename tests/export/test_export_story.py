@@ -164,6 +164,8 @@ def test_what_one_company_costs_is_on_the_how_sure_slide_beside_a_flips_table(
         s for s in sections(replace(bundle, recommendation=flipping)) if s.key == "how-sure"
     )
     assert sure.table is not None and sure.lead.endswith(" " + names.plain(words))
+    # A new pool called a cluster is named as the deck names it everywhere else.
+    assert "The Kubernetes + batch add-on cluster rents from AWS" in sure.lead
     steady = replace(_Verdict(flips=_flips().filter(~pl.col("found"))), single_words=words)
     sure = next(s for s in sections(replace(bundle, recommendation=steady)) if s.key == "how-sure")
     assert names.plain(words) not in sure.lead
