@@ -685,12 +685,11 @@ def _whole_node_usd(data: ModelData, dec: Decisions, ev: Evaluation | None = Non
 
 def _one_provider(
     scn: Scenario, data: ModelData, plan: Plan, ev: Evaluation, runner_up: str | None, seed: int
-) -> tuple[str | None, Outcome | None, str, str]:
+) -> tuple[str | None, Outcome | None, str]:
     """The cheapest plan bought from one company, when a cluster of ``plan`` spans clouds.
 
-    (company, its plan, the words for :meth:`Recommendation.lines`, the clause for the
-    executive sentence), or ``(None, None, "", "")`` when every cluster rents from one company
-    already. Each company the scenario may rent from (``procurement.providers``, or every
+    (company, its plan, the words), or ``(None, None, "")`` when every cluster rents from one
+    company already. Each company the scenario may rent from (``procurement.providers``, or every
     catalog seller of the allowed classes) is tried alone with
     :func:`~cluster_decide.analysis.core.quick_solve`; ties go to the name first in order. A
     listed cluster of today keeps its own nodes (``docs/scenario.md``), so this prices what the
@@ -699,7 +698,7 @@ def _one_provider(
     """
     mixed = mixed_sellers(data, plan.decisions(), ev)
     if not mixed:
-        return None, None, "", ""
+        return None, None, ""
     proc = scn.procurement
     names = proc.providers or sorted(
         {o.seller for o in scn.catalog.offers if o.provider_class in proc.provider_classes}
@@ -721,7 +720,7 @@ def _one_provider(
             f"{lead}, and no one company sells everything this estate needs: in practice that "
             "is a cluster per company, whose added staff and builds this cost does not count."
         )
-        return None, None, words, words
+        return None, None, words
     name, out = best
     delta = out.total_monthly_usd - plan.total_monthly_usd
     share = delta / plan.total_monthly_usd if plan.total_monthly_usd else math.nan
@@ -743,19 +742,28 @@ def _one_provider(
         words += " (a cluster per company, which the model does not choose, costs between the two)"
     if out.archetype != plan.archetype:
         words += f" and is {_name(out.archetype)}"
-        return name, out, words + ".", words + ", so the verdict changes there."
+        mine = quick_solve(one.force_archetype(plan.archetype), seed) if plan.archetype else None
+        if mine is not None and mine.feasible:
+            gap = mine.total_monthly_usd - out.total_monthly_usd
+            words += (
+                f", {money(gap)} ({_pct(gap / mine.total_monthly_usd)}) a month less there than "
+                f"{_name(plan.archetype)}"
+            )
+        return name, out, words + ", so the verdict changes there."
     if runner_up is None:
-        return name, out, words + ".", words + "."
+        return name, out, words + "."
     rival = quick_solve(one.force_archetype(runner_up), seed)
     if not rival.feasible:
-        there = f"; {_name(runner_up)} cannot be built from {name} alone"
-    else:
-        gap = rival.total_monthly_usd - out.total_monthly_usd
-        there = (
-            f", and there it still beats {_name(runner_up)} by "
-            f"{money(gap)} ({_pct(gap / out.total_monthly_usd)})"
-        )
-    return name, out, words + there + ".", words + there + "."
+        return name, out, f"{words}; {_name(runner_up)} cannot be built from {name} alone."
+    gap = rival.total_monthly_usd - out.total_monthly_usd
+    return (
+        name,
+        out,
+        (
+            f"{words}, and there it still beats {_name(runner_up)} by {money(gap)} "
+            f"({_pct(gap / out.total_monthly_usd)})."
+        ),
+    )
 
 
 def _rents(data: ModelData, dec: Decisions) -> bool:
@@ -1052,9 +1060,9 @@ def recommend(
     if _simpler_and_close(plan, fewer, gained):
         sentence += " " + _fewer_words(plan, fewer, short=True, whole_nodes=gained)
     sentence += _whole_node_caveat(extra, margin_usd)
-    provider, single, single_words, clause = _one_provider(scn, data, plan, ev, runner_up, seed)
-    if clause:
-        sentence += " " + clause
+    provider, single, single_words = _one_provider(scn, data, plan, ev, runner_up, seed)
+    if single_words:
+        sentence += " " + single_words
     settle, step = "", empty_step
     if verdict != "clear" and nearest is not None and abs(nearest.change_pct) <= CLEAR_FLIP:
         settle, step = _settle(scn, plan, nearest, flips)
