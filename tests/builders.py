@@ -55,6 +55,17 @@ def service(name: str = "api", **kw: Any) -> dict[str, Any]:
     return base
 
 
+def embeddings(name: str = "embed", **kw: Any) -> dict[str, Any]:
+    """An embedding service on L4 (sold by AWS alone in the catalog): 200 short requests a second."""
+    shape = {
+        "gpu_types": ["L4"],
+        "peak_requests_per_second": 200.0,
+        "gpu_seconds_per_request": 0.02,
+        "p99_latency_ms": 500.0,
+    }
+    return service(name, **(shape | kw))
+
+
 def fine_tuning(name: str = "finetune", **kw: Any) -> dict[str, Any]:
     """Fine-tuning on Slurm today: 8-GPU jobs of 8 hours on H100, queued at most 6 hours."""
     shape = {

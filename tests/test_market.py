@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 import pytest
-from builders import service, small_scenario, training
+from builders import embeddings, service, small_scenario, training
 
 import cluster_decide as cd
 from cluster_decide.base.errors import ScenarioError
@@ -482,15 +482,7 @@ def test_a_gpu_type_no_allowed_seller_rents_on_demand_never_bursts() -> None:
     on demand, so its pool's peaks must be its own nodes. The burst price of a type without an
     on-demand offer was 0, and the plan ran the service on free bursts and no node at all."""
     scn = small_scenario(
-        [
-            service(
-                "embed",
-                gpu_types=["L4"],
-                peak_requests_per_second=200.0,
-                gpu_seconds_per_request=0.02,
-                p99_latency_ms=500.0,
-            )
-        ],
+        [embeddings()],
         procurement={"mode": "on_prem", "provider_classes": ["gpu_cloud"]},
     )
     data = prepare(scn)

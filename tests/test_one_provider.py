@@ -13,7 +13,7 @@ import math
 from pathlib import Path
 
 import pytest
-from builders import service, small_scenario, training
+from builders import embeddings, small_scenario, training
 
 import cluster_decide as cd
 from cluster_decide import analysis as an
@@ -110,13 +110,7 @@ def test_one_company_far_dearer_says_a_cluster_per_company_lies_between() -> Non
                 gpus_per_job=16,
                 gpu_hours_per_month=20000.0,
             ),
-            service(
-                "embed",
-                gpu_types=["L4"],
-                peak_requests_per_second=200.0,
-                gpu_seconds_per_request=0.02,
-                p99_latency_ms=500.0,
-            ),
+            embeddings(),
         ],
         policy={"platforms": ["kubernetes_batch"]},
     )
