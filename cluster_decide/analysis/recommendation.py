@@ -703,11 +703,12 @@ def _one_provider(
     names = proc.providers or sorted(
         {o.seller for o in scn.catalog.offers if o.provider_class in proc.provider_classes}
     )
-    best: tuple[str, Outcome] | None = None
+    best: tuple[str, Scenario, Outcome] | None = None
     for name in names:
-        out = quick_solve(scn.update({"procurement": {"providers": [name]}}), seed)
-        if out.feasible and (best is None or out.total_monthly_usd < best[1].total_monthly_usd):
-            best = (name, out)
+        one = scn.update({"procurement": {"providers": [name]}})
+        out = quick_solve(one, seed)
+        if out.feasible and (best is None or out.total_monthly_usd < best[2].total_monthly_usd):
+            best = (name, one, out)
     spans = and_list(
         [
             f"the {pool} cluster rents from {and_list(list(by_seller))}"
@@ -721,7 +722,7 @@ def _one_provider(
             "is a cluster per company, whose added staff and builds this cost does not count."
         )
         return None, None, words
-    name, out = best
+    name, one, out = best
     delta = out.total_monthly_usd - plan.total_monthly_usd
     share = delta / plan.total_monthly_usd if plan.total_monthly_usd else math.nan
     cost = (
@@ -729,12 +730,8 @@ def _one_provider(
         if abs(delta) < 0.5
         else f"{money(abs(delta))} ({_pct(share)}) {'more' if delta > 0 else 'less'}"
     )
-    one = scn.update({"procurement": {"providers": [name]}})
-    bought = (
-        f"bought from {name} alone"
-        if _rents(prepare(one), out.decisions)
-        else ("renting from no cloud at all")
-    )
+    rents = _rents(prepare(one), out.decisions)
+    bought = f"bought from {name} alone" if rents else "renting from no cloud at all"
     words = f"{lead}: {bought}, the best plan costs {cost} a month"
     if delta >= CLEAR_MARGIN * plan.total_monthly_usd:
         # One company for everything bounds the real choice from above: a cluster per company

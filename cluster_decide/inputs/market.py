@@ -4,9 +4,10 @@ The catalog lists offers per GPU type, provider class (hyperscaler, GPU cloud, m
 term (on-demand, 1- or 3-year commitment, spot), each with its source. A scenario's
 ``[procurement]`` picks the classes (and, if it says, the companies) it may rent from, the
 longest commitment it accepts and whether the baseline is rented, owned, or whichever is
-cheaper. :func:`resolve_markets` turns that into one :class:`Market` per GPU type: the baseline offer nodes are bought on, the on-demand
-offer bursts are rented from, the spot offer interruptible work may use, and for owned nodes the
-investment (up-front outlay, cost of capital, horizon-dependent resale, support, power, space).
+cheaper. :func:`resolve_markets` turns that into one :class:`Market` per GPU type: the baseline
+offer nodes are bought on, the on-demand offer bursts are rented from, the spot offer
+interruptible work may use, and for owned nodes the investment (up-front outlay, cost of
+capital, horizon-dependent resale, support, power, space).
 
 Owned hardware is costed as an equivalent monthly charge: the outlay less the discounted resale
 value at the end of the horizon, spread as an annuity at the scenario's discount rate, plus
