@@ -46,7 +46,7 @@ def test_one_node_shared_by_a_service_and_whole_node_jobs_counts_the_node_once()
         combos={("chat", "k8s", "H100"): _combo(1, 2.0), ("ft", "k8s", "H100"): _combo(8, 4.0)},
         flexible={},
         gpus_per_node={"H100": 8},
-        pool=lambda _p: SimpleNamespace(bursts=True),
+        bursts=lambda _p, _g: True,
     )
     shares = {("chat", "k8s", "H100"): 100, ("ft", "k8s", "H100"): 100}
     out = whole_node_burst(data, Decisions(shares, {("k8s", "H100"): 1}))
@@ -55,7 +55,7 @@ def test_one_node_shared_by_a_service_and_whole_node_jobs_counts_the_node_once()
     # Jobs alone, or a pool that does not rent: nothing to count.
     alone = Decisions({("ft", "k8s", "H100"): 100}, {("k8s", "H100"): 1})
     assert whole_node_burst(data, alone) == {}
-    data.pool = lambda _p: SimpleNamespace(bursts=False)
+    data.bursts = lambda _p, _g: False
     assert whole_node_burst(data, Decisions(shares, {("k8s", "H100"): 1})) == {}
 
 
