@@ -10,6 +10,7 @@ import pytest
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
+import cluster_decide as cd
 from cluster_decide.base import ranges
 from cluster_decide.inputs import scenario as s
 
@@ -113,3 +114,12 @@ def test_the_examples_form_a_scenario_that_loads(tmp_path: Path) -> None:
     }
     assert scn.catalog.gpus["H100"].usd_per_gpu_hour_reserved == pytest.approx(2.10)
     assert scn.procurement.gpu_price_scale == pytest.approx(0.9)
+
+
+def test_the_providers_listed_are_the_catalogs_sellers() -> None:
+    """``procurement.providers`` takes the catalog's sellers by name; the page lists them."""
+    text = (DOC.parent / "scenario.md").read_text(encoding="utf-8")
+    listed = re.search(r"Names are the catalog's sellers \(([^;]*);", text)
+    assert listed is not None
+    names = re.findall(r"`([^`]+)`", listed.group(1))
+    assert names == sorted({o.seller for o in cd.load_scenario().catalog.offers})
