@@ -443,6 +443,8 @@ def test_named_providers_leave_todays_clusters_where_they_are() -> None:
     ("providers", "where", "message"),
     [
         (["Coreweave"], "procurement.providers[0]", "did you mean 'CoreWeave'?"),
+        (["aws"], "procurement.providers[0]", "did you mean 'AWS'?"),
+        (["Lambda"], "procurement.providers[0]", "known: AWS, Azure, CoreWeave, Nebius, RunPod"),
         (
             ["RunPod"],
             "procurement.providers[0]",

@@ -935,11 +935,13 @@ def _check_providers(proc: Procurement, catalog: Catalog) -> list[Problem]:
     for i, name in enumerate(proc.providers or ()):
         where = f"procurement.providers[{i}]"
         if name not in classes:
+            same = [s for s in sorted(classes) if s.lower() == name.lower()]
             problems.append(
                 Problem(
                     where,
                     f"unknown provider '{name}'",
-                    did_you_mean(name, sorted(classes)) or f"known: {', '.join(sorted(classes))}",
+                    (f"did you mean '{same[0]}'?" if same else did_you_mean(name, sorted(classes)))
+                    or f"known: {', '.join(sorted(classes))}",
                 )
             )
         elif classes[name] not in proc.provider_classes:
