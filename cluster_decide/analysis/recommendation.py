@@ -230,6 +230,10 @@ class Recommendation:
     """That plan (None when :attr:`one_provider` is)."""
     single_words: str = ""
     """Which clusters span clouds and what buying from one company costs ("" when none does)."""
+    caveats: tuple[str, ...] = ()
+    """The sentences :attr:`sentence` ends with that qualify the plan's cost, in order: the plan
+    on one cluster fewer, what whole nodes add, what one company costs. A view may set them
+    apart from the verdict they follow (the workbook lists them under it)."""
 
     @property
     def single_margin_usd(self) -> float:
@@ -300,6 +304,7 @@ class Recommendation:
             "seed": self.seed,
             "settle": self.settle,
             "lines": self.lines(),
+            "caveats": list(self.caveats),
             "one_cluster_fewer": None
             if self.fewer is None
             else {
@@ -788,7 +793,7 @@ def _whole_node_caveat(extra: float, margin_usd: float) -> str:
     if not math.isfinite(margin_usd) or extra < max(100.0, margin_usd):
         return ""
     return (
-        f" Counted in whole nodes, this plan rents up to {money(extra)} a month more than its cost "
+        f"Counted in whole nodes, this plan rents up to {money(extra)} a month more than its cost "
         "says, more than the margin, so the order may change."
     )
 
@@ -1054,12 +1059,14 @@ def recommend(
     gained = 0.0  # what the fewer-cluster plan gains on this one, counted in whole nodes
     if fewer is not None and fewer.feasible:
         gained = extra - _whole_node_usd(data, fewer.decisions)
+    caveats = []
     if _simpler_and_close(plan, fewer, gained):
-        sentence += " " + _fewer_words(plan, fewer, short=True, whole_nodes=gained)
-    sentence += _whole_node_caveat(extra, margin_usd)
+        caveats.append(_fewer_words(plan, fewer, short=True, whole_nodes=gained))
+    caveats.append(_whole_node_caveat(extra, margin_usd))
     provider, single, single_words = _one_provider(scn, data, plan, ev, runner_up, seed)
-    if single_words:
-        sentence += " " + single_words
+    caveats.append(single_words)
+    caveats = [c for c in caveats if c]
+    sentence = " ".join([sentence, *caveats])
     settle, step = "", empty_step
     if verdict != "clear" and nearest is not None and abs(nearest.change_pct) <= CLEAR_FLIP:
         settle, step = _settle(scn, plan, nearest, flips)
@@ -1088,4 +1095,5 @@ def recommend(
         provider,
         single,
         single_words,
+        tuple(caveats),
     )

@@ -74,6 +74,9 @@ STYLE = f"""<style>
 .cd-status {{ display: block; width: fit-content; margin: 4px 0 0; }}
 .cd-verdict {{ font-size: 15px; margin: 2px 0 6px; min-height: 0; }}
 .cd-verdict[data-state=pending] {{ color: #444; }}
+.cd-verdict ul.cd-caveats {{ font-size: 14px; line-height: 1.45; color: #333; margin: 6px 0 0;
+  padding-left: 20px; }}
+.cd-verdict ul.cd-caveats li {{ margin: 0 0 3px; }}
 .cd-verdict .cd-dot {{ display: inline-block; width: 9px; height: 9px; border-radius: 50%;
   background: {PALETTE["sky"]}; margin-right: 6px; animation: cd-pulse 0.8s infinite alternate; }}
 .cd-change {{ font-size: 15px; background: #FFF6D5; border-left: 6px solid {PALETTE["yellow"]};
@@ -285,6 +288,9 @@ def verdict_html(verdict: Any, pending: bool = False) -> str:
     """A recommendation-like object (``.verdict``, ``.sentence``) under the headline.
 
     ``pending``: the alternatives are still being checked. Nothing at all when there is neither.
+    The sentences the verdict ends with that qualify the plan's cost (``.caveats``: one cluster
+    fewer, whole nodes, one company) are listed under it, one each, so the verdict itself reads
+    as the one sentence a meeting repeats.
     """
     if pending:
         return (
@@ -296,6 +302,12 @@ def verdict_html(verdict: Any, pending: bool = False) -> str:
     label = getattr(verdict, "verdict", "")
     label = getattr(label, "value", label)
     sentence = str(getattr(verdict, "sentence", "") or "")
+    caveats = [str(c) for c in getattr(verdict, "caveats", ()) or () if c]
+    tail = " ".join(caveats)
+    listed = ""
+    if caveats and sentence.endswith(" " + tail):
+        sentence = sentence[: -len(tail) - 1]
+        listed = '<ul class="cd-caveats">' + "".join(f"<li>{_e(c)}</li>" for c in caveats) + "</ul>"
     word = str(label).replace("_", " ").capitalize()
     lead, colon, rest = sentence.partition(":")
     if colon and lead.lower().startswith(word.lower()):
@@ -303,7 +315,7 @@ def verdict_html(verdict: Any, pending: bool = False) -> str:
         body = f"<b>{_e(lead)}:</b>{_e(rest)}"
     else:
         body = f"<b>{_e(word)}</b>" + (f" — {_e(sentence)}" if sentence else "")
-    return f'<div class="cd cd-verdict" data-state="done" data-verdict="{_e(label)}">{body}</div>'
+    return f'<div class="cd cd-verdict" data-state="done" data-verdict="{_e(label)}">{body}{listed}</div>'
 
 
 def message_html(text: str, level: str = "error") -> str:

@@ -494,3 +494,36 @@ def test_the_verdict_line_names_its_verdict_once() -> None:
     assert "Close —" not in line and line.count("Close") == 1
     other = verdict_html(StandIn("adopt", "the cheapest plan wins."))
     assert "<b>Adopt</b> — the cheapest plan wins." in other
+
+
+def test_the_verdict_line_lists_the_caveats_it_ends_with() -> None:
+    """The default's verdict ends with three sentences that qualify the plan's cost (one cluster
+    fewer, whole nodes, one company): the line keeps the verdict as one sentence and lists them
+    under it, each once, in order."""
+    from dataclasses import dataclass
+
+    from cluster_decide.widgets.html import verdict_html
+
+    @dataclass
+    class StandIn:
+        verdict: str
+        sentence: str
+        caveats: tuple[str, ...]
+
+    caveats = ("With two clusters instead of three, it costs 1.3% more.", "From one company, 9.2%.")
+    line = verdict_html(
+        StandIn(
+            "close",
+            "Close call: separate clusters beat one pool by 0.1%. " + " ".join(caveats),
+            caveats,
+        )
+    )
+    assert "<b>Close call:</b> separate clusters beat one pool by 0.1%.<ul" in line
+    assert line.count("With two clusters") == 1 and line.count("From one company") == 1
+    assert (
+        '<ul class="cd-caveats"><li>With two clusters instead of three, it costs 1.3% more.</li><li>From one company, 9.2%.</li></ul>'
+        in line
+    )
+    # A sentence that does not end with its caveats (an older object) is shown whole.
+    whole = verdict_html(StandIn("close", "Close call: one pool by 0.1%.", caveats))
+    assert "<ul" not in whole and "Close call:</b> one pool by 0.1%." in whole
