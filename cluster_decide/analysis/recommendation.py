@@ -777,9 +777,7 @@ def _rents(data: ModelData, dec: Decisions) -> bool:
     ev = evaluate_decisions(data, dec)
     for (p, g), n in dec.nodes.items():
         offer = data.markets[g].baseline if g in data.markets else None
-        pool = data.pool(p)
-        new = data.nodes_added(p, g, n) if pool.nodes_today else n
-        if new > 0 and offer is not None and offer.term != "owned":
+        if data.nodes_bought(p, g, n) > 0 and offer is not None and offer.term != "owned":
             return True
     return any(b.any() for b in ev.burst.values()) or any(pct > 0 for pct in dec.spot.values())
 

@@ -267,8 +267,9 @@ class ModelData:
     people: PeopleData | None = None
     """Payroll, hires, retraining, managed variants, builds and moves (``model.people``)."""
     pool_node_cents: Mapping[tuple[str, str], int] = field(default_factory=dict)
-    """Node cost of pools that differ from their GPU type's price (owned clusters of today, and
-    leased ones whose lease covers part of the horizon)."""
+    """Node cost of pools that differ from their GPU type's price (owned clusters of today,
+    leased ones whose lease covers part of the horizon, and, where ``procurement.providers``
+    names companies, a leased one's own nodes at ``today_markets``' price)."""
     leases: tuple[Lease, ...] = ()
     """Leases of today's clusters that run into the horizon: paid whether the plan uses them."""
     today_markets: Mapping[str, Market] = field(default_factory=dict)
@@ -276,8 +277,6 @@ class ModelData:
     ``procurement.providers`` names the companies the plan rents from (empty otherwise): the
     cluster stands at its own provider (not named), so its nodes are priced by every seller of
     the allowed classes; the nodes it adds are rented like any others."""
-    today_node_cents: Mapping[str, int] = field(default_factory=dict)
-    """``today_markets``' node cost, where it differs from ``node_cents``."""
 
     def market(self, pool: str, gpu_type: str) -> Market | None:
         """The market of ``pool``'s nodes of ``gpu_type`` (see ``today_markets``)."""
@@ -292,11 +291,7 @@ class ModelData:
 
     def node_cost(self, pool: str, gpu_type: str) -> int:
         """Cents a month for one node of ``gpu_type`` in ``pool`` (of today's: one it has)."""
-        if (pool, gpu_type) in self.pool_node_cents:
-            return self.pool_node_cents[(pool, gpu_type)]
-        if self.today_node_cents and gpu_type == self.pool(pool).gpu_today:
-            return self.today_node_cents.get(gpu_type, self.node_cents[gpu_type])
-        return self.node_cents[gpu_type]
+        return self.pool_node_cents.get((pool, gpu_type), self.node_cents[gpu_type])
 
     def added_node_cost(self, pool: str, gpu_type: str) -> int:
         """Cents a month for a node a cluster of today grows by.
@@ -938,6 +933,11 @@ def prepare(scn: Scenario) -> ModelData:
     owned_cents = {
         (p.name, p.gpu_today): _running_cents(scn, p.gpu_today) for p in pools if p.owned
     }
+    owned_cents |= {
+        (p.name, p.gpu_today): today_node_cents[p.gpu_today]
+        for p in pools
+        if not p.owned and p.gpu_today in today_node_cents
+    }
     leases = _leases(scn, node_cents | today_node_cents)
     owned_cents |= {
         (p.name, lease.gpu_type): lease.node_after_cents
@@ -983,7 +983,6 @@ def prepare(scn: Scenario) -> ModelData:
         pool_node_cents=owned_cents,
         leases=leases,
         today_markets=today_markets,
-        today_node_cents=today_node_cents,
     )
 
 
