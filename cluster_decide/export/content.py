@@ -1006,7 +1006,9 @@ def _how_sure(b: Bundle) -> Section | None:
         + (f" — {_arch_within(runner)} is the runner-up" if runner else ""),
         lead,
         table=table,
-        bullets=() if table is not None else tuple(x for x in (sentence, fewer, settle) if x),
+        bullets=()
+        if table is not None
+        else tuple(x for x in (*_verdict_bullets(rec, names), settle) if x),
         topic="How sure is this",
         notes=_talk(
             sentence,
@@ -1016,6 +1018,29 @@ def _how_sure(b: Bundle) -> Section | None:
             else "No single input, moved within the range searched, changes the answer.",
         ),
     )
+
+
+def _verdict_bullets(rec: Any, names: Names) -> tuple[str, ...]:
+    """The verdict's sentence as bullets: the verdict, then each caveat it ends with.
+
+    The caveats qualify the plan's cost (``Recommendation.caveats``: one cluster fewer, whole
+    nodes, one company); the one on fewer clusters is said in full (which clusters, what moves:
+    ``fewer_words``), once. An object without caveats gives its sentence and ``fewer_words``.
+    """
+    sentence = str(getattr(rec, "sentence", "") or "")
+    caveats = [str(c) for c in getattr(rec, "caveats", ()) or () if c]
+    tail = " ".join(caveats)
+    if caveats and sentence.endswith(" " + tail):
+        sentence = sentence[: -len(tail) - 1]
+    else:
+        caveats = []
+    fewer = str(getattr(rec, "fewer_words", "") or "")
+    # The caveat's short form and fewer_words open alike: "With two clusters instead of three".
+    short = fewer.split(" (", 1)[0] + ","
+    items = [fewer if fewer and c.startswith(short) else c for c in caveats]
+    if fewer and fewer not in items:
+        items.insert(0, fewer)
+    return tuple(names.plain(x) for x in (sentence, *items) if x)
 
 
 def _service(b: Bundle) -> Section:

@@ -44,6 +44,8 @@ class _Verdict:
     """What the plan on fewer clusters costs and moves ("" when there is none)."""
     single_words: str = ""
     """Which clusters span clouds and what one company would cost ("" when none does)."""
+    caveats: tuple[str, ...] = ()
+    """The sentences ``sentence`` ends with that qualify the plan's cost."""
 
 
 def _flips() -> pl.DataFrame:
@@ -169,6 +171,36 @@ def test_what_one_company_costs_is_on_the_how_sure_slide_beside_a_flips_table(
     steady = replace(_Verdict(flips=_flips().filter(~pl.col("found"))), single_words=words)
     sure = next(s for s in sections(replace(bundle, recommendation=steady)) if s.key == "how-sure")
     assert names.plain(words) not in sure.lead
+
+
+def test_the_how_sure_slide_gives_the_verdict_and_each_caveat_a_bullet(bundle: Bundle) -> None:
+    """The default's verdict ends with three caveats (one cluster fewer, whole nodes, one
+    company): one bullet each after the verdict's own, the fewer-clusters one in full (which
+    clusters, what moves), and nothing twice."""
+    core = "Close call: separate clusters beat a shared pool by 0.1%."
+    short = (
+        "With two clusters instead of three, the best plan costs only $8.3k (1.3%) more a month."
+    )
+    full = (
+        "With two clusters instead of three (hpc-a and k8s-batch), the best plan costs $8.3k "
+        "(1.3%) more a month; research-notebooks moves from hpc-a-a100 to k8s-batch."
+    )
+    whole = "Counted in whole nodes, this plan rents up to $1.0k a month more than its cost says."
+    one = "The k8s-batch cluster rents from AWS, CoreWeave and Nebius: from CoreWeave alone, +9.2%."
+    caveats = (short, whole, one)
+    rec = _Verdict(
+        flips=_flips().filter(~pl.col("found")),
+        sentence=" ".join((core, *caveats)),
+        caveats=caveats,
+        fewer_words=full,
+    )
+    names = Names.of(bundle.plan, bundle.scenario)
+    sure = next(s for s in sections(replace(bundle, recommendation=rec)) if s.key == "how-sure")
+    assert sure.bullets == tuple(names.plain(x) for x in (core, full, whole, one))
+    # The fewer-clusters plan that is not close (no caveat) still follows the verdict.
+    far = replace(rec, sentence=" ".join((core, whole, one)), caveats=(whole, one))
+    sure = next(s for s in sections(replace(bundle, recommendation=far)) if s.key == "how-sure")
+    assert sure.bullets == tuple(names.plain(x) for x in (core, full, whole, one))
 
 
 @pytest.fixture(scope="module")
