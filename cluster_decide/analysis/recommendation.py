@@ -53,7 +53,7 @@ from cluster_decide.model.data import ModelData, prepare
 from cluster_decide.model.decisions import Decisions
 from cluster_decide.model.people import ADDON_SUFFIX
 from cluster_decide.planning.evaluation import Evaluation, evaluate_decisions, whole_node_extra
-from cluster_decide.planning.explain import ARCHETYPE_SHORT, mixed_sellers, money
+from cluster_decide.planning.explain import ARCHETYPE_SHORT, mixed_sellers, money, pool_sellers
 from cluster_decide.planning.explain_people import and_list, number_words
 from cluster_decide.planning.plan import Plan
 from cluster_decide.planning.solve import solve
@@ -270,8 +270,6 @@ class Recommendation:
                 )
         if self.fewer_words:
             out.append(self.fewer_words)
-        if self.single_words:
-            out.append(self.single_words)
         out += [s for s in self.flips.filter(pl.col("found"))["sentence"].head(3)]
         for r in self.robust.iter_rows(named=True):
             out.append(
@@ -729,15 +727,10 @@ def _one_provider(
         return None, None, words
     name, one, out = best
     delta = out.total_monthly_usd - plan.total_monthly_usd
-    share = delta / plan.total_monthly_usd if plan.total_monthly_usd else math.nan
-    cost = (
-        "the same"
-        if abs(delta) < 0.5
-        else f"{money(abs(delta))} ({_pct(share)}) {'more' if delta > 0 else 'less'}"
-    )
-    rents = _rents(prepare(one), out.decisions)
+    there = prepare(one)
+    rents = pool_sellers(there, out.decisions, evaluate_decisions(there, out.decisions))
     bought = f"bought from {name} alone" if rents else "renting from no cloud at all"
-    words = f"{lead}: {bought}, the best plan costs {cost} a month"
+    words = f"{lead}: {bought}, the best plan {_costs_more(delta, plan.total_monthly_usd)}"
     if delta >= CLEAR_MARGIN * plan.total_monthly_usd:
         # One company for everything bounds the real choice from above: a cluster per company
         # (the one-company plan is one such) costs no more, and no less than the plan.
@@ -768,18 +761,20 @@ def _one_provider(
     )
 
 
-def _rents(data: ModelData, dec: Decisions) -> bool:
-    """Whether a plan rents anything: nodes, peaks or spot (not only owned or leased nodes).
+def _costs_more(delta: float, total: float, only: bool = False) -> str:
+    """A monthly difference beside ``total`` in words: "costs $8.3k (1.3%) more a month".
 
-    A plan bought "from one company" in an estate that owns its nodes may rent nothing at all,
-    and is not said to be bought from that company.
+    "costs the same a month" under 50 cents, "under 0.1%" below that share; ``only`` adds
+    "only" before a rise (the executive sentence's near-tie).
     """
-    ev = evaluate_decisions(data, dec)
-    for (p, g), n in dec.nodes.items():
-        offer = data.markets[g].baseline if g in data.markets else None
-        if data.nodes_bought(p, g, n) > 0 and offer is not None and offer.term != "owned":
-            return True
-    return any(b.any() for b in ev.burst.values()) or any(pct > 0 for pct in dec.spot.values())
+    if abs(delta) < 0.5:
+        return "costs the same a month"
+    share = delta / total if total else math.nan
+    size = "under 0.1%" if abs(share) < 0.0005 else _pct(share)
+    more = "more" if delta > 0 else "less"
+    return (
+        f"costs {'only ' if only and delta > 0 else ''}{money(abs(delta))} ({size}) {more} a month"
+    )
 
 
 def _whole_node_caveat(extra: float, margin_usd: float) -> str:
@@ -842,13 +837,7 @@ def _fewer_words(
         return f"No plan on fewer than {_clusters(n)} was found within the solver's time limit."
     kept = [_cluster(p) for p in fewer.open_pools]
     delta = fewer.total_monthly_usd - plan.total_monthly_usd
-    share = delta / plan.total_monthly_usd if plan.total_monthly_usd else math.nan
-    size = "under 0.1%" if abs(share) < 0.0005 else _pct(share)
-    if abs(delta) < 0.5:
-        cost = "costs the same a month"
-    else:
-        more = "more" if delta > 0 else "less"
-        cost = f"costs {'only ' if short and delta > 0 else ''}{money(abs(delta))} ({size}) {more} a month"
+    cost = _costs_more(delta, plan.total_monthly_usd, only=short)
     with_ = f"With {_clusters(len(kept))} instead of {number_words(n)}"
     if abs(whole_nodes) >= 100.0:
         counted = delta - whole_nodes

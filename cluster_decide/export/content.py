@@ -57,6 +57,7 @@ from cluster_decide.planning.explain import (
     SELLER_MARKS,
     SPARE_NODE_MARKS,
     WHOLE_NODE_MARKS,
+    split_closing,
 )
 from cluster_decide.planning.explain_people import and_list
 from cluster_decide.planning.plan import Plan
@@ -1027,13 +1028,9 @@ def _verdict_bullets(rec: Any, names: Names) -> tuple[str, ...]:
     nodes, one company); the one on fewer clusters is said in full (which clusters, what moves:
     ``fewer_words``), once. An object without caveats gives its sentence and ``fewer_words``.
     """
-    sentence = str(getattr(rec, "sentence", "") or "")
-    caveats = [str(c) for c in getattr(rec, "caveats", ()) or () if c]
-    tail = " ".join(caveats)
-    if caveats and sentence.endswith(" " + tail):
-        sentence = sentence[: -len(tail) - 1]
-    else:
-        caveats = []
+    sentence, caveats = split_closing(
+        str(getattr(rec, "sentence", "") or ""), [str(c) for c in getattr(rec, "caveats", ()) or ()]
+    )
     fewer = str(getattr(rec, "fewer_words", "") or "")
     # The caveat's short form and fewer_words open alike: "With two clusters instead of three".
     short = fewer.split(" (", 1)[0] + ","

@@ -47,7 +47,9 @@ __all__ = [
     "hour_name",
     "mixed_sellers",
     "money",
+    "pool_sellers",
     "procurement_sentences",
+    "split_closing",
     "standalone_cost_usd",
 ]
 
@@ -651,16 +653,27 @@ def _whole_node_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> li
     return out
 
 
-def mixed_sellers(
+def split_closing(sentence: str, closing: Sequence[str]) -> tuple[str, tuple[str, ...]]:
+    """``sentence`` without the sentences it ends with (``closing``), and those sentences.
+
+    The verdict ends with caveats (``Recommendation.caveats``); a view that sets them apart
+    calls this. A sentence that does not end with them is returned whole, with none.
+    """
+    parts = tuple(c for c in closing if c)
+    tail = " ".join(parts)
+    if parts and sentence.endswith(" " + tail):
+        return sentence[: -len(tail) - 1], parts
+    return sentence, ()
+
+
+def pool_sellers(
     data: ModelData, dec: Decisions, ev: Evaluation
 ) -> dict[str, dict[str, dict[str, set[str]]]]:
-    """Pools of rented nodes whose GPUs come from more than one company, and what from whom.
+    """What each pool rents anew, and from whom: pool -> seller -> kind -> GPU types.
 
-    pool -> seller -> {"nodes", "peaks", "spot"} -> GPU types. Each GPU type is bought on its
-    cheapest offer (``docs/decisions.md``, markets), the same for every pool, and a pool's peaks
-    on the cheapest on-demand offer: so one cluster can hold A100 nodes from one cloud, H200
-    nodes from another and rent its peaks from a third. Pools of rented nodes only: a listed
-    cluster of today stands where it is, with a provider (or racks) the scenario does not name.
+    Kinds are "nodes" (nodes bought on a rented term: a cluster of today's own nodes are not),
+    "peaks" (on-demand bursts) and "spot". Pools that rent nothing are absent, so an empty
+    answer is a plan that rents nothing at all.
     """
     kinds = ("nodes", "peaks", "spot")
     uses: dict[str, dict[str, dict[str, set[str]]]] = defaultdict(
@@ -668,7 +681,7 @@ def mixed_sellers(
     )
     for (p, g), n in dec.nodes.items():
         offer = data.markets[g].baseline if g in data.markets else None
-        if n and offer is not None and offer.term != "owned":
+        if data.nodes_bought(p, g, n) and offer is not None and offer.term != "owned":
             uses[p][offer.seller]["nodes"].add(g)
     for (p, g), b in ev.burst.items():
         offer = data.markets[g].burst if g in data.markets else None
@@ -678,9 +691,23 @@ def mixed_sellers(
         offer = data.markets[g].spot_for(data.combos[(w, p, g)].gang_gpus, data.gpus_per_node[g])
         if pct > 0 and offer is not None:
             uses[p][offer.seller]["spot"].add(g)
+    return {p: {s: uses[p][s] for s in sorted(by)} for p, by in sorted(uses.items())}
+
+
+def mixed_sellers(
+    data: ModelData, dec: Decisions, ev: Evaluation
+) -> dict[str, dict[str, dict[str, set[str]]]]:
+    """Pools of rented nodes whose GPUs come from more than one company (:func:`pool_sellers`).
+
+    Each GPU type is bought on its cheapest offer (``docs/decisions.md``, markets), the same for
+    every pool, and a pool's peaks on the cheapest on-demand offer: so one cluster can hold A100
+    nodes from one cloud, H200 nodes from another and rent its peaks from a third. Pools of
+    rented nodes only: a listed cluster of today stands where it is, with a provider (or racks)
+    the scenario does not name.
+    """
     return {
-        p: {s: uses[p][s] for s in sorted(by_seller)}
-        for p, by_seller in sorted(uses.items())
+        p: by_seller
+        for p, by_seller in pool_sellers(data, dec, ev).items()
         if len(by_seller) > 1 and not data.pool(p).nodes_today and not data.pool(p).owned
     }
 

@@ -18,7 +18,7 @@ from typing import Any
 import polars as pl
 
 from cluster_decide.base.vocabulary import ARCHETYPE_LABELS, PLATFORM_LABELS, SKILL_SHORT
-from cluster_decide.planning.explain import money
+from cluster_decide.planning.explain import money, split_closing
 from cluster_decide.planning.plan import Plan, Status
 from cluster_decide.style import INK, PALETTE, PLATFORM_COLORS
 
@@ -302,12 +302,14 @@ def verdict_html(verdict: Any, pending: bool = False) -> str:
     label = getattr(verdict, "verdict", "")
     label = getattr(label, "value", label)
     sentence = str(getattr(verdict, "sentence", "") or "")
-    caveats = [str(c) for c in getattr(verdict, "caveats", ()) or () if c]
-    tail = " ".join(caveats)
-    listed = ""
-    if caveats and sentence.endswith(" " + tail):
-        sentence = sentence[: -len(tail) - 1]
-        listed = '<ul class="cd-caveats">' + "".join(f"<li>{_e(c)}</li>" for c in caveats) + "</ul>"
+    sentence, caveats = split_closing(
+        sentence, [str(c) for c in getattr(verdict, "caveats", ()) or ()]
+    )
+    listed = (
+        '<ul class="cd-caveats">' + "".join(f"<li>{_e(c)}</li>" for c in caveats) + "</ul>"
+        if caveats
+        else ""
+    )
     word = str(label).replace("_", " ").capitalize()
     lead, colon, rest = sentence.partition(":")
     if colon and lead.lower().startswith(word.lower()):
