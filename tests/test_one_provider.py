@@ -145,3 +145,23 @@ def test_a_plan_that_rents_nothing_is_not_bought_from_a_company() -> None:
     rented = small_scenario([training()])
     plan = cd.solve(rented)
     assert pool_sellers(prepare(rented), plan.decisions(), cd.evaluate(rented, plan))
+
+
+def test_from_one_company_the_inference_platform_changes_its_verdict() -> None:
+    """The inference preset's one Kubernetes cluster holds CoreWeave's H100 and L40S, Nebius's
+    H200 and AWS's L4 nodes. Bought from CoreWeave alone a shared pool is the cheaper
+    architecture: the sentence says so, and by how much (both solved there)."""
+    scn = cd.load_scenario("inference-platform")
+    rec = cd.recommend(scn, inputs=())
+    single = rec.single
+    assert rec.one_provider == "CoreWeave" and single is not None and rec.archetype is not None
+    assert single.archetype != rec.archetype
+    one = scn.update({"procurement": {"providers": ["CoreWeave"]}})
+    mine = an.quick_solve(one.force_archetype(rec.archetype))
+    gap = mine.total_monthly_usd - single.total_monthly_usd
+    assert gap > 0
+    assert rec.sentence.endswith(
+        f"and is a shared Slurm-on-Kubernetes pool, {money(gap)} "
+        f"({gap / mine.total_monthly_usd:.1%}) a month less there than Kubernetes with a batch "
+        "add-on, so the verdict changes there."
+    )
