@@ -84,6 +84,20 @@ def test_kubernetes_partial_placement_deadlock_is_counted_and_broken() -> None:
     assert slurm.pools["deadlocks"][0] == 0
 
 
+
+def test_kubernetes_places_smaller_pods_past_ones_that_do_not_fit() -> None:
+    jobs = table(
+        [
+            (0.0, 5, 10.0, 0, False),  # leaves 3 of the node's 8 GPUs
+            (1.0, 4, 1.0, 0, False),  # does not fit until t=10
+            (1.0, 4, 1.0, 0, False),  # as large: skipped in the same pass
+            (1.0, 2, 1.0, 0, False),  # fits behind them
+            (1.0, 1, 1.0, 0, False),  # and so does this one, on the last free GPU
+        ]
+    )
+    res = se.run([se.Pool("p", "kubernetes", 8, 1)], jobs)
+    assert starts(res) == [0.0, 10.0, 10.0, 1.0, 1.0]
+
 def test_seed_claim_kubernetes_default_wastes_gpu_hours_slurm_and_gang_do_not() -> None:
     # 60 days of a mixed estate on 128 GPUs at ~60% utilization: 64-GPU pretraining,
     # 16-GPU fine-tuning and 2-GPU notebooks.

@@ -816,16 +816,105 @@ class _PodReplay(_Replay):
         self.deadlocked_since: float | None = None
 
     def run(self) -> None:
-        """Replay the pool's jobs, one event time at a time."""
-        while self.pending_events():
-            t = self.next_time()
+        """Replay the pool's jobs, one event time at a time.
+
+        Each event time: count deadlock hours, finish the jobs that end (and break a deadlock
+        that outlived its timeout), queue the arrivals' pods, place pending pods while GPUs are
+        free, then watch for a new deadlock. As in :meth:`_QueueReplay.run`, the common steps
+        (a job's end, an arrival, placing a pod) are written out here: a method call costs as
+        much as its body. A pass over the pending pods skips, without trying, every pod at
+        least as large as one that found no node in that pass: placing pods only takes GPUs,
+        so it would find none either.
+        """
+        heap, submit, n, sim = self.heap, self.submit, self.n, self.sim
+        gpus, dur, prio, start, end = self.gpus, self.dur, self.prio, self.start, self.end
+        pending, pod_sizes, pods_held, partial = (
+            self.pending,
+            self.pod_sizes,
+            self.pods_held,
+            self.partial,
+        )
+        node_free, level, gpn, w0, w1 = sim.node_free, sim.level, sim.gpn, sim.w0, sim.w1
+        heappop, heappush, insort = heapq.heappop, heapq.heappush, bisect.insort
+        inf = math.inf
+        ai, events = self.ai, self.events
+        while ai < n or heap:
+            t = heap[0][0] if heap else inf
+            if ai < n and submit[ai] < t:
+                t = submit[ai]
             if self.deadlocked_since is not None:
-                self.sim.deadlock_hours += t - self.deadlocked_since
+                sim.deadlock_hours += t - self.deadlocked_since
                 self.deadlocked_since = t
-            self.finish_due(t)
-            self.admit(t)
-            self.place_pending(t)
-            self.watch_for_deadlock(t)
+            while heap and heap[0][0] <= t:  # the jobs that end, and a deadlock's timeout
+                e, j, ep = heappop(heap)
+                events += 1
+                if j < 0:
+                    if ep == self.episode and self.deadlocked_since is not None:
+                        self.break_deadlock(e)
+                    continue
+                self.running -= 1
+                for node, size, _ in pods_held[j]:  # as _PoolSim._give
+                    f = node_free[node]
+                    level[f].discard(node)
+                    node_free[node] = f + size
+                    level[f + size].add(node)
+                    sim.free_total += size
+                pods_held[j] = []
+                end[j] = e
+                lo = start[j]  # as _PoolSim._account_busy
+                lo = e if lo is None else lo if lo > w0 else w0
+                hi = e if e < w1 else w1
+                if hi > lo:
+                    sim.busy += gpus[j] * (hi - lo)
+            while ai < n and submit[ai] <= t:  # the arrivals' pods, as enqueue()
+                rank = -prio[ai]
+                for p in range(len(pod_sizes[ai])):
+                    insort(pending, (rank, ai, ai, p))
+                ai += 1
+                events += 1
+            i = 0
+            too_big = gpn + 1  # the smallest pod that found no node in this pass
+            while i < len(pending) and sim.free_total > 0 and too_big > 1:
+                j, p = pending[i][2], pending[i][3]
+                size = pod_sizes[j][p]
+                node = -1
+                if size < too_big and size <= sim.free_total:  # as _PoolSim._place_pod
+                    for k in range(size, gpn + 1):
+                        if level[k]:
+                            node = level[k].pop()
+                            node_free[node] = k - size
+                            level[k - size].add(node)
+                            sim.free_total -= size
+                            break
+                if node < 0:
+                    too_big = min(too_big, size)
+                    i += 1
+                    continue
+                del pending[i]
+                held = pods_held[j]
+                held.append((node, size, t))
+                if len(held) < len(pod_sizes[j]):
+                    if len(held) == 1:
+                        partial[j] = t
+                    self.held_partial += size
+                    continue
+                if j in partial:  # its earlier pods' idle GPU-hours are lost
+                    del partial[j]
+                    for _, s, tp in held[:-1]:
+                        sim.partial_waste += s * (t - tp)
+                        self.held_partial -= s
+                start[j] = t
+                heappush(heap, (t + dur[j], j, 0))
+                self.running += 1
+            if partial and self.stuck():  # a new deadlock: count it, schedule its break
+                if self.deadlocked_since is None:
+                    sim.deadlocks += 1
+                    self.episode += 1
+                    self.deadlocked_since = t
+                    heappush(heap, (t + self.timeout, -1, self.episode))
+            else:
+                self.deadlocked_since = None
+        self.ai, self.events = ai, events
 
     def enqueue(self, j: int, order: int, last: bool = False) -> None:
         """Queue every pod of job ``j`` at its priority (or behind every pod, ``last``)."""
@@ -849,27 +938,6 @@ class _PodReplay(_Replay):
             for j in self.partial
         )
 
-    def finish_due(self, t: float) -> None:
-        """Release the jobs that end by ``t``; break a deadlock whose timeout fell due."""
-        heap = self.heap
-        while heap and heap[0][0] <= t:
-            e, j, ep = heapq.heappop(heap)
-            self.events += 1
-            if j >= 0:
-                self.finish(j, e)
-            elif ep == self.episode and self.deadlocked_since is not None:
-                self.break_deadlock(e)
-
-    def finish(self, j: int, e: float) -> None:
-        """Job ``j`` ends at ``e``: its pods give their GPUs back."""
-        self.running -= 1
-        for node, size, _ in self.pods_held[j]:
-            self.sim._give(node, size)
-        self.pods_held[j] = []
-        self.end[j] = e
-        began = self.start[j]
-        self.sim._account_busy(self.gpus[j], e if began is None else began, e)
-
     def break_deadlock(self, e: float) -> None:
         """Break a deadlock at ``e``, as an operator or a job controller with a timeout would.
 
@@ -886,62 +954,12 @@ class _PodReplay(_Replay):
                 self.held_partial -= size
             pods_held[v] = []
             sim.partial_releases += 1
-            self.pending = [k for k in self.pending if k[2] != v]
+            self.pending[:] = [k for k in self.pending if k[2] != v]  # in place: run() holds it
             self.enqueue(v, self.seq, last=True)
             self.seq += 1
         if partial:
             survivor = min(partial, key=lambda x: (partial[x], x))
             mine = [k for k in self.pending if k[2] == survivor]
-            self.pending = [k for k in self.pending if k[2] != survivor]
+            self.pending[:] = [k for k in self.pending if k[2] != survivor]
             self.pending[:0] = [(-_LAST, o, jj, p) for _, o, jj, p in mine]
         self.deadlocked_since = None
-
-    def admit(self, t: float) -> None:
-        """Queue the pods of the jobs submitted by ``t``."""
-        while self.ai < self.n and self.submit[self.ai] <= t:
-            self.enqueue(self.ai, self.ai)
-            self.ai += 1
-            self.events += 1
-
-    def place_pending(self, t: float) -> None:
-        """Place pending pods in queue order while GPUs are free.
-
-        A job whose last pod is placed starts; its earlier pods' idle GPU-hours are lost to
-        partial allocation.
-        """
-        sim, pending, pod_sizes = self.sim, self.pending, self.pod_sizes
-        i = 0
-        while i < len(pending) and sim.free_total > 0:
-            _, _, j, p = pending[i]
-            size = pod_sizes[j][p]
-            pod_node = sim._place_pod(size)
-            if pod_node is None:
-                i += 1
-                continue
-            del pending[i]
-            held = self.pods_held[j]
-            held.append((pod_node, size, t))
-            if len(held) < len(pod_sizes[j]):
-                if len(held) == 1:
-                    self.partial[j] = t
-                self.held_partial += size
-                continue
-            if j in self.partial:
-                del self.partial[j]
-                for _, s, tp in held[:-1]:
-                    sim.partial_waste += s * (t - tp)
-                    self.held_partial -= s
-            self.start[j] = t
-            heapq.heappush(self.heap, (t + self.dur[j], j, 0))
-            self.running += 1
-
-    def watch_for_deadlock(self, t: float) -> None:
-        """Count a new deadlock and schedule its break, or clear one that resolved itself."""
-        if self.partial and self.stuck():
-            if self.deadlocked_since is None:
-                self.sim.deadlocks += 1
-                self.episode += 1
-                self.deadlocked_since = t
-                heapq.heappush(self.heap, (t + self.timeout, -1, self.episode))
-        else:
-            self.deadlocked_since = None
