@@ -84,7 +84,6 @@ def test_kubernetes_partial_placement_deadlock_is_counted_and_broken() -> None:
     assert slurm.pools["deadlocks"][0] == 0
 
 
-
 def test_kubernetes_places_smaller_pods_past_ones_that_do_not_fit() -> None:
     jobs = table(
         [
@@ -97,6 +96,7 @@ def test_kubernetes_places_smaller_pods_past_ones_that_do_not_fit() -> None:
     )
     res = se.run([se.Pool("p", "kubernetes", 8, 1)], jobs)
     assert starts(res) == [0.0, 10.0, 10.0, 1.0, 1.0]
+
 
 def test_seed_claim_kubernetes_default_wastes_gpu_hours_slurm_and_gang_do_not() -> None:
     # 60 days of a mixed estate on 128 GPUs at ~60% utilization: 64-GPU pretraining,
