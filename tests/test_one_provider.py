@@ -86,11 +86,10 @@ def test_the_default_from_one_company_costs_more_and_its_verdict_is_checked_ther
     )
     kept = {p for (p, _g), n in rec.single.decisions.nodes.items() if n}
     assert "hpc-a" in kept  # today's clusters stay
-    # The sentence ends with its three caveats, which a view may list apart: one cluster fewer,
-    # whole nodes, one company.
-    assert len(rec.caveats) == 3 and rec.caveats[-1] == rec.single_words
+    # The sentence ends with its caveats, which a view may list apart: one cluster fewer and one
+    # company (none of whole nodes: the shared pool rents as much more counted so).
+    assert len(rec.caveats) == 2 and rec.caveats[-1] == rec.single_words
     assert rec.caveats[0].startswith("With two clusters instead of three")
-    assert rec.caveats[1].startswith("Counted in whole nodes")
     assert rec.sentence.endswith(" " + " ".join(rec.caveats))
     assert rec.to_dict()["caveats"] == list(rec.caveats)
 

@@ -187,3 +187,15 @@ def test_a_break_even_needs_a_proof_too(monkeypatch: pytest.MonkeyPatch) -> None
     be = sensitivity.break_even(scn, "demand:distributed_training", 4.0)
     assert limits == [DETERMINISTIC_LIMIT, DETERMINISTIC_LIMIT, RECHECK_WORK * DETERMINISTIC_LIMIT]
     assert not be.found and be.changed.archetype == "hybrid_separate"
+
+
+def test_a_verdict_whose_flips_were_not_searched_says_so() -> None:
+    """``cd.recommend(scn, inputs=())`` searches nothing: no "change of up to 0% in" anything."""
+    s = _sentence(
+        PLAN, "close", "hybrid_separate", 1000.0, 0.053, None, [], 0.0, pl.DataFrame(), None, 0
+    )
+    assert s == (
+        "Close call: a shared Slurm-on-Kubernetes pool beats separate Slurm and Kubernetes "
+        "clusters by 5.3% ($1.0k a month), less than the 10% a clear answer needs; what would "
+        "flip it was not searched, so on cost either is a sound choice."
+    )

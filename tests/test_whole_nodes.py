@@ -10,10 +10,12 @@ how much its cost is a floor.
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
+import polars as pl
 import pytest
 from builders import chat_service, fine_tuning, small_scenario
 
@@ -25,9 +27,11 @@ from cluster_decide.planning.evaluation import (
     Decisions,
     evaluate_decisions,
     whole_node_burst,
-    whole_node_extra,
+    whole_node_usd,
 )
 from cluster_decide.planning.explain import money
+
+DATA = Path(__file__).parent / "data"
 
 
 def _combo(gang_gpus: int, gpus: float) -> Any:
@@ -95,16 +99,50 @@ def test_a_start_up_plan_says_what_whole_nodes_add_to_its_cost(
         assert said[0].startswith("Whole nodes: finetune runs jobs of a whole H100 node or more")
 
 
-def test_a_margin_smaller_than_what_whole_nodes_add_is_said(
+def _rents_beyond(scn: cd.Scenario, archetype: str | None) -> float:
+    """What the best plan of ``archetype`` rents beyond its cost in whole nodes, solved anew."""
+    forced = scn.force_archetype(str(archetype))
+    return whole_node_usd(prepare(forced), cd.solve(forced).decisions())
+
+
+def test_a_runner_up_that_rents_as_much_in_whole_nodes_leaves_the_margin_unsaid(
     startup: tuple[cd.Scenario, cd.Plan],
 ) -> None:
     scn, plan = startup
     rec = cd.recommend(scn, plan=plan, inputs=())
-    data = prepare(scn)
-    ev = evaluate_decisions(data, plan.decisions())
-    extra = sum(usd for _h, usd in whole_node_extra(data, plan.decisions(), ev).values())
-    assert extra > rec.margin_usd > 0
+    extra = whole_node_usd(prepare(scn), plan.decisions())
+    assert extra > rec.margin_usd > 0  # this plan's floor alone would not hold the margin
+    other = _rents_beyond(scn, rec.runner_up)  # the runner-up runs the same 8-GPU jobs beside chat
+    assert other >= extra
+    row = rec.runner_ups.filter(pl.col("archetype") == rec.runner_up)
+    assert row["whole_node_usd"][0] == pytest.approx(other)
+    assert "whole nodes" not in rec.sentence  # counted alike, the margin holds
+
+
+def test_a_margin_that_whole_nodes_may_reverse_is_said_with_both_plans_counted() -> None:
+    scn = cd.load_scenario(DATA / "perception-team.toml")
+    rec = cd.recommend(scn, inputs=())
+    extra = whole_node_usd(prepare(scn), rec.plan.decisions())
+    other = _rents_beyond(scn, rec.runner_up)
+    counted = rec.margin_usd - extra + other
+    assert counted < 0 < rec.margin_usd  # counted in whole nodes the runner-up is cheaper
     assert (
-        f"Counted in whole nodes, this plan rents up to {money(extra)} a month more than its "
-        "cost says, more than the margin, so the order may change."
-    ) in rec.sentence
+        f"Counted in whole nodes, this plan rents up to {money(extra)} a month more than its cost "
+        f"says and separate Slurm and Kubernetes clusters up to {money(other)} more: counted so, "
+        f"separate Slurm and Kubernetes clusters cost {money(-counted)} a month less, so the order "
+        "may change."
+    ) in rec.caveats
+
+
+def test_a_runner_up_whose_cost_leaves_out_more_is_said_to_be_further_behind() -> None:
+    scn = cd.load_scenario(DATA / "eu-fintech.toml")
+    rec = cd.recommend(scn, inputs=())
+    assert whole_node_usd(prepare(scn), rec.plan.decisions()) == 0.0  # its pool does not rent
+    other = _rents_beyond(scn, rec.runner_up)
+    assert other > rec.margin_usd > 0  # counted so, the margin more than doubles
+    counted = rec.margin_usd + other
+    assert rec.caveats[-1] == (
+        "Counted in whole nodes, this plan rents nothing more than its cost says and Kubernetes "
+        f"with a batch add-on up to {money(other)} more: counted so, this plan costs "
+        f"{money(counted)} ({counted / rec.plan.total_monthly_usd:.0%}) a month less."
+    )

@@ -8,6 +8,8 @@ import polars as pl
 
 from cluster_decide.base.constants import ARCHETYPES
 from cluster_decide.inputs.scenario import Scenario
+from cluster_decide.model.data import prepare
+from cluster_decide.planning.evaluation import whole_node_usd
 from cluster_decide.planning.plan import Plan
 from cluster_decide.planning.solve import solve
 
@@ -33,6 +35,7 @@ COMPARE_SCHEMA = {
     "min_slo_margin": pl.Float64,
     "reason": pl.String,
     "relaxation": pl.String,
+    "whole_node_usd": pl.Float64,
 }
 """Columns of :func:`compare` (money in USD per month, staff in FTE, margins as fractions)."""
 
@@ -92,6 +95,11 @@ def _row(scn: Scenario, arch: str, plan: Plan) -> dict[str, object]:
         "min_slo_margin": margin,
         "reason": reason,
         "relaxation": relaxation,
+        "whole_node_usd": (
+            whole_node_usd(prepare(plan.inputs), plan.decisions())
+            if plan.feasible and plan.inputs is not None
+            else math.nan
+        ),
     }
 
 
@@ -107,7 +115,8 @@ def compare(
     capabilities the platforms lack) and capability_gaps_usd (their estimated monthly cost),
     slo_met (``met/total`` predicted service levels), min_slo_margin (smallest
     ``(target - predicted) / target``), reason and relaxation (for an infeasible archetype: why,
-    and the change that makes it feasible at the lowest cost).
+    and the change that makes it feasible at the lowest cost), whole_node_usd (what the plan
+    rents beyond its cost when whole-node jobs get whole nodes: its cost is a floor there).
     """
     rows = [
         _row(scn, arch, solve(scn.force_archetype(arch), time_limit_s, workers, seed))

@@ -52,7 +52,7 @@ from cluster_decide.inputs.scenario import DEMAND_KEYS, Scenario
 from cluster_decide.model.data import ModelData, prepare
 from cluster_decide.model.decisions import Decisions
 from cluster_decide.model.people import ADDON_SUFFIX
-from cluster_decide.planning.evaluation import Evaluation, evaluate_decisions, whole_node_extra
+from cluster_decide.planning.evaluation import Evaluation, evaluate_decisions, whole_node_usd
 from cluster_decide.planning.explain import ARCHETYPE_SHORT, mixed_sellers, money, pool_sellers
 from cluster_decide.planning.explain_people import and_list, number_words
 from cluster_decide.planning.plan import Plan
@@ -90,12 +90,14 @@ RUNNER_UPS_SCHEMA = {
     "margin_pct": pl.Float64,
     "slo_met": pl.String,
     "note": pl.String,
+    "whole_node_usd": pl.Float64,
 }
 """Columns of :attr:`Recommendation.runner_ups`, one row per archetype (the plan's own first,
 then the others cheapest first, infeasible last): each solved with that archetype forced;
 ``margin_usd`` = its cost − the plan's (USD per month), ``margin_pct`` = that over the plan's
 cost (a fraction); ``slo_met`` predicted service levels met (``met/total``); ``note`` why it
-costs what it does, or why it is infeasible and the cheapest fix."""
+costs what it does, or why it is infeasible and the cheapest fix; ``whole_node_usd`` what it
+rents beyond its cost when whole-node jobs get whole nodes (``cd.compare``)."""
 
 ROBUST_SCHEMA = {
     "archetype": pl.String,
@@ -543,7 +545,10 @@ def _no_flip_words(searched: float, flips: Sequence[Flip]) -> str:
     A search that met a time-limited plan of another architecture did not count it as a flip
     (:func:`~cluster_decide.analysis.flips.nearest_flips`); the sentence then names the first
     such change, so a meeting does not hear "nothing flips it" where the solver could not tell.
+    With no input searched (``inputs=()``) it says so.
     """
+    if searched <= 0.0:
+        return "what would flip it was not searched"
     said = f"no single change of up to {searched:.0%} in {_searched_words(flips)}"
     unsure = [f for f in flips if not f.found and f.unproven_words]
     if not unsure:
@@ -680,12 +685,6 @@ def _sentence(
     return text
 
 
-def _whole_node_usd(data: ModelData, dec: Decisions, ev: Evaluation | None = None) -> float:
-    """What counting whole nodes adds to a plan's monthly cost (``evaluation.whole_node_extra``)."""
-    ev = evaluate_decisions(data, dec) if ev is None else ev
-    return sum(usd for _hours, usd in whole_node_extra(data, dec, ev).values())
-
-
 def _one_provider(
     scn: Scenario, data: ModelData, plan: Plan, ev: Evaluation, runner_up: str | None, seed: int
 ) -> tuple[str | None, Outcome | None, str]:
@@ -777,18 +776,36 @@ def _costs_more(delta: float, total: float, only: bool = False) -> str:
     )
 
 
-def _whole_node_caveat(extra: float, margin_usd: float) -> str:
-    """A margin smaller than what counting whole nodes adds to this plan (``extra``), said.
+def _whole_node_caveat(
+    plan_usd: float, margin_usd: float, runner_up: str | None, extra: float, other: float
+) -> str:
+    """The margin with both plans counted in whole nodes, when that moves it by at least itself.
 
-    The plan's cost is a floor where whole-node jobs share a renting pool with other work; a
-    runner-up within that much may be the cheaper plan.
+    A plan's cost is a floor where whole-node jobs share a renting pool with other work:
+    ``extra`` is what this plan (costing ``plan_usd``) rents beyond it when such jobs get whole
+    nodes, ``other`` what the runner-up rents beyond its own. Counted so, the margin is
+    ``margin_usd - extra + other``; said (from $100) when that differs from the margin by at
+    least the margin: the order may change, or the margin may be more than twice as wide.
     """
-    if not math.isfinite(margin_usd) or extra < max(100.0, margin_usd):
+    shift = extra - other
+    if not (math.isfinite(margin_usd) and math.isfinite(shift)):
         return ""
-    return (
-        f"Counted in whole nodes, this plan rents up to {money(extra)} a month more than its cost "
-        "says, more than the margin, so the order may change."
+    if abs(shift) < max(100.0, margin_usd):
+        return ""
+    rival = _name(runner_up)
+    mine = f"up to {money(extra)} a month more" if extra >= 0.5 else "nothing more"
+    theirs = f"up to {money(other)} more" if other >= 0.5 else "nothing more"
+    counted = margin_usd - shift
+    lead = (
+        f"Counted in whole nodes, this plan rents {mine} than its cost says and {rival} {theirs}: "
+        "counted so, "
     )
+    if counted < 0:
+        return (
+            f"{lead}{rival} {_verb(runner_up, 'costs', 'cost')} {money(-counted)} a month less, "
+            "so the order may change."
+        )
+    return f"{lead}this plan costs {money(counted)} ({_pct(counted / (plan_usd + extra))}) a month less."
 
 
 def _one_cluster_fewer(scn: Scenario, plan: Plan, seed: int) -> Outcome | None:
@@ -1042,14 +1059,15 @@ def recommend(
     fewer = _one_cluster_fewer(scn, plan, seed)
     data = prepare(scn)
     ev = evaluate_decisions(data, plan.decisions())
-    extra = _whole_node_usd(data, plan.decisions(), ev)
+    extra = whole_node_usd(data, plan.decisions(), ev)
     gained = 0.0  # what the fewer-cluster plan gains on this one, counted in whole nodes
     if fewer is not None and fewer.feasible:
-        gained = extra - _whole_node_usd(data, fewer.decisions)
+        gained = extra - whole_node_usd(data, fewer.decisions)
     caveats = []
     if _simpler_and_close(plan, fewer, gained):
         caveats.append(_fewer_words(plan, fewer, short=True, whole_nodes=gained))
-    caveats.append(_whole_node_caveat(extra, margin_usd))
+    other = float(others["whole_node_usd"][0]) if others.height else math.nan
+    caveats.append(_whole_node_caveat(plan.total_monthly_usd, margin_usd, runner_up, extra, other))
     provider, single, single_words = _one_provider(scn, data, plan, ev, runner_up, seed)
     caveats.append(single_words)
     caveats = [c for c in caveats if c]

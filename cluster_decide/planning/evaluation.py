@@ -55,6 +55,9 @@ __all__ = [
     "pool_inputs",
     "pool_meets_targets",
     "sharing_place",
+    "whole_node_burst",
+    "whole_node_extra",
+    "whole_node_usd",
 ]
 
 COST_COMPONENTS = (
@@ -484,6 +487,12 @@ def whole_node_extra(
         hours = tenths / DEMAND_UNITS_PER_GPU * HOURS_PER_MONTH / HOURS_PER_WEEK
         out[(p, g)] = (hours, hours * market.burst.usd_per_gpu_hour)
     return out
+
+
+def whole_node_usd(data: ModelData, dec: Decisions, ev: Evaluation | None = None) -> float:
+    """What counting whole nodes adds to a plan's monthly cost, in US$ (:func:`whole_node_extra`)."""
+    ev = evaluate_decisions(data, dec) if ev is None else ev
+    return sum(usd for _hours, usd in whole_node_extra(data, dec, ev).values())
 
 
 def _tenths(excess: np.ndarray, step: int) -> np.ndarray:
