@@ -59,7 +59,7 @@ from cluster_decide.planning.explain import (
     WHOLE_NODE_MARKS,
     split_closing,
 )
-from cluster_decide.planning.explain_people import and_list
+from cluster_decide.planning.explain_people import and_list, number_words
 from cluster_decide.planning.plan import Plan
 from cluster_decide.planning.solve import solve
 
@@ -477,9 +477,32 @@ def _effort_words(plan: Plan) -> str:
     return f" Estimated effort brings the total to {usd(plan.total_monthly_usd)} a month."
 
 
+def _summary_sure(b: Bundle) -> str:
+    """How sure, for the summary: the verdict, and how many caveats the How sure slide lists.
+
+    The verdict's sentence ends with caveats on the plan's cost (``Recommendation.caveats``: one
+    cluster fewer, whole nodes, one company); the summary keeps the verdict and points to the
+    slide that gives each its bullet, so its row stays a few lines.
+    """
+    sure, _word = _margin_words(b)
+    rec = b.recommendation
+    if rec is None:
+        return sure
+    core, caveats = split_closing(
+        str(getattr(rec, "sentence", "") or ""), [str(c) for c in getattr(rec, "caveats", ()) or ()]
+    )
+    if not caveats:
+        return sure
+    n = len(caveats)
+    return (
+        f"{_names(b).plain(core)} The How sure slide adds {number_words(n)} "
+        f"{'caveat' if n == 1 else 'caveats'} on this cost."
+    )
+
+
 def _summary(b: Bundle) -> Section:
     plan = b.plan
-    sure, _word = _margin_words(b)
+    sure = _summary_sure(b)
     rows: list[tuple[str, str]] = []
     if plan.feasible:
         arch = plan.architecture_words or _arch(plan.archetype)
@@ -1329,9 +1352,10 @@ def _pilot(b: Bundle) -> list[Section]:
     )
     real = work.filter(~pl.col("workload").str.starts_with("none")).height
     stand_ins = work.height - real
-    count = ["no", "one", "two", "three", "four"]
-    proves = f"{count[real]} real workload{'s' if real != 1 else ''}" + (
-        f" and {count[stand_ins]} stand-in{'s' if stand_ins != 1 else ''}" if stand_ins else ""
+    proves = f"{number_words(real)} real workload{'s' if real != 1 else ''}" + (
+        f" and {number_words(stand_ins)} stand-in{'s' if stand_ins != 1 else ''}"
+        if stand_ins
+        else ""
     )
     return [
         Section(

@@ -33,7 +33,7 @@ from cluster_decide.export.figures import chart_names, render
 from cluster_decide.export.layout import EMU_PER_IN, Geometry, Metrics, Theme, metrics, theme_of
 from cluster_decide.export.words import NOTE_WORDS
 from cluster_decide.inputs.scenario import Scenario
-from cluster_decide.planning.explain import money
+from cluster_decide.planning.explain import money, split_closing
 from cluster_decide.planning.plan import Plan
 from cluster_decide.style import PALETTE
 
@@ -465,7 +465,11 @@ def _title_slide(w: _Writer, bundle: Bundle, timestamp: datetime | None) -> None
     if rec is not None and getattr(rec, "sentence", None):
         from cluster_decide.export.words import Names
 
-        lines.append(Names.of(plan, bundle.scenario).plain(str(rec.sentence)))
+        # The verdict without its caveats, which the How sure slide lists one by one.
+        verdict, _caveats = split_closing(
+            str(rec.sentence), [str(c) for c in getattr(rec, "caveats", ()) or ()]
+        )
+        lines.append(Names.of(plan, bundle.scenario).plain(verdict))
     sub_pt = w.fit_paragraphs(lines, width, 1.5, 24, 14)
     w.text(
         slide,

@@ -203,6 +203,31 @@ def test_the_how_sure_slide_gives_the_verdict_and_each_caveat_a_bullet(bundle: B
     assert sure.bullets == tuple(names.plain(x) for x in (core, full, whole, one))
 
 
+def test_the_summary_and_title_give_the_verdict_and_leave_its_caveats_to_how_sure(
+    bundle: Bundle,
+) -> None:
+    """An executive summary's row stays a few lines: the verdict, and a pointer to its caveats;
+    the title slide gives the verdict alone."""
+    core = "Close call: separate clusters beat a shared pool by 0.1%."
+    caveats = (
+        "With two clusters instead of three, the best plan costs only $8.3k (1.3%) more a month.",
+        "The k8s-batch cluster rents from AWS, CoreWeave and Nebius: from CoreWeave alone, +9.2%.",
+    )
+    names = Names.of(bundle.plan, bundle.scenario)
+
+    def how_sure(rec: _Verdict) -> str:
+        story = {s.key: s for s in sections(replace(bundle, recommendation=rec))}
+        return dict(story["summary"].rows)["How sure"]
+
+    rec = _Verdict(sentence=" ".join((core, *caveats)), caveats=caveats)
+    assert how_sure(rec) == names.plain(core) + " The How sure slide adds two caveats on this cost."
+    one = replace(rec, sentence=" ".join((core, caveats[1])), caveats=caveats[1:])
+    assert how_sure(one).endswith(" The How sure slide adds one caveat on this cost.")
+    assert how_sure(replace(rec, sentence=core, caveats=())) == names.plain(core)
+    title_slide = _deck_text(build_deck(replace(bundle, recommendation=rec)))[0][1]
+    assert names.plain(core) in title_slide and "CoreWeave alone" not in title_slide
+
+
 @pytest.fixture(scope="module")
 def owned() -> Bundle:
     """A small on-premises estate: its nodes are bought up front, and the comparison's
