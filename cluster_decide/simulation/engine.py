@@ -523,20 +523,6 @@ class _PoolSim:
         self.events = replay.events
         return replay.start, replay.end
 
-    def _place_pod(self, size: int) -> int | None:
-        """Best-fit one pod of ``size <= gpus_per_node`` GPUs; its node, or None."""
-        if size > self.free_total:
-            return None
-        level = self.level
-        for k in range(size, self.gpn + 1):
-            if level[k]:
-                node = level[k].pop()
-                self.node_free[node] = k - size
-                level[k - size].add(node)
-                self.free_total -= size
-                return node
-        return None
-
 
 class _Replay(ABC):
     """The state every event loop shares.
@@ -555,17 +541,6 @@ class _Replay(ABC):
         self.heap: list[tuple[float, int, int]] = []
         self.ai = 0
         self.events = 0
-
-    def pending_events(self) -> bool:
-        """Whether a job is still to arrive or an event still to happen."""
-        return self.ai < self.n or bool(self.heap)
-
-    def next_time(self) -> float:
-        """The time of the next event: the earliest timed event or the next arrival."""
-        t = self.heap[0][0] if self.heap else math.inf
-        if self.ai < self.n and self.submit[self.ai] < t:
-            t = self.submit[self.ai]
-        return t
 
     @abstractmethod
     def run(self) -> None:
@@ -878,7 +853,7 @@ class _PodReplay(_Replay):
                 j, p = pending[i][2], pending[i][3]
                 size = pod_sizes[j][p]
                 node = -1
-                if size < too_big and size <= sim.free_total:  # as _PoolSim._place_pod
+                if size < too_big and size <= sim.free_total:  # best fit: the fullest node it fits
                     for k in range(size, gpn + 1):
                         if level[k]:
                             node = level[k].pop()
