@@ -493,6 +493,28 @@ def test_a_retraining_beside_a_hire_says_what_it_covers() -> None:
     ) in text
 
 
+def test_a_workload_cheaper_alone_on_a_platform_the_plan_runs_is_not_said_to_need_a_cluster() -> (
+    None
+):
+    """The default's fine-tuning is $16k a month cheaper alone on Slurm, whose two clusters of
+    today the plan keeps (hpc-a is full of pre-training). Its reason read "the plan keeps it with
+    other workloads rather than run another cluster for it": false, the plan runs Slurm. A
+    workload whose cheaper platform the plan does not run keeps that reason."""
+    plan = cd.solve(cd.load_scenario())
+    slurm = sorted(plan.pools.filter(pl.col("platform") == "slurm")["pool"].unique().to_list())
+    assert slurm == ["hpc-a", "hpc-a-a100"]
+    why = next(s for s in plan.explanations if s.startswith("model-finetuning runs on"))
+    assert "less on Slurm (H100)" in why and "another cluster" not in why
+    assert (
+        "but that prices it alone: the plan, which runs Slurm clusters too (hpc-a and "
+        "hpc-a-a100), prices it beside the work on each cluster"
+    ) in why
+    assert not (set(plan.pools["platform"].to_list()) & {"shared"})
+    evals = next(s for s in plan.explanations if s.startswith("nightly-eval runs on"))
+    assert "on the shared Slurm-on-Kubernetes pool (A100)" in evals
+    assert "rather than run another cluster for it" in evals
+
+
 def test_a_workload_alone_in_its_pool_is_not_said_to_be_kept_with_others() -> None:
     """A frontier lab's 8-GPU evaluation jobs run alone on a small Kubernetes pool, one node and
     spot, beside the 512-GPU Slurm cluster of its pre-training. The reason read "but the plan
@@ -502,7 +524,16 @@ def test_a_workload_alone_in_its_pool_is_not_said_to_be_kept_with_others() -> No
     assert plan.status == "optimal"
     evals = next(s for s in plan.explanations if s.startswith("evals runs on"))
     assert "with other workloads" not in evals
-    assert "it costs less where it runs" in evals
+    # The plan runs a Slurm cluster too (the pre-training's): the reason says it prices the
+    # jobs beside the work there, not alone.
+    assert "but that prices it alone: the plan, which runs a Slurm cluster too (" in evals
+    # Without the pre-training the plan runs no Slurm: the reason is whole nodes and spot.
+    lab = cd.load_scenario(Path(__file__).parent / "data" / "frontier-lab.toml").to_dict()
+    lab["workloads"] = [w for w in lab["workloads"] if w["name"] == "evals"]
+    alone = cd.solve(cd.parse_scenario(lab, source="frontier-lab evals"))
+    assert "slurm" not in alone.pools["platform"].to_list()
+    evals = next(s for s in alone.explanations if s.startswith("evals runs on"))
+    assert "it costs less where it runs" in evals and "with other workloads" not in evals
     friction = float(
         plan.costs.filter(pl.col("component") == "interface_friction")["monthly_usd"][0]
     )

@@ -156,7 +156,25 @@ def _why_workload(data: ModelData, dec: Decisions, name: str) -> str:
             )
             pools = {c.pool for c in chosen}
             beside = any(k[0] != name and k[1] in pools for k, pct in dec.shares.items() if pct)
-            if beside:
+            kind = data.pool(alt.pool).platform
+            also = sorted(
+                p
+                for p in dec.open_pools()
+                if data.pool(p).platform == kind and alt.gpu_type in data.pool(p).gpu_types
+            )
+            if also and cheaper != "about the same":
+                # The plan runs that platform with that GPU type too: not another cluster, but
+                # the yardstick's price of the work alone against the plan's beside the work there.
+                one, many = CLUSTER_WORDS.get(kind, ("shared pool", "shared pools"))
+                runs = f"a {one}" if len(also) == 1 else many
+                why = (
+                    f", but that prices it alone: the plan, which runs {runs} too "
+                    f"({and_list(also)}), prices it beside the work on each cluster, in whole "
+                    "nodes and with the spot and on-demand hours each buys, and keeps it here"
+                )
+            elif also:
+                why = ""
+            elif beside:
                 why = ", but the plan keeps it with other workloads rather than run another "
                 why += "cluster for it"
             elif cheaper != "about the same":
