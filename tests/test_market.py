@@ -325,6 +325,24 @@ def test_a_plan_that_reserves_nothing_says_it_rents_everything() -> None:
         assert wrong not in text
 
 
+def test_peaks_are_said_with_the_most_the_plan_rents_in_an_hour_beside_the_cap() -> None:
+    """The default rents H100 and H200 peaks for one Kubernetes cluster. The sentence said
+    "never more than 64 GPUs in an hour": the cap the estate can count on, read as the plan's
+    rent, which is 25 and 13.3 (each type's peak less its reserved GPUs, one pool each)."""
+    scn = cd.load_scenario()
+    plan = cd.solve(scn)
+    caps = prepare(scn).markets
+    for g in ("H100", "H200"):
+        rows = plan.pools.filter((pl.col("gpu_type") == g) & (pl.col("burst_gpu_hours") > 0))
+        assert rows.height == 1
+        most = float(rows["peak_gpus"][0]) - float(rows["gpus"][0])
+        said = next(s for s in plan.explanations if s.startswith(f"Peaks of {g} "))
+        assert said.endswith(
+            f"up to {most:,.1f} GPUs in an hour (the estate can count on {caps[g].burst_cap_gpus})."
+        )
+    assert "never more than" not in " ".join(plan.explanations)
+
+
 def test_spot_that_is_no_cheaper_per_gpu_hour_says_what_it_saves() -> None:
     """A perception team's nightly decode pipeline and simulation runs share one L40S node and
     put 30% and 10% of their work on spot. Per GPU-hour spot is no cheaper than the node's

@@ -612,15 +612,19 @@ def procurement_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> li
         cap = market.burst_cap_gpus
         where = f"{PROVIDER_WORDS[offer.provider_class]} ({offer.provider}) at "
         where += f"${offer.usd_per_gpu_hour:.2f} per GPU-hour"
+        # What the plan rents of this type in each hour, over every pool.
+        hourly = np.sum([b for (_p, gg), b in ev.burst.items() if gg == g], axis=0)
+        hourly = hourly / DEMAND_UNITS_PER_GPU
         if any(n for (_p, gg), n in dec.nodes.items() if gg == g):
+            # The busiest hour's rent, and beside it the cap the estate can count on: the cap
+            # alone read as what the plan rents ("never more than 64", where it rents 25).
+            most = f"up to {float(hourly.max()):,.1f} GPUs in an hour"
             out.append(
-                f"Peaks of {g} are rented on demand from {where}"
-                + (f", never more than {cap} GPUs in an hour." if cap is not None else ".")
+                f"Peaks of {g} are rented on demand from {where}, {most}"
+                + (f" (the estate can count on {cap})." if cap is not None else ".")
             )
             continue
         # No node of this type is reserved anywhere: every GPU-hour of it is rented.
-        hourly = np.sum([b for (_p, gg), b in ev.burst.items() if gg == g], axis=0)
-        hourly = hourly / DEMAND_UNITS_PER_GPU
         out.append(
             f"All {g} capacity is rented on demand from {where}, as the work needs it: "
             f"{float(hourly.mean()):,.1f} GPUs in an average hour and {float(hourly.max()):,.1f} "
