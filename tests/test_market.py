@@ -343,6 +343,26 @@ def test_peaks_are_said_with_the_most_the_plan_rents_in_an_hour_beside_the_cap()
     assert "never more than" not in " ".join(plan.explanations)
 
 
+def test_a_pool_that_rents_its_peaks_is_not_said_to_be_sized_for_them() -> None:
+    """The default's Kubernetes cluster rents its H100 and H200 peaks; it was "sized for its
+    busiest hours" and its idle H100 GPUs too, beside "rents … for its peaks". A pool that rents
+    nothing (hpc-a-a100) is still sized for its busiest hours."""
+    plan = cd.solve(cd.load_scenario())
+    text = " ".join(plan.explanations)
+    rented = plan.pools.filter(pl.col("pool") == "k8s-batch")["burst_gpu_hours"].sum()
+    assert (
+        f"The k8s-batch pool rents about {rented:,.0f} on-demand GPU-hours a month for its peaks "
+        "instead of buying for them: its busiest hours are the same peak in"
+    ) in text
+    assert "The k8s-batch pool is sized for" not in text
+    assert "The hpc-a-a100 pool is sized for its busiest hours" in text
+    idle = [s for s in plan.explanations if s.startswith("The k8s-batch pool's H100 GPUs are busy")]
+    assert len(idle) == 1 and idle[0].endswith(
+        "it holds the headroom its wait and latency targets need, in whole nodes, and rents its "
+        "peaks."
+    )
+
+
 def test_spot_that_is_no_cheaper_per_gpu_hour_says_what_it_saves() -> None:
     """A perception team's nightly decode pipeline and simulation runs share one L40S node and
     put 30% and 10% of their work on spot. Per GPU-hour spot is no cheaper than the node's

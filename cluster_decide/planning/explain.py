@@ -245,23 +245,33 @@ def _binding(data: ModelData, dec: Decisions, ev: Evaluation) -> list[str]:
     for p in sorted(per_pool):
         load = per_pool[p]
         reserves = any(n for (pp, _g), n in dec.nodes.items() if pp == p)
+        bursts = sum(
+            float(b.sum()) / DEMAND_UNITS_PER_GPU for (pp, _g), b in ev.burst.items() if pp == p
+        )
+        rents = f"The {p} pool rents about {bursts * 730 / 168:,.0f} on-demand GPU-hours a month"
         if reserves and load.max() > load.min() * 1.05:
             t = int(np.argmax(load))
             # A plateau of equally busy hours (a service's working day) is said as one.
             peak = int(np.count_nonzero(load >= load.max() * 0.995))
-            out.append(
-                f"The {p} pool is sized for its busiest hour, {hour_name(t)}."
-                if peak == 1
-                else f"The {p} pool is sized for its busiest hours: the same peak in {peak} hours "
-                f"of the week, the first on {hour_name(t)}."
-            )
-        bursts = sum(
-            float(b.sum()) / DEMAND_UNITS_PER_GPU for (pp, _g), b in ev.burst.items() if pp == p
-        )
-        if bursts > 0 and reserves:
-            out.append(
-                f"The {p} pool rents about {bursts * 730 / 168:,.0f} on-demand GPU-hours a month for its peaks instead of buying for them."
-            )
+            first = hour_name(t)
+            if bursts > 0:
+                # Its reserved nodes are not what meets the busiest hours: rented GPUs are.
+                busiest = (
+                    f"its busiest hour is {first}"
+                    if peak == 1
+                    else f"its busiest hours are the same peak in {peak} hours of the week, the "
+                    f"first on {first}"
+                )
+                out.append(f"{rents} for its peaks instead of buying for them: {busiest}.")
+            else:
+                out.append(
+                    f"The {p} pool is sized for its busiest hour, {first}."
+                    if peak == 1
+                    else f"The {p} pool is sized for its busiest hours: the same peak in {peak} "
+                    f"hours of the week, the first on {first}."
+                )
+        elif bursts > 0 and reserves:
+            out.append(f"{rents} for its peaks instead of buying for them.")
         elif bursts > 0:
             out.append(
                 f"The {p} pool reserves no nodes: it rents all of its {bursts * 730 / 168:,.0f} "
@@ -320,7 +330,7 @@ def _idle(data: ModelData, dec: Decisions, ev: Evaluation) -> list[str]:
             rented = "" if nodes else "on-demand "
             head = f"The {p} pool's {rented}{g} GPUs are busy {used:.0%} of the time on average"
             why = (
-                _sized_by(data, dec, p, g, nodes, used)
+                _sized_by(data, dec, p, g, nodes, used, burst is not None and bool(burst.any()))
                 if nodes
                 else "the replicas it rents carry the headroom its wait and latency targets need"
             )
@@ -328,8 +338,19 @@ def _idle(data: ModelData, dec: Decisions, ev: Evaluation) -> list[str]:
     return out
 
 
-def _sized_by(data: ModelData, dec: Decisions, pool: str, gpu: str, nodes: int, busy: float) -> str:
+def _sized_by(
+    data: ModelData,
+    dec: Decisions,
+    pool: str,
+    gpu: str,
+    nodes: int,
+    busy: float,
+    rents_peaks: bool = False,
+) -> str:
     """What sizes a mostly idle pool (``busy`` of its GPU-hours used): whole-machine jobs, or peaks.
+
+    ``rents_peaks``: the pool rents this type's busiest hours, so its nodes are not sized for
+    them; what keeps them idle is the headroom its wait and latency targets hold.
 
     A job that needs most of the pool's nodes at once keeps them standing by between runs.
     Where the nodes are rented for the whole plan and renting only the hours the pool is busy,
@@ -345,6 +366,11 @@ def _sized_by(data: ModelData, dec: Decisions, pool: str, gpu: str, nodes: int, 
     gang, name = max(gangs, default=(0, ""))
     need = -(-gang // gpn)
     if need < 2 or need < GANG_SIZES_POOL * nodes:
+        if rents_peaks:
+            return (
+                "it holds the headroom its wait and latency targets need, in whole nodes, and "
+                "rents its peaks"
+            )
         return (
             "it is sized for its busiest hours and for its wait and latency targets, in whole nodes"
         )
