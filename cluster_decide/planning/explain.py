@@ -349,13 +349,12 @@ def _sized_by(
 ) -> str:
     """What sizes a mostly idle pool (``busy`` of its GPU-hours used): whole-machine jobs, or peaks.
 
-    ``rents_peaks``: the pool rents this type's busiest hours, so its nodes are not sized for
-    them; what keeps them idle is the headroom its wait and latency targets hold.
-
     A job that needs most of the pool's nodes at once keeps them standing by between runs.
     Where the nodes are rented for the whole plan and renting only the hours the pool is busy,
     even at the on-demand price, would cost less, a meeting should hear that booking each run
     ahead (short-term reservations, which this plan does not price) is the alternative to weigh.
+    ``rents_peaks``: the pool rents this type's busiest hours, so its nodes are not sized for
+    them; what keeps them idle is the headroom its wait and latency targets hold.
     """
     gpn = data.gpus_per_node[gpu]
     gangs = [
