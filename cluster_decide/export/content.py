@@ -55,6 +55,7 @@ from cluster_decide.inputs.scenario import Scenario
 from cluster_decide.planning.explain import (
     ADDED_NODE_MARKS,
     SELLER_MARKS,
+    SIZING_MARKS,
     SPARE_NODE_MARKS,
     WHOLE_NODE_MARKS,
     split_closing,
@@ -673,7 +674,7 @@ def _architecture(b: Bundle) -> Section:
         chart="architecture",
         topic="What we would build",
         notes=_talk(
-            *(names.plain(s) for s in plan.explanations if "sized for" in s),
+            *_marked(plan, names, SIZING_MARKS),
             "Each box is a cluster: its GPUs on top, the workloads it runs below.",
         ),
     )

@@ -40,6 +40,7 @@ __all__ = [
     "ARCHETYPE_WORDS",
     "PLATFORM_WORDS",
     "SELLER_MARKS",
+    "SIZING_MARKS",
     "SPARE_NODE_MARKS",
     "WHOLE_NODE_MARKS",
     "architecture_words",
@@ -59,6 +60,8 @@ SPARE_NODE_MARKS = ("no running costs are counted for", "is handed back")
 the deck and report find that sentence among the plan's by them."""
 SELLER_MARKS = ("cloud providers, each bought where it is cheapest",)
 """Words only the sentence on a pool whose GPUs come from several clouds says."""
+SIZING_MARKS = ("sized for", "for its peaks instead of buying for them")
+"""Words only the sentences on what sizes a pool say (its busiest hours, or the peaks it rents)."""
 WHOLE_NODE_MARKS = ("so its cost is a floor here",)
 """Words only the sentence on what whole-node jobs add to a pool's rented hours says."""
 ADDED_NODE_MARKS = ("cluster grows from", "rather than a second cluster being built")

@@ -535,6 +535,17 @@ def test_the_architecture_says_why_its_workloads_add_up_to_more_than_its_gpus(
     assert f"add up to {peaks:,.0f} but fall at different hours" in lead
 
 
+def test_the_architecture_notes_say_what_sizes_each_pool_or_that_it_rents_its_peaks(
+    bundle: Bundle,
+) -> None:
+    """The speaker notes gave each pool's "sized for" sentence; the default's Kubernetes cluster,
+    which rents its peaks, has no such sentence since it stopped being "sized for" them, and its
+    rent would have dropped out of the notes."""
+    notes = " ".join(next(s for s in sections(bundle) if s.key == "architecture").notes)
+    assert "cluster rents about" in notes and "for its peaks instead of buying for them" in notes
+    assert "is sized for its busiest hours" in notes
+
+
 def test_a_new_estate_starts_its_workloads_and_the_pilot_counts_its_stand_ins(
     owned: Bundle,
 ) -> None:
