@@ -4,7 +4,9 @@ Each GPU type is bought where it is cheapest, the same for every pool, so the de
 Kubernetes cluster held CoreWeave's H100, Nebius's H200 and AWS's L4 nodes. The plan said so
 but not what it was worth: one cluster does not span clouds, and a meeting needs the price of
 the real choice. ``cd.recommend`` now solves the estate once per company it may rent from
-(``procurement.providers`` naming it alone) and says the cheapest.
+(``procurement.providers`` naming it alone) and says the cheapest. A cluster of the estate's
+own machine room that rents from a cloud spans the two the same way: it is priced renting from
+no cloud at all.
 """
 
 from __future__ import annotations
@@ -12,17 +14,19 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import polars as pl
 import pytest
 from builders import embeddings, small_scenario, training
 
 import cluster_decide as cd
 from cluster_decide import analysis as an
-from cluster_decide.analysis.recommendation import CLEAR_MARGIN
+from cluster_decide.analysis.recommendation import CLEAR_MARGIN, _no_cloud
 from cluster_decide.model.data import prepare
 from cluster_decide.planning.evaluation import evaluate_decisions
 from cluster_decide.planning.explain import money, pool_sellers
 
 EMBEDDING = Path(__file__).parent / "data" / "embedding-shop.toml"
+CENTRE = Path(__file__).parent / "data" / "hpc-centre.toml"
 
 
 @pytest.fixture(scope="module")
@@ -163,4 +167,61 @@ def test_from_one_company_the_inference_platform_changes_its_verdict() -> None:
         f"and is a shared Slurm-on-Kubernetes pool, {money(gap)} "
         f"({gap / mine.total_monthly_usd:.1%}) a month less there than Kubernetes with a batch "
         "add-on, so the verdict changes there."
+    )
+
+
+@pytest.fixture(scope="module")
+def centre() -> tuple[cd.Scenario, cd.Plan]:
+    scn = cd.load_scenario(CENTRE)
+    return scn, cd.solve(scn)
+
+
+def test_a_machine_room_cluster_that_rents_from_clouds_says_so(
+    centre: tuple[cd.Scenario, cd.Plan],
+) -> None:
+    """A university HPC centre buys its nodes outright; its new Kubernetes cluster rents peaks
+    from AWS and Nebius and spot from Nebius. The plan said "The k8s-batch pool's GPUs come from
+    two cloud providers", as if the cluster were in the cloud; it stands in the machine room."""
+    _scn, plan = centre
+    assert plan.status == "optimal"
+    k8s = plan.pools.filter(pl.col("pool") == "k8s-batch")
+    assert set(k8s["provider_class"]) == {"on_prem"}
+    assert k8s["burst_gpu_hours"].sum() > 0 and k8s["spot_gpu_hours"].sum() > 0
+    said = [s for s in plan.explanations if "machine room" in s]
+    assert said == [
+        "The k8s-batch pool's H100 and L40S nodes stand in your machine room and it rents from "
+        "AWS (L40S peaks) and Nebius (H100 peaks, H100 spot), but a cluster does not span a "
+        "machine room and a cloud: in practice the rented GPUs run as a cluster in the cloud "
+        "beside it, whose build and upkeep are not counted here."
+    ]
+    assert not any("cloud providers, each bought" in s for s in plan.explanations)
+
+
+def test_the_verdict_prices_a_machine_room_estate_renting_from_no_cloud(
+    centre: tuple[cd.Scenario, cd.Plan],
+) -> None:
+    """Renting nothing, the centre's best plan is a shared Slurm-on-Kubernetes pool, 2% dearer:
+    the verdict, measured where the cluster rents from two clouds, changes there."""
+    scn, plan = centre
+    none = scn.update({"procurement": {"mode": "on_prem", "on_demand_burst": False, "spot": False}})
+    alone = cd.solve(none)  # solved apart from the verdict's own analysis solves
+    assert alone.status == "optimal"
+    assert alone.pools["burst_gpu_hours"].sum() == 0 and alone.pools["spot_gpu_hours"].sum() == 0
+    delta = alone.total_monthly_usd - plan.total_monthly_usd
+    assert 0 < delta < CLEAR_MARGIN * plan.total_monthly_usd
+    assert alone.archetype == "hybrid_shared" != plan.archetype
+    mine = cd.solve(none.force_archetype(str(plan.archetype)))
+    gap = mine.total_monthly_usd - alone.total_monthly_usd
+    data = prepare(scn)
+    words = _no_cloud(
+        scn, data, plan, evaluate_decisions(data, plan.decisions()), "hybrid_shared", 0
+    )
+    assert words == (
+        "The k8s-batch cluster's H100 and L40S nodes stand in your machine room and it rents "
+        "from AWS and Nebius, but a cluster does not span a machine room and a cloud: renting "
+        "from no cloud at all, the best "
+        f"plan costs {money(delta)} ({delta / plan.total_monthly_usd:.1%}) more a month and is a "
+        f"shared Slurm-on-Kubernetes pool, {money(gap)} ({gap / mine.total_monthly_usd:.1%}) a "
+        "month less there than separate Slurm and Kubernetes clusters, so the verdict changes "
+        "there."
     )

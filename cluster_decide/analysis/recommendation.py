@@ -53,7 +53,14 @@ from cluster_decide.model.data import ModelData, prepare
 from cluster_decide.model.decisions import Decisions
 from cluster_decide.model.people import ADDON_SUFFIX
 from cluster_decide.planning.evaluation import Evaluation, evaluate_decisions, whole_node_usd
-from cluster_decide.planning.explain import ARCHETYPE_SHORT, mixed_sellers, money, pool_sellers
+from cluster_decide.planning.explain import (
+    ARCHETYPE_SHORT,
+    machine_room,
+    machine_room_rents,
+    mixed_sellers,
+    money,
+    pool_sellers,
+)
 from cluster_decide.planning.explain_people import and_list, number_words
 from cluster_decide.planning.plan import Plan
 from cluster_decide.planning.solve import solve
@@ -697,10 +704,12 @@ def _one_provider(
     listed cluster of today keeps its own nodes (``docs/scenario.md``), so this prices what the
     plan rents anew. The runner-up is solved from that company too, so the sentence can say
     whether the verdict holds there: its margin was measured where a cluster spans clouds.
+    Where instead a cluster of the estate's own machine room rents from a cloud, the estate is
+    priced renting nothing (:func:`_no_cloud`).
     """
     mixed = mixed_sellers(data, plan.decisions(), ev)
     if not mixed:
-        return None, None, ""
+        return None, None, _no_cloud(scn, data, plan, ev, runner_up, seed)
     proc = scn.procurement
     names = proc.providers or sorted(
         {o.seller for o in scn.catalog.offers if o.provider_class in proc.provider_classes}
@@ -725,38 +734,104 @@ def _one_provider(
         )
         return None, None, words
     name, one, out = best
-    delta = out.total_monthly_usd - plan.total_monthly_usd
     there = prepare(one)
     rents = pool_sellers(there, out.decisions, evaluate_decisions(there, out.decisions))
     bought = f"bought from {name} alone" if rents else "renting from no cloud at all"
-    words = f"{lead}: {bought}, the best plan {_costs_more(delta, plan.total_monthly_usd)}"
+    # One company for everything bounds the real choice from above: a cluster per company (the
+    # one-company plan is one such) costs no more, and no less than the plan.
+    between = "a cluster per company, which the model does not choose, costs between the two"
+    return (
+        name,
+        out,
+        _priced_there(
+            f"{lead}: {bought}", one, out, plan, runner_up, seed, between, f"from {name} alone"
+        ),
+    )
+
+
+def _no_cloud(
+    scn: Scenario, data: ModelData, plan: Plan, ev: Evaluation, runner_up: str | None, seed: int
+) -> str:
+    """The estate renting nothing, when a cluster of its own machine room rents from a cloud.
+
+    Such a cluster's rented GPUs run, in practice, as a second cluster in that cloud, whose build
+    and upkeep the plan does not count (``explain.machine_room_rents``): the estate renting
+    nothing (every node its own, no on-demand or spot GPUs) bounds the real choice from above,
+    the plan from below. "" when no such cluster rents.
+    """
+    rents = machine_room_rents(data, plan.decisions(), ev)
+    if not rents:
+        return ""
+    room = machine_room(data, plan.decisions())
+    spans = and_list(
+        [
+            f"the {pool} cluster's {and_list(room[pool])} nodes stand in your machine room and it "
+            f"rents from {and_list(list(by))}"
+            for pool, by in rents.items()
+        ]
+    )
+    lead = f"{_cap(spans)}, but a cluster does not span a machine room and a cloud"
+    none = scn.update({"procurement": {"mode": "on_prem", "on_demand_burst": False, "spot": False}})
+    out = quick_solve(none, seed)
+    if not out.feasible:
+        return (
+            f"{lead}, and renting from no cloud at all no plan meets this estate: in practice the "
+            "rented GPUs run as a cluster in the cloud, whose build and upkeep this cost does not "
+            "count."
+        )
+    between = "a cloud cluster beside it, which the model does not build, costs between the two"
+    return _priced_there(
+        f"{lead}: renting from no cloud at all",
+        none,
+        out,
+        plan,
+        runner_up,
+        seed,
+        between,
+        "without renting",
+    )
+
+
+def _priced_there(
+    words: str,
+    there: Scenario,
+    out: Outcome,
+    plan: Plan,
+    runner_up: str | None,
+    seed: int,
+    between: str,
+    where: str,
+) -> str:
+    """``words`` (what the estate is priced as) with the best plan ``out`` of ``there``, said.
+
+    What it costs beside ``plan``, from 10% more that the real choice lies ``between`` the two,
+    and whether the verdict holds there: the runner-up (or, where the archetype changes, the
+    plan's own) is solved in ``there`` too, since the margin was measured where ``plan`` rents
+    as it does. ``where`` says how the runner-up could not be built ("from AWS alone").
+    """
+    delta = out.total_monthly_usd - plan.total_monthly_usd
+    words = f"{words}, the best plan {_costs_more(delta, plan.total_monthly_usd)}"
     if delta >= CLEAR_MARGIN * plan.total_monthly_usd:
-        # One company for everything bounds the real choice from above: a cluster per company
-        # (the one-company plan is one such) costs no more, and no less than the plan.
-        words += " (a cluster per company, which the model does not choose, costs between the two)"
+        words += f" ({between})"
     if out.archetype != plan.archetype:
         words += f" and is {_name(out.archetype)}"
-        mine = quick_solve(one.force_archetype(plan.archetype), seed) if plan.archetype else None
+        mine = quick_solve(there.force_archetype(plan.archetype), seed) if plan.archetype else None
         if mine is not None and mine.feasible:
             gap = mine.total_monthly_usd - out.total_monthly_usd
             words += (
                 f", {money(gap)} ({_pct(gap / mine.total_monthly_usd)}) a month less there than "
                 f"{_name(plan.archetype)}"
             )
-        return name, out, words + ", so the verdict changes there."
+        return words + ", so the verdict changes there."
     if runner_up is None:
-        return name, out, words + "."
-    rival = quick_solve(one.force_archetype(runner_up), seed)
+        return words + "."
+    rival = quick_solve(there.force_archetype(runner_up), seed)
     if not rival.feasible:
-        return name, out, f"{words}; {_name(runner_up)} cannot be built from {name} alone."
+        return f"{words}; {_name(runner_up)} cannot be built {where}."
     gap = rival.total_monthly_usd - out.total_monthly_usd
     return (
-        name,
-        out,
-        (
-            f"{words}, and there it still beats {_name(runner_up)} by {money(gap)} "
-            f"({_pct(gap / out.total_monthly_usd)})."
-        ),
+        f"{words}, and there it still beats {_name(runner_up)} by {money(gap)} "
+        f"({_pct(gap / out.total_monthly_usd)})."
     )
 
 

@@ -46,6 +46,8 @@ __all__ = [
     "architecture_words",
     "explain",
     "hour_name",
+    "machine_room",
+    "machine_room_rents",
     "mixed_sellers",
     "money",
     "pool_sellers",
@@ -58,8 +60,12 @@ SKILL_WORDS = SKILL_LABELS
 SPARE_NODE_MARKS = ("no running costs are counted for", "is handed back")
 """Words only a sentence on a cluster of today the plan leaves partly unused says (owned, leased):
 the deck and report find that sentence among the plan's by them."""
-SELLER_MARKS = ("cloud providers, each bought where it is cheapest",)
-"""Words only the sentence on a pool whose GPUs come from several clouds says."""
+SELLER_MARKS = (
+    "cloud providers, each bought where it is cheapest",
+    "does not span a machine room and a cloud",
+)
+"""Words only the sentences on a pool whose GPUs come from several clouds, or from the estate's
+machine room and a cloud, say."""
 SIZING_MARKS = ("sized for", "for its peaks instead of buying for them")
 """Words only the sentences on what sizes a pool say (its busiest hours, or the peaks it rents)."""
 WHOLE_NODE_MARKS = ("so its cost is a floor here",)
@@ -755,11 +761,52 @@ def mixed_sellers(
     rented nodes only: a listed cluster of today stands where it is, with a provider (or racks)
     the scenario does not name.
     """
+    room = machine_room(data, dec)
     return {
         p: by_seller
         for p, by_seller in pool_sellers(data, dec, ev).items()
-        if len(by_seller) > 1 and not data.pool(p).nodes_today and not data.pool(p).owned
+        if len(by_seller) > 1
+        and not data.pool(p).nodes_today
+        and not data.pool(p).owned
+        and p not in room
     }
+
+
+def machine_room(data: ModelData, dec: Decisions) -> dict[str, list[str]]:
+    """Pools with nodes in the estate's own machine room, and the GPU types of those nodes.
+
+    Nodes bought outright (the GPU type's baseline offer is owned hardware) or a listed
+    cluster of today's owned nodes.
+    """
+    out: dict[str, list[str]] = {}
+    for (p, g), n in sorted(dec.nodes.items()):
+        market = data.markets.get(g)
+        offer = market.baseline if market is not None else None
+        owned = offer is not None and offer.term == "owned"
+        if n > 0 and (data.pool(p).owns(g) or (owned and data.nodes_bought(p, g, n))):
+            out.setdefault(p, []).append(g)
+    return out
+
+
+def machine_room_rents(
+    data: ModelData, dec: Decisions, ev: Evaluation
+) -> dict[str, dict[str, dict[str, set[str]]]]:
+    """Pools of the estate's machine room (:func:`machine_room`) that rent peaks or spot.
+
+    What such a pool rents from a cloud (:func:`pool_sellers`) runs, in practice, as a second
+    cluster in that cloud: one cluster does not span a machine room and a cloud.
+    """
+    room = machine_room(data, dec)
+    return {p: by for p, by in pool_sellers(data, dec, ev).items() if p in room}
+
+
+def _rented_parts(by_seller: dict[str, dict[str, set[str]]]) -> str:
+    """What a pool rents from whom: "AWS (L40S peaks) and Nebius (H100 peaks, H100 spot)"."""
+    bought = {
+        s: ", ".join(f"{and_list(sorted(gpus))} {k}" for k, gpus in what.items() if gpus)
+        for s, what in by_seller.items()
+    }
+    return and_list([f"{s} ({what})" for s, what in bought.items()])
 
 
 def _seller_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[str]:
@@ -771,16 +818,20 @@ def _seller_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[s
     """
     out = []
     for p, by_seller in mixed_sellers(data, dec, ev).items():
-        bought = {
-            s: ", ".join(f"{and_list(sorted(gpus))} {k}" for k, gpus in what.items() if gpus)
-            for s, what in by_seller.items()
-        }
-        parts = and_list([f"{s} ({what})" for s, what in bought.items()])
         out.append(
             f"The {p} pool's GPUs come from {number_words(len(by_seller))} "
-            f"{SELLER_MARKS[0]}: {parts}. A cluster does not span "
+            f"{SELLER_MARKS[0]}: {_rented_parts(by_seller)}. A cluster does not span "
             "clouds: in practice this is a cluster per provider, each built and run on its own, "
             "or everything from one provider at its prices, and neither cost is counted here."
+        )
+    # A pool of the estate's own racks that rents from a cloud (the verdict prices renting none).
+    room = machine_room(data, dec)
+    for p, by_seller in machine_room_rents(data, dec, ev).items():
+        out.append(
+            f"The {p} pool's {and_list(room[p])} nodes stand in your machine room and it rents "
+            f"from {_rented_parts(by_seller)}, but a cluster {SELLER_MARKS[1]}: in practice the "
+            "rented GPUs run as a cluster in the cloud beside it, whose build and upkeep are not "
+            "counted here."
         )
     return out
 
