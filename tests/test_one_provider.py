@@ -213,9 +213,10 @@ def test_the_verdict_prices_a_machine_room_estate_renting_from_no_cloud(
     mine = cd.solve(none.force_archetype(str(plan.archetype)))
     gap = mine.total_monthly_usd - alone.total_monthly_usd
     data = prepare(scn)
-    words = _no_cloud(
+    out, words = _no_cloud(
         scn, data, plan, evaluate_decisions(data, plan.decisions()), "hybrid_shared", 0
     )
+    assert out is not None and out.total_monthly_usd == pytest.approx(alone.total_monthly_usd)
     assert words == (
         "The k8s-batch cluster's H100 and L40S nodes stand in your machine room and it rents "
         "from AWS and Nebius, but a cluster does not span a machine room and a cloud: renting "

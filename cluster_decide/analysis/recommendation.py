@@ -236,9 +236,11 @@ class Recommendation:
     """The company the cheapest plan bought from one company rents from (None when the plan's
     clusters each rent from one already, or no one company can serve the estate)."""
     single: Outcome | None = field(default=None, repr=False, compare=False)
-    """That plan (None when :attr:`one_provider` is)."""
+    """That plan; where instead a cluster of the estate's machine room rents from a cloud, the
+    best plan renting from no cloud at all (:attr:`one_provider` None then); else None."""
     single_words: str = ""
-    """Which clusters span clouds and what buying from one company costs ("" when none does)."""
+    """Which clusters span clouds (or a machine room and a cloud) and what buying from one
+    company (or renting nothing) costs ("" when none does)."""
     caveats: tuple[str, ...] = ()
     """The sentences :attr:`sentence` ends with that qualify the plan's cost, in order: the plan
     on one cluster fewer, what whole nodes add, what one company costs. A view may set them
@@ -705,11 +707,11 @@ def _one_provider(
     plan rents anew. The runner-up is solved from that company too, so the sentence can say
     whether the verdict holds there: its margin was measured where a cluster spans clouds.
     Where instead a cluster of the estate's own machine room rents from a cloud, the estate is
-    priced renting nothing (:func:`_no_cloud`).
+    priced renting nothing (:func:`_no_cloud`): ``(None, that plan, the words)``.
     """
     mixed = mixed_sellers(data, plan.decisions(), ev)
     if not mixed:
-        return None, None, _no_cloud(scn, data, plan, ev, runner_up, seed)
+        return (None, *_no_cloud(scn, data, plan, ev, runner_up, seed))
     proc = scn.procurement
     names = proc.providers or sorted(
         {o.seller for o in scn.catalog.offers if o.provider_class in proc.provider_classes}
@@ -751,17 +753,17 @@ def _one_provider(
 
 def _no_cloud(
     scn: Scenario, data: ModelData, plan: Plan, ev: Evaluation, runner_up: str | None, seed: int
-) -> str:
+) -> tuple[Outcome | None, str]:
     """The estate renting nothing, when a cluster of its own machine room rents from a cloud.
 
     Such a cluster's rented GPUs run, in practice, as a second cluster in that cloud, whose build
     and upkeep the plan does not count (``explain.machine_room_rents``): the estate renting
     nothing (every node its own, no on-demand or spot GPUs) bounds the real choice from above,
-    the plan from below. "" when no such cluster rents.
+    the plan from below. Its best plan and the words; ``(None, "")`` when no such cluster rents.
     """
     rents = machine_room_rents(data, plan.decisions(), ev)
     if not rents:
-        return ""
+        return None, ""
     room = machine_room(data, plan.decisions())
     spans = and_list(
         [
@@ -774,13 +776,13 @@ def _no_cloud(
     none = scn.update({"procurement": {"mode": "on_prem", "on_demand_burst": False, "spot": False}})
     out = quick_solve(none, seed)
     if not out.feasible:
-        return (
+        return None, (
             f"{lead}, and renting from no cloud at all no plan meets this estate: in practice the "
             "rented GPUs run as a cluster in the cloud, whose build and upkeep this cost does not "
             "count."
         )
     between = "a cloud cluster beside it, which the model does not build, costs between the two"
-    return _priced_there(
+    return out, _priced_there(
         f"{lead}: renting from no cloud at all",
         none,
         out,
