@@ -8,7 +8,7 @@ import polars as pl
 
 from cluster_decide.base.constants import ARCHETYPES
 from cluster_decide.inputs.scenario import Scenario
-from cluster_decide.model.data import prepare
+from cluster_decide.model.data import ModelData, prepare
 from cluster_decide.planning.evaluation import whole_node_usd
 from cluster_decide.planning.plan import Plan
 from cluster_decide.planning.solve import solve
@@ -55,7 +55,7 @@ def capability_gaps(scn: Scenario, plan: Plan) -> list[str]:
     return out
 
 
-def _row(scn: Scenario, arch: str, plan: Plan) -> dict[str, object]:
+def _row(scn: Scenario, arch: str, plan: Plan, data: ModelData | None) -> dict[str, object]:
     staffing = {r["skill"]: r for r in plan.staffing.iter_rows(named=True)}
     pools = ", ".join(
         f"{r['pool']}:{r['gpu_type']}x{r['gpus']}" for r in plan.pools.iter_rows(named=True)
@@ -96,8 +96,8 @@ def _row(scn: Scenario, arch: str, plan: Plan) -> dict[str, object]:
         "reason": reason,
         "relaxation": relaxation,
         "whole_node_usd": (
-            whole_node_usd(prepare(plan.inputs), plan.decisions())
-            if plan.feasible and plan.inputs is not None
+            whole_node_usd(data, plan.decisions())
+            if plan.feasible and data is not None
             else math.nan
         ),
     }
@@ -118,10 +118,12 @@ def compare(
     and the change that makes it feasible at the lowest cost), whole_node_usd (what the plan
     rents beyond its cost when whole-node jobs get whole nodes: its cost is a floor there).
     """
-    rows = [
-        _row(scn, arch, solve(scn.force_archetype(arch), time_limit_s, workers, seed))
-        for arch in ARCHETYPES
-    ]
+    plans = {
+        arch: solve(scn.force_archetype(arch), time_limit_s, workers, seed) for arch in ARCHETYPES
+    }
+    # A forced archetype changes the model's policy rows alone: one set of tables costs them all.
+    data = prepare(scn) if any(p.feasible for p in plans.values()) else None
+    rows = [_row(scn, arch, plan, data) for arch, plan in plans.items()]
     frame = pl.DataFrame(rows, schema=COMPARE_SCHEMA)
     best = frame.filter(pl.col("status") != "infeasible")["total_monthly_usd"].min()
     best_usd = float(best) if isinstance(best, int | float) else math.nan
