@@ -61,6 +61,7 @@ from cluster_decide.planning.explain import (
     money,
     pool_sellers,
 )
+from cluster_decide.planning.explain_idle import idle_caveat, idle_rooms
 from cluster_decide.planning.explain_people import and_list, number_words
 from cluster_decide.planning.plan import Plan
 from cluster_decide.planning.solve import solve
@@ -1147,6 +1148,7 @@ def recommend(
     caveats.append(_whole_node_caveat(plan.total_monthly_usd, margin_usd, runner_up, extra, other))
     provider, single, single_words = _one_provider(scn, data, plan, ev, runner_up, seed)
     caveats.append(single_words)
+    caveats.append(idle_caveat(idle_rooms(data, plan.decisions())))
     caveats = [c for c in caveats if c]
     sentence = " ".join([sentence, *caveats])
     settle, step = "", empty_step

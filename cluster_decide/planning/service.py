@@ -61,6 +61,7 @@ __all__ = [
     "SERVICE_LEVEL_SCHEMA",
     "PoolLoads",
     "batch_waits_by_pool",
+    "busy_gpus_by_placement",
     "busy_gpus_by_pool",
     "realtime_replicas",
     "service_levels",
@@ -195,9 +196,19 @@ def busy_gpus_by_pool(data: ModelData, dec: Decisions) -> dict[tuple[str, str], 
     calls utilization once divided by the GPUs paid for (``Plan.pools.utilization``). The part
     of a share run on spot keeps spot nodes busy, not the pool's own: it is left out.
     """
+    out: dict[tuple[str, str], np.ndarray] = {}
+    for key, busy in busy_gpus_by_placement(data, dec).items():
+        out[key[1:]] = out.get(key[1:], np.zeros(len(busy))) + busy
+    return out
+
+
+def busy_gpus_by_placement(
+    data: ModelData, dec: Decisions
+) -> dict[tuple[str, str, str], np.ndarray]:
+    """:func:`busy_gpus_by_pool` per placement (workload, pool, GPU type), on the pool's own nodes."""
     cat = data.scenario.catalog
     workloads = {w.name: w for w in data.workloads}
-    out: dict[tuple[str, str], np.ndarray] = {}
+    out: dict[tuple[str, str, str], np.ndarray] = {}
     for (name, p, g), s in sorted(dec.shares.items()):
         if s <= 0 or (name, p, g) not in data.combos or name not in workloads:
             continue
@@ -212,7 +223,7 @@ def busy_gpus_by_pool(data: ModelData, dec: Decisions) -> dict[tuple[str, str], 
             busy = w.concurrent_users * w.gpus_per_user * _shape(data, w)
         else:
             busy = busy_gpus(w, job_stretch(w, data.platform(p), cat.gpus[g], cat), cat)
-        out[(p, g)] = out.get((p, g), np.zeros(len(busy))) + part * np.asarray(busy, dtype=float)
+        out[(name, p, g)] = part * np.asarray(busy, dtype=float)
     return out
 
 
