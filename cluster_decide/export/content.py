@@ -1013,27 +1013,19 @@ def _how_sure(b: Bundle) -> Section | None:
             + " a month dearer."
         )
     lead += _win_rate_words(rec)
-    # A near-tie the archetypes cannot show: the plan on fewer clusters, what it costs and moves
-    # (beside the flips' table in the lead, else a bullet after the verdict's sentence).
-    fewer = names.plain(str(getattr(rec, "fewer_words", "") or ""))
-    if fewer and table is not None:
-        lead += f" {fewer}"
-    # A cluster that rents from several clouds: what buying from one company costs (the
-    # executive sentence says it; beside a flips' table the sentence is in the notes only).
-    single = names.plain(str(getattr(rec, "single_words", "") or ""))
-    if single and table is not None:
-        lead += f" {single}"
-    # What would settle a close call (the pilot's first step), beside the verdict it settles.
+    # The caveats on the plan's cost (the plan on fewer clusters, whole nodes, one company, idle
+    # GPUs training could use), which the summary says this slide adds, as bullets: under the
+    # flips' table, else after the verdict's sentence and what would settle a close call (the
+    # pilot's first step).
     settle = names.plain(str(getattr(rec, "settle", "") or ""))
+    verdict = _verdict_bullets(rec, names)
     return Section(
         "how-sure",
         f"How sure: {word.lower() if word else 'see the margin'}"
         + (f" — {_arch_within(runner)} is the runner-up" if runner else ""),
         lead,
         table=table,
-        bullets=()
-        if table is not None
-        else tuple(x for x in (*_verdict_bullets(rec, names), settle) if x),
+        bullets=verdict[1:] if table is not None else tuple(x for x in (*verdict, settle) if x),
         topic="How sure is this",
         notes=_talk(
             sentence,
@@ -1049,7 +1041,7 @@ def _verdict_bullets(rec: Any, names: Names) -> tuple[str, ...]:
     """The verdict's sentence as bullets: the verdict, then each caveat it ends with.
 
     The caveats qualify the plan's cost (``Recommendation.caveats``: one cluster fewer, whole
-    nodes, one company); the one on fewer clusters is said in full (which clusters, what moves:
+    nodes, one company, idle GPUs training could use); the one on fewer clusters is said in full (which clusters, what moves:
     ``fewer_words``), once. An object without caveats gives its sentence and ``fewer_words``.
     """
     sentence, caveats = split_closing(

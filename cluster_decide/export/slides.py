@@ -596,16 +596,49 @@ def _section(w: _Writer, sec: Section, images: _Images) -> None:
             return
     if table is not None:
         pt, pages = w.layout_table(table, geo.inner, height, 15)
+        if sec.bullets and _table_and_bullets(w, sec, table, pt, pages, top):
+            return
         for i, part in enumerate(pages):
             title = sec.title if i == 0 else f"{sec.title} (cont.)"
             slide, body = w.slide(title, sec.lead if i == 0 else "")
             w.table(slide, part, (geo.margin, body, geo.inner, geo.body_bottom - body), pt)
             w.notes(slide, sec.notes if i == 0 else (f"The table goes on: part {i + 1}.",))
+        if sec.bullets:
+            slide, body = w.slide(f"{sec.title} (cont.)")
+            _bullets(w, slide, sec.bullets, (geo.margin, body, geo.inner, geo.body_bottom - body))
+            w.notes(slide, ("The points under the table.",))
         return
     slide, top = w.slide(sec.title, sec.lead)
     if sec.bullets:
         _bullets(w, slide, sec.bullets, (geo.margin, top, geo.inner, geo.body_bottom - top))
     w.notes(slide, sec.notes)
+
+
+def _table_and_bullets(
+    w: _Writer, sec: Section, table: Table, pt: float, pages: list[Table], top: float
+) -> bool:
+    """A one-page table with the section's bullets under it, where both fit; else False.
+
+    (Where they do not, the caller gives the bullets a slide of their own after the table.)
+    """
+    geo = w.geo
+    widths = w.widths(table, geo.inner, pt)
+    table_h = sum(w.row_heights(table, widths, pt)) if widths else geo.body_bottom - top
+    room = geo.body_bottom - top - table_h - 0.2
+    items = [f"• {b}" for b in sec.bullets]
+    if len(pages) != 1 or room < 0.6:
+        return False
+    if (
+        w.paragraphs_height(items, geo.inner, w.fit_paragraphs(items, geo.inner, room, 15, 11), 0.5)
+        > room
+    ):
+        return False
+    slide, body = w.slide(sec.title, sec.lead)
+    w.table(slide, table, (geo.margin, body, geo.inner, table_h), pt)
+    below = body + table_h + 0.2
+    _bullets(w, slide, sec.bullets, (geo.margin, below, geo.inner, geo.body_bottom - below))
+    w.notes(slide, sec.notes)
+    return True
 
 
 def _set_properties(prs: Any, plan: Plan, timestamp: datetime | None) -> None:

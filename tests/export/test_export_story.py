@@ -135,7 +135,7 @@ def test_a_verdict_where_nothing_flips_says_so_without_an_empty_table(bundle: Bu
 def test_the_plan_on_fewer_clusters_follows_the_verdict_on_the_how_sure_slide(
     bundle: Bundle,
 ) -> None:
-    """A bullet after the verdict's sentence; beside a flips' table (no bullets), in the lead."""
+    """A bullet after the verdict's sentence; beside a flips' table, a bullet under it."""
     words = "With two clusters instead of three (hpc-a and k8s-batch), the best plan costs $8.3k."
     names = Names.of(bundle.plan, bundle.scenario)
     steady = _Verdict(flips=_flips().filter(~pl.col("found")))
@@ -147,30 +147,63 @@ def test_the_plan_on_fewer_clusters_follows_the_verdict_on_the_how_sure_slide(
     sure = next(
         s for s in sections(replace(bundle, recommendation=flipping)) if s.key == "how-sure"
     )
-    assert sure.table is not None and sure.bullets == ()
-    assert sure.lead.startswith("Runner-up: ") and sure.lead.endswith(" " + names.plain(words))
+    assert sure.table is not None and sure.bullets == (names.plain(words),)
+    assert sure.lead.startswith("Runner-up: ") and names.plain(words) not in sure.lead
 
 
 def test_what_one_company_costs_is_on_the_how_sure_slide_beside_a_flips_table(
     bundle: Bundle,
 ) -> None:
-    """Without a table the executive sentence (a bullet) carries it; beside one, the lead."""
+    """Without a table the executive sentence (a bullet) carries it; beside one, a bullet."""
     words = (
         "The k8s-batch cluster rents from AWS, CoreWeave and Nebius, each GPU type where it is "
         "cheapest, but a cluster does not span clouds: bought from CoreWeave alone, the best "
         "plan costs $58k (9.2%) more a month."
     )
     names = Names.of(bundle.plan, bundle.scenario)
-    flipping = replace(_Verdict(), single_words=words)
+    verdict = _Verdict()
+    flipping = replace(
+        verdict, sentence=f"{verdict.sentence} {words}", caveats=(words,), single_words=words
+    )
     sure = next(
         s for s in sections(replace(bundle, recommendation=flipping)) if s.key == "how-sure"
     )
-    assert sure.table is not None and sure.lead.endswith(" " + names.plain(words))
+    assert sure.table is not None and sure.bullets == (names.plain(words),)
     # A new pool called a cluster is named as the deck names it everywhere else.
-    assert "The Kubernetes + batch add-on cluster rents from AWS" in sure.lead
+    assert sure.bullets[0].startswith("The Kubernetes + batch add-on cluster rents from AWS")
     steady = replace(_Verdict(flips=_flips().filter(~pl.col("found"))), single_words=words)
     sure = next(s for s in sections(replace(bundle, recommendation=steady)) if s.key == "how-sure")
     assert names.plain(words) not in sure.lead
+
+
+def test_every_caveat_the_summary_counts_is_on_the_how_sure_slide_beside_a_flips_table(
+    bundle: Bundle,
+) -> None:
+    """The summary says "The How sure slide adds two caveats"; beside a flips' table the slide
+    gave the lead only the fewer-clusters and one-company words, so a whole-node caveat or one
+    on idle GPUs was said nowhere on it. Each is a bullet under the table, on the same slide."""
+    core = "Close call: separate clusters beat a shared pool by 0.1%."
+    whole = "Counted in whole nodes, this plan rents up to $1.0k a month more than its cost says."
+    idle = (
+        "Between pre-training's runs the hpc-a pool's own H100 GPUs stand idle about 36,900 "
+        "GPU-hours a month, held so that the next run starts within its wait target; "
+        "fine-tuning could run in them, so a cheaper plan may exist."
+    )
+    rec = _Verdict(sentence=" ".join((core, whole, idle)), caveats=(whole, idle))
+    names = Names.of(bundle.plan, bundle.scenario)
+    with_verdict = replace(bundle, recommendation=rec)
+    sure = next(s for s in sections(with_verdict) if s.key == "how-sure")
+    assert sure.table is not None
+    assert sure.bullets == (names.plain(whole), names.plain(idle))
+    summary = dict(next(s for s in sections(with_verdict) if s.key == "summary").rows)
+    assert summary["How sure"].endswith("The How sure slide adds two caveats on this cost.")
+    slide = next(
+        text
+        for title, text, _n in _deck_text(build_deck(with_verdict))
+        if title.startswith("How sure")
+    )
+    assert "36,900 GPU-hours a month" in slide and "Counted in whole nodes" in slide
+    assert "Each row is the smallest change" in " ".join(sure.notes)
 
 
 def test_the_how_sure_slide_gives_the_verdict_and_each_caveat_a_bullet(bundle: Bundle) -> None:
