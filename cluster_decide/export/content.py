@@ -1041,8 +1041,9 @@ def _verdict_bullets(rec: Any, names: Names) -> tuple[str, ...]:
     """The verdict's sentence as bullets: the verdict, then each caveat it ends with.
 
     The caveats qualify the plan's cost (``Recommendation.caveats``: one cluster fewer, whole
-    nodes, one company, idle GPUs training could use); the one on fewer clusters is said in full (which clusters, what moves:
-    ``fewer_words``), once. An object without caveats gives its sentence and ``fewer_words``.
+    nodes, one company, idle GPUs training could use); the one on fewer clusters is said in
+    full (which clusters, what moves: ``fewer_words``), once. An object without caveats gives
+    its sentence and ``fewer_words``.
     """
     sentence, caveats = split_closing(
         str(getattr(rec, "sentence", "") or ""), [str(c) for c in getattr(rec, "caveats", ()) or ()]
