@@ -171,7 +171,34 @@ def _why_workload(data: ModelData, dec: Decisions, name: str) -> str:
                 for p in dec.open_pools()
                 if data.pool(p).platform == kind and alt.gpu_type in data.pool(p).gpu_types
             )
-            if also and cheaper != "about the same":
+            full = _no_room(data, dec, name, also, alt.gpu_type)
+            if also and cheaper != "about the same" and full:
+                # The plan runs that platform with that GPU type, on clusters at their limit.
+                one, many = CLUSTER_WORDS.get(kind, ("shared pool", "shared pools"))
+                need, room, limit = full
+                if len(also) > 1:
+                    grow = "none may grow by that much"
+                elif room > 0:
+                    grow = f"the cluster may grow by only {room} (to {limit})"
+                else:
+                    grow = f"the cluster may not grow beyond its {limit}"
+                    cluster = data.pool(also[0])
+                    if (
+                        cluster.owned
+                        and cluster.gpu_today == alt.gpu_type
+                        and not cluster.grows_today
+                    ):
+                        # An owned cluster grows only by bought nodes: none where renting wins.
+                        grow += (
+                            f" (it grows only by nodes bought for it, and the plan rents its "
+                            f"{alt.gpu_type} nodes, which cost less)"
+                        )
+                why = (
+                    f", but the plan's {one if len(also) == 1 else many} there "
+                    f"({and_list(also)}) cannot take it: it needs about {need} more "
+                    f"{alt.gpu_type} nodes, and {grow}"
+                )
+            elif also and cheaper != "about the same":
                 # The plan runs that platform with that GPU type too: not another cluster, but
                 # the yardstick's price of the work alone against the plan's beside the work there.
                 one, many = CLUSTER_WORDS.get(kind, ("shared pool", "shared pools"))
@@ -204,6 +231,38 @@ def _why_workload(data: ModelData, dec: Decisions, name: str) -> str:
         counted = f", counted as {money(effort / 100.0)} a month of effort" if effort else ""
         sentences.append(f"Its team works in {usual} and must change tools there{counted}.")
     return " ".join(sentences)
+
+
+def _no_room(
+    data: ModelData, dec: Decisions, name: str, pools: list[str], gpu: str
+) -> tuple[int, int, int] | None:
+    """Whether every one of ``pools`` lacks the room for all of ``name`` on ``gpu`` nodes.
+
+    The nodes the class's peak needs there on its own (its whole share, whole nodes) against
+    what each pool may still grow by within its node limit (``max_nodes``, or the size of a
+    cluster of today that may not grow): ``(need, room, limit)`` of the roomiest pool where
+    none has the room, else None (a pool without a limit always has it).
+    """
+    gpn = data.gpus_per_node[gpu]
+    best: tuple[int, int, int] | None = None
+    for p in pools:
+        pool = data.pool(p)
+        combo = data.combos.get((name, p, gpu))
+        limit = pool.node_limit(gpu)
+        if combo is None or limit is None:
+            return None
+        used = (
+            sum(dec.nodes.get((p, g), 0) for g in pool.gpu_types)
+            if pool.max_nodes is not None
+            else dec.nodes.get((p, gpu), 0)
+        )
+        need = int(np.ceil(float(combo.demand.max()) / DEMAND_UNITS_PER_GPU / gpn - 1e-9))
+        room = max(0, limit - used)
+        if need <= room:
+            return None
+        if best is None or room > best[1]:
+            best = (need, room, limit)
+    return best
 
 
 MORE_GPUS_SAID = 1.05
