@@ -11,6 +11,7 @@ from builders import service, small_scenario, training
 
 import cluster_decide as cd
 from cluster_decide.base.constants import ARCHETYPES
+from cluster_decide.planning.explain import money
 
 
 @pytest.fixture(scope="module")
@@ -164,6 +165,24 @@ def test_short_of_staff_and_budget_at_once_is_fixed_by_both_together() -> None:
     assert cd.solve(staffed.set_budget(budget)).feasible
     assert not cd.solve(staffed).feasible
     assert not cd.solve(scn.set_budget(budget)).feasible
+
+
+def test_a_budget_fix_says_the_cash_spend_the_budget_caps() -> None:
+    # The default under a $450k budget: "Raise the budget by $176k to $626k a month: the best
+    # plan then costs $628k a month." read as a plan above its own budget; $2k of its cost is
+    # estimated effort, which a budget does not cap.
+    scn = cd.load_scenario().set_budget(450_000.0)
+    plan = cd.solve(scn)
+    assert plan.status == "infeasible"
+    row = plan.relaxations.filter(pl.col("change") == "budget")
+    words = row["sentence"][0]
+    budget = float(words.split(" to $")[1].split("k a month")[0]) * 1000
+    fixed = cd.solve(scn.set_budget(budget + 500.0))
+    assert fixed.feasible and fixed.cash_monthly_usd < fixed.total_monthly_usd - 500
+    assert words.endswith(
+        f"the best plan then costs {money(fixed.total_monthly_usd)} a month, "
+        f"{money(fixed.cash_monthly_usd)} of it cash spend."
+    )
 
 
 def test_a_forced_archetype_names_the_workload_it_cannot_host_and_what_would_let_it() -> None:

@@ -46,7 +46,10 @@ class Relaxation:
     sentence: str
 
 
-def _cost(scn: Scenario, time_limit_s: float, workers: int | None, seed: int) -> float | None:
+def _cost(
+    scn: Scenario, time_limit_s: float, workers: int | None, seed: int
+) -> tuple[float, float] | None:
+    """The best plan's monthly cost and its cash spend (USD), or None where there is none."""
     from cluster_decide.planning.evaluation import evaluate_decisions
     from cluster_decide.planning.loop import solve_data
 
@@ -56,7 +59,19 @@ def _cost(scn: Scenario, time_limit_s: float, workers: int | None, seed: int) ->
     res = solve_data(data, time_limit_s, workers, seed)
     if res.decisions is None:
         return None
-    return evaluate_decisions(data, res.decisions).total_cents / 100.0
+    ev = evaluate_decisions(data, res.decisions)
+    return ev.total_cents / 100.0, ev.cash_cents / 100.0
+
+
+def _then(words: str, cost: tuple[float, float]) -> str:
+    """A fix and what the best plan then costs, its cash spend too where that differs.
+
+    A budget caps cash spend: "raise the budget to $626k" beside "the best plan then costs
+    $628k" read as a plan above its budget, where $2k of the cost is estimated effort.
+    """
+    total, cash = cost
+    spend = f", {money(cash)} of it cash spend" if money(cash) != money(total) else ""
+    return f"{words[0].upper()}{words[1:]}: the best plan then costs {money(total)} a month{spend}."
 
 
 def _repair_placement(
@@ -428,15 +443,7 @@ def diagnose(
         base_cost = _cost(repaired, time_limit_s, workers, seed)
         if base_cost is not None:
             for change, amount, unit, words in fixes:
-                rows.append(
-                    Relaxation(
-                        change,
-                        amount,
-                        unit,
-                        base_cost,
-                        f"{words[0].upper()}{words[1:]}: the best plan then costs {money(base_cost)} a month.",
-                    )
-                )
+                rows.append(Relaxation(change, amount, unit, base_cost[0], _then(words, base_cost)))
     if not rows:
         rdata = prepare(repaired)
         if not rdata.unplaceable:
@@ -449,15 +456,7 @@ def diagnose(
                 if cost is not None:
                     prefix = "; ".join(w for _, _, _, w in fixes)
                     words_all = f"{prefix}; and {words}" if prefix else words
-                    rows.append(
-                        Relaxation(
-                            change,
-                            amount,
-                            unit,
-                            cost,
-                            f"{words_all[0].upper()}{words_all[1:]}: the best plan then costs {money(cost)} a month.",
-                        )
-                    )
+                    rows.append(Relaxation(change, amount, unit, cost[0], _then(words_all, cost)))
     rows.sort(key=lambda r: (r.monthly_usd, r.change))
     frame = pl.DataFrame([r.__dict__ for r in rows], schema=RELAXATION_SCHEMA)
     sentences = ["No plan satisfies this scenario as it stands.", *reasons]
