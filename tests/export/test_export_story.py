@@ -206,6 +206,30 @@ def test_every_caveat_the_summary_counts_is_on_the_how_sure_slide_beside_a_flips
     assert "Each row is the smallest change" in " ".join(sure.notes)
 
 
+def test_caveats_too_long_to_sit_under_the_flips_table_get_a_slide_of_their_own(
+    bundle: Bundle,
+) -> None:
+    """Where the bullets do not fit under the table they follow it on a slide of their own,
+    whole: none is cut short or dropped."""
+    core = "Close call: separate clusters beat a shared pool by 0.1%."
+    long = tuple(
+        f"Caveat {i}: "
+        + " ".join(["the plan rents up to $1.0k a month more than it says"] * 10)
+        + "."
+        for i in range(1, 7)
+    )
+    rec = _Verdict(sentence=" ".join((core, *long)), caveats=long)
+    slides = _deck_text(build_deck(replace(bundle, recommendation=rec)))
+    titles = [title for title, _t, _n in slides]
+    first = next(i for i, t in enumerate(titles) if t.startswith("How sure"))
+    assert titles[first + 1] == titles[first] + " (cont.)"
+    table_slide, bullets_slide = slides[first][1], slides[first + 1][1]
+    assert "Caveat 1" not in table_slide
+    for i in range(1, 7):
+        assert f"Caveat {i}: " in bullets_slide
+    assert bullets_slide.count("rents up to $1.0k a month more") == 6 * 10
+
+
 def test_the_how_sure_slide_gives_the_verdict_and_each_caveat_a_bullet(bundle: Bundle) -> None:
     """The default's verdict ends with three caveats (one cluster fewer, whole nodes, one
     company): one bullet each after the verdict's own, the fewer-clusters one in full (which
