@@ -1136,8 +1136,9 @@ def recommend(
     )
     fewer = _one_cluster_fewer(scn, plan, seed)
     data = prepare(scn)
-    ev = evaluate_decisions(data, plan.decisions())
-    extra = whole_node_usd(data, plan.decisions(), ev)
+    dec = plan.decisions()  # rebuilt from the plan's frames at each call: once here
+    ev = evaluate_decisions(data, dec)
+    extra = whole_node_usd(data, dec, ev)
     gained = 0.0  # what the fewer-cluster plan gains on this one, counted in whole nodes
     if fewer is not None and fewer.feasible:
         gained = extra - whole_node_usd(data, fewer.decisions)
@@ -1148,7 +1149,7 @@ def recommend(
     caveats.append(_whole_node_caveat(plan.total_monthly_usd, margin_usd, runner_up, extra, other))
     provider, single, single_words = _one_provider(scn, data, plan, ev, runner_up, seed)
     caveats.append(single_words)
-    caveats.append(idle_caveat(idle_rooms(data, plan.decisions())))
+    caveats.append(idle_caveat(idle_rooms(data, dec)))
     caveats = [c for c in caveats if c]
     sentence = " ".join([sentence, *caveats])
     settle, step = "", empty_step

@@ -171,37 +171,18 @@ def _why_workload(data: ModelData, dec: Decisions, name: str) -> str:
                 for p in dec.open_pools()
                 if data.pool(p).platform == kind and alt.gpu_type in data.pool(p).gpu_types
             )
-            full = _no_room(data, dec, name, also, alt.gpu_type)
-            if also and cheaper != "about the same" and full:
+            one, many = CLUSTER_WORDS.get(kind, ("shared pool", "shared pools"))
+            full = (
+                _no_room(data, dec, name, also, alt.gpu_type)
+                if also and cheaper != "about the same"
+                else None
+            )
+            if full:
                 # The plan runs that platform with that GPU type, on clusters at their limit.
-                one, many = CLUSTER_WORDS.get(kind, ("shared pool", "shared pools"))
-                need, room, limit = full
-                if len(also) > 1:
-                    grow = "none may grow by that much"
-                elif room > 0:
-                    grow = f"the cluster may grow by only {room} (to {limit})"
-                else:
-                    grow = f"the cluster may not grow beyond its {limit}"
-                    cluster = data.pool(also[0])
-                    if (
-                        cluster.owned
-                        and cluster.gpu_today == alt.gpu_type
-                        and not cluster.grows_today
-                    ):
-                        # An owned cluster grows only by bought nodes: none where renting wins.
-                        grow += (
-                            f" (it grows only by nodes bought for it, and the plan rents its "
-                            f"{alt.gpu_type} nodes, which cost less)"
-                        )
-                why = (
-                    f", but the plan's {one if len(also) == 1 else many} there "
-                    f"({and_list(also)}) cannot take it: it needs about {need} more "
-                    f"{alt.gpu_type} nodes, and {grow}"
-                )
+                why = _no_room_words(data, also, alt.gpu_type, full, one, many)
             elif also and cheaper != "about the same":
                 # The plan runs that platform with that GPU type too: not another cluster, but
                 # the yardstick's price of the work alone against the plan's beside the work there.
-                one, many = CLUSTER_WORDS.get(kind, ("shared pool", "shared pools"))
                 runs = f"a {one}" if len(also) == 1 else many
                 why = (
                     f", but that prices it alone: the plan, which runs {runs} too "
@@ -263,6 +244,39 @@ def _no_room(
         if best is None or room > best[1]:
             best = (need, room, limit)
     return best
+
+
+def _no_room_words(
+    data: ModelData,
+    pools: list[str],
+    gpu: str,
+    full: tuple[int, int, int],
+    one: str,
+    many: str,
+) -> str:
+    """The reason's close where the plan's clusters there cannot hold the class (``full``).
+
+    ``full`` is :func:`_no_room`'s answer: the nodes it needs, the roomiest cluster's room and
+    its limit; ``one`` and ``many`` name the platform's clusters.
+    """
+    need, room, limit = full
+    if len(pools) > 1:
+        grow = "none may grow by that much"
+    elif room > 0:
+        grow = f"the cluster may grow by only {room} (to {limit})"
+    else:
+        grow = f"the cluster may not grow beyond its {limit}"
+        cluster = data.pool(pools[0])
+        if cluster.owned and cluster.gpu_today == gpu and not cluster.grows_today:
+            # An owned cluster grows only by bought nodes: none where renting wins.
+            grow += (
+                f" (it grows only by nodes bought for it, and the plan rents its {gpu} nodes, "
+                "which cost less)"
+            )
+    return (
+        f", but the plan's {one if len(pools) == 1 else many} there ({and_list(pools)}) cannot "
+        f"take it: it needs about {need} more {gpu} nodes, and {grow}"
+    )
 
 
 MORE_GPUS_SAID = 1.05
