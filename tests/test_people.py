@@ -517,25 +517,34 @@ def test_a_workload_cheaper_alone_on_a_platform_the_plan_runs_is_not_said_to_nee
 
 def test_a_workload_its_cheaper_cluster_cannot_hold_is_said_to_need_room_there() -> None:
     """A Slurm lab's fine-tuning is $71k a month cheaper alone on its owned H100 cluster, which
-    the pre-training's two 128-GPU slots fill and which may not grow (the plan rents H100s, and
-    an owned cluster grows only by bought nodes). Its reason read "but that prices it alone: the
+    the pre-training's two 128-GPU slots fill. Its reason read "but that prices it alone: the
     plan, which runs a Slurm cluster too (lab-h100), prices it beside the work on each
-    cluster": true but no answer to the question an architect asks (why not there?)."""
-    scn = cd.load_scenario(Path(__file__).parent / "data" / "slurm-lab-inference.toml")
-    plan = cd.solve(scn)
-    lab = plan.pools.filter(pl.col("pool") == "lab-h100")
-    assert lab["nodes"].to_list() == [32] and lab["term"].to_list() == ["owned"]
-    assert prepare(scn).pool("lab-h100").node_limit("H100") == 32
-    finetune = plan.placements.filter(pl.col("workload") == "finetune")
-    assert finetune["pool"].to_list() == ["shared"]
-    need = math.ceil(finetune["gpus"][0] / 8)
-    why = next(s for s in plan.explanations if s.startswith("finetune runs on"))
-    assert (
-        f"but the plan's Slurm cluster there (lab-h100) cannot take it: it needs about {need} "
-        "more H100 nodes, and the cluster may not grow beyond its 32 (it grows only by nodes "
-        "bought for it, and the plan rents its H100 nodes, which cost less)."
-    ) in why
-    assert "prices it alone" not in why
+    cluster": true but no answer to the question an architect asks (why not there?). The lab
+    buys where cheapest, so the cluster may grow by bought nodes to its 40, too few; in the cloud
+    it buys none, so it may not grow at all."""
+    path = Path(__file__).parent / "data" / "slurm-lab-inference.toml"
+    for mode, grow in (
+        ("cheapest", "the cluster may grow by only 8 (to 40)."),
+        (
+            "cloud",
+            "the cluster may not grow beyond its 32 (it grows only by nodes bought for it, and "
+            'the scenario buys no hardware: procurement mode "cloud").',
+        ),
+    ):
+        scn = cd.load_scenario(path).update({"procurement": {"mode": mode}})
+        plan = cd.solve(scn)
+        lab = plan.pools.filter(pl.col("pool") == "lab-h100")
+        assert lab["nodes"].to_list() == [32] and lab["term"].to_list() == ["owned"]
+        assert prepare(scn).pool("lab-h100").node_limit("H100") == (32 if mode == "cloud" else 40)
+        finetune = plan.placements.filter(pl.col("workload") == "finetune")
+        assert finetune["pool"].to_list() == ["shared"]
+        need = math.ceil(finetune["gpus"][0] / 8)
+        why = next(s for s in plan.explanations if s.startswith("finetune runs on"))
+        assert (
+            f"but the plan's Slurm cluster there (lab-h100) cannot take it: it needs about {need} "
+            f"more H100 nodes, and {grow}"
+        ) in why
+        assert "prices it alone" not in why
 
 
 def test_a_workload_alone_in_its_pool_is_not_said_to_be_kept_with_others() -> None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Final
 
 import polars as pl
@@ -118,6 +118,9 @@ class Market:
     ``baseline`` is the offer the pools' nodes are bought on (provider class ``on_prem`` and term
     ``owned`` for owned nodes); ``burst`` the on-demand offer above the baseline; ``spot`` and
     ``spot_multi_node`` the cheapest spot offers (the second also fits multi-node gangs).
+    ``bought`` is the same market with owned hardware as its baseline, where the scenario may buy
+    (``procurement.mode = "cheapest"``) but renting is the cheaper baseline: what an owned
+    cluster of today grows by, since a cloud node is no part of its fabric.
     """
 
     gpu: str
@@ -128,6 +131,7 @@ class Market:
     spot: Offer | None
     spot_multi_node: Offer | None
     burst_cap_gpus: int | None
+    bought: Market | None = None
 
     @property
     def upfront_usd_per_node(self) -> float:
@@ -303,27 +307,29 @@ def resolve_markets(
                 scale,
                 residual_override,
             )
-        use_owned = owned is not None and (
-            proc.mode == "on_prem" or owned.usd_per_month < rented_usd
-        )
-        if use_owned and owned is not None:
-            per_gpu = owned.usd_per_month / gpu.gpus_per_node / HOURS_PER_MONTH
-            baseline: Offer | None = Offer(name, "on_prem", "owned", "owned", per_gpu, True)
-            node_usd = owned.usd_per_month
-        else:
-            baseline, node_usd, owned = rented, rented_usd, None
         spots = [o for o in offers if o.term == "spot"] if proc.spot_allowed else []
-        cap = (proc.burst_cap_gpus or {}).get(name, catalog.burst_caps.get(name))
-        markets[name] = Market(
+        rented_market = Market(
             gpu=name,
-            baseline=baseline,
-            node_usd_per_month=node_usd,
-            onprem=owned,
+            baseline=rented,
+            node_usd_per_month=rented_usd,
+            onprem=None,
             burst=_cheapest([o for o in offers if o.term == "on_demand"]),
             spot=_cheapest(spots),
             spot_multi_node=_cheapest([o for o in spots if o.multi_node]),
-            burst_cap_gpus=cap,
+            burst_cap_gpus=(proc.burst_cap_gpus or {}).get(name, catalog.burst_caps.get(name)),
         )
+        if owned is None:
+            markets[name] = rented_market
+            continue
+        per_gpu = owned.usd_per_month / gpu.gpus_per_node / HOURS_PER_MONTH
+        owned_market = replace(
+            rented_market,
+            baseline=Offer(name, "on_prem", "owned", "owned", per_gpu, True),
+            node_usd_per_month=owned.usd_per_month,
+            onprem=owned,
+        )
+        use_owned = proc.mode == "on_prem" or owned.usd_per_month < rented_usd
+        markets[name] = owned_market if use_owned else replace(rented_market, bought=owned_market)
     return markets
 
 

@@ -441,8 +441,9 @@ def add_staffing(m: Model) -> None:
     Σ_p (base[p,s] + addon[p,s])·open[p] + per_node[p,s]·Σ_g nodes[p,g]
       + Σ_p (managed_base[p,s] − base[p,s] − addon[p,s])·managed[p]
       ≤ available[s] + 1000·hires[s] − shifted[s→t] + shifted[t→s]
-    (thousandths of an FTE; a managed pool keeps the self-managed per-node effort).
-    Hires of all skills together stay within ``hiring.max_fte``; a retrained person's time
+    (thousandths of an FTE; a managed pool keeps the self-managed per-node effort). A managed
+    pool is a cloud's service: it holds no owned hardware, nodes[p,g] ≤ ub·(1 − managed[p])
+    for GPU types bought outright (``procurement.mode = "cheapest"``). Hires of all skills together stay within ``hiring.max_fte``; a retrained person's time
     shifts only up to 1000 per person. Optional slack turns this into a question: how many
     more FTE?
     """
@@ -454,6 +455,12 @@ def add_staffing(m: Model) -> None:
         m.cp.add(z <= m.open[name]).with_name(f"staffing[managed,{name}]")
         if option.forced:
             m.cp.add(z == m.open[name]).with_name(f"staffing[managed,{name},today]")
+        for g in d.pool(name).gpu_types:
+            if d.bought_outright(g):
+                ub = m.node_ub[(name, g)]
+                m.cp.add(m.nodes[(name, g)] <= ub - ub * z).with_name(
+                    f"staffing[managed,{name},{g},owned]"
+                )
     for (s, t), r in m.retrain.items():
         m.cp.add(m.shifted_milli[(s, t)] <= MILLI * r).with_name(f"staffing[retrain,{s}->{t}]")
     for s in SKILLS:

@@ -277,29 +277,71 @@ class ModelData:
     ``procurement.providers`` names the companies the plan rents from (empty otherwise): the
     cluster stands at its own provider (not named), so its nodes are priced by every seller of
     the allowed classes; the nodes it adds are rented like any others."""
+    bought_node_cents: Mapping[str, int] = field(default_factory=dict)
+    """Cents a month for an owned node of a GPU type whose baseline is rented though the scenario
+    may buy (``Market.bought``): the price of the nodes an owned cluster of today grows by."""
 
     def market(self, pool: str, gpu_type: str) -> Market | None:
-        """The market of ``pool``'s nodes of ``gpu_type`` (see ``today_markets``)."""
-        if self.today_markets and gpu_type == self.pool(pool).gpu_today:
-            return self.today_markets.get(gpu_type)
-        return self.markets.get(gpu_type)
+        """The market of ``pool``'s nodes of ``gpu_type`` (see ``today_markets``).
+
+        An owned cluster of today grows by bought hardware (``Market.bought``) even where new
+        pools rent: a cloud node is no part of its fabric.
+        """
+        p = self.pool(pool)
+        if self.today_markets and gpu_type == p.gpu_today:
+            market = self.today_markets.get(gpu_type)
+        else:
+            market = self.markets.get(gpu_type)
+        if p.owned and market is not None and market.bought is not None:
+            return market.bought
+        return market
 
     @property
     def lease_cents(self) -> int:
         """The committed leases, in cents a month averaged over the horizon (a constant)."""
         return sum(lease.committed_cents for lease in self.leases)
 
+    def bought_outright(self, gpu_type: str) -> bool:
+        """Whether new nodes of ``gpu_type`` are owned hardware (the baseline offer).
+
+        No managed service, a cloud's, runs them.
+        """
+        market = self.markets.get(gpu_type)
+        return (
+            market is not None and market.baseline is not None and market.baseline.term == "owned"
+        )
+
+    def new_node_market(self, pool: str, gpu_type: str) -> Market | None:
+        """The market ``pool``'s new nodes of ``gpu_type`` come from.
+
+        The GPU type's, or bought hardware's in an owned cluster of today (``Market.bought``).
+        """
+        market = self.markets.get(gpu_type)
+        if market is not None and market.bought is not None and self.pool(pool).owned:
+            return market.bought
+        return market
+
     def node_cost(self, pool: str, gpu_type: str) -> int:
         """Cents a month for one node of ``gpu_type`` in ``pool`` (of today's: one it has)."""
-        return self.pool_node_cents.get((pool, gpu_type), self.node_cents[gpu_type])
+        return self.pool_node_cents.get((pool, gpu_type), self.new_node_cost(pool, gpu_type))
+
+    def new_node_cost(self, pool: str, gpu_type: str) -> int:
+        """Cents a month for a new node of ``gpu_type`` in ``pool``.
+
+        The market's baseline price, or bought hardware's in an owned cluster of today
+        (:meth:`new_node_market`).
+        """
+        if gpu_type in self.bought_node_cents and self.pool(pool).owned:
+            return self.bought_node_cents[gpu_type]
+        return self.node_cents[gpu_type]
 
     def added_node_cost(self, pool: str, gpu_type: str) -> int:
         """Cents a month for a node a cluster of today grows by.
 
-        It is bought at the market's price, and counted as never cheaper than one of the
-        cluster's own nodes (so its own nodes are always used first).
+        It is bought at the market's price (:meth:`new_node_cost`), and counted as never cheaper
+        than one of the cluster's own nodes (so its own nodes are always used first).
         """
-        return max(self.node_cents[gpu_type], self.node_cost(pool, gpu_type))
+        return max(self.new_node_cost(pool, gpu_type), self.node_cost(pool, gpu_type))
 
     def nodes_added(self, pool: str, gpu_type: str, nodes: int) -> int:
         """How many of ``nodes`` nodes of ``gpu_type`` a listed cluster of today adds (0 elsewhere).
@@ -473,10 +515,13 @@ def _adds(cluster: CurrentCluster, market: Market) -> bool:
     """A cluster of today may add nodes of ``market``'s GPU type, as its own or a new node group.
 
     Only nodes that fit it: an owned cluster bought hardware (a cloud node is no part of its
-    fabric), a leased one the market's baseline offer.
+    fabric) wherever the scenario may buy, even where renting is the cheaper baseline
+    (``Market.bought``); a leased one the market's baseline offer.
     """
     offer = market.baseline
-    return offer is not None and (cluster.ownership == "leased" or offer.term == "owned")
+    if cluster.ownership == "leased":
+        return offer is not None
+    return market.bought is not None or (offer is not None and offer.term == "owned")
 
 
 def _candidate_pools(scn: Scenario) -> tuple[Pool, ...]:
@@ -886,6 +931,8 @@ def prepare(scn: Scenario) -> ModelData:
                 if not reason:
                     reason, family = _held(scn, w, p)
                 sold = today_markets.get(g, markets[g]) if g == p.gpu_today else markets[g]
+                if p.owned and sold.bought is not None:
+                    sold = sold.bought
                 if not reason and sold.baseline is None and not p.owns(g):
                     reason = f"no allowed {_sellers(scn)} sells {g} for a pool's baseline nodes"
                     family = "policy"
@@ -927,8 +974,19 @@ def prepare(scn: Scenario) -> ModelData:
         p.name: listed.get(p.cluster or p.name) for p in pools if p.existing
     }
     addons = {p.name: ADDONS[p.platform] for p in pools if p.adds_on}
+    # New pools that may hold rented nodes may run managed, in a cloud: then without owned
+    # hardware (``build.add_staffing``).
+    rented = frozenset(
+        p.name
+        for p in pools
+        if not p.existing
+        and any(
+            (offer := markets[g].baseline) is not None and offer.term != "owned"
+            for g in p.gpu_types
+        )
+    )
     people = prepare_people(
-        scn, tuple((p.name, p.platform, p.max_nodes) for p in pools), existing, addons
+        scn, tuple((p.name, p.platform, p.max_nodes) for p in pools), existing, addons, rented
     )
     owned_cents = {
         (p.name, p.gpu_today): _running_cents(scn, p.gpu_today) for p in pools if p.owned
@@ -981,6 +1039,11 @@ def prepare(scn: Scenario) -> ModelData:
         },
         people=people,
         pool_node_cents=owned_cents,
+        bought_node_cents={
+            g: round(m.bought.node_usd_per_month * 100)
+            for g, m in markets.items()
+            if m.bought is not None
+        },
         leases=leases,
         today_markets=today_markets,
     )

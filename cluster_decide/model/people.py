@@ -150,8 +150,14 @@ def prepare_people(
     pools: tuple[tuple[str, str, int | None], ...],
     existing: Mapping[str, bool | None],
     addons: Mapping[str, str],
+    rented: frozenset[str] = frozenset(),
 ) -> PeopleData:
     """The people tables of ``scn`` for ``pools`` ((name, platform, max_nodes) each).
+
+    A pool may run as a managed service where its nodes are in a cloud: every pool when
+    ``procurement.mode`` is ``cloud``, else the new pools in ``rented`` (some GPU type they may
+    hold is rented, as in ``cheapest`` mode where renting wins; run managed, such a pool holds
+    no owned hardware: ``build.add_staffing``).
 
     ``existing`` maps the pools that exist today to whether they run as a managed service
     (``None`` when ``[current]`` names the platform but not the cluster: either may be true, so
@@ -188,7 +194,7 @@ def prepare_people(
         base = addons.get(name)
         weeks = people.build_weeks(platform) - (people.build_weeks(base) if base else 0.0)
         build[name] = 0 if is_existing and not base else _cents(weeks * week_usd[skill] / horizon)
-        allowed = scn.policy.managed and cloud and existing.get(name) is None
+        allowed = scn.policy.managed and (cloud or name in rented) and existing.get(name) is None
         if variant is not None and (allowed or existing.get(name)):
             # An add-on is the same work whoever runs the control plane.
             managed_weeks = weeks if base else variant.build_weeks

@@ -571,6 +571,9 @@ def check_staffing(
     for p in sorted(dec.managed):
         if p not in people.managed:
             v.append(f"staffing[managed,{p}]: the pool has no managed option here")
+        for (pp, g), n in sorted(dec.nodes.items()):
+            if pp == p and n > 0 and data.bought_outright(g):
+                v.append(f"staffing[managed,{p},{g},owned]: a managed service holds no owned nodes")
     for p, opt in sorted(people.managed.items()):
         if opt.forced and p in nodes_of and p not in managed:
             v.append(f"staffing[managed,{p}]: the pool runs as a managed service today")

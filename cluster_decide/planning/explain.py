@@ -22,7 +22,7 @@ from cluster_decide.base.vocabulary import (
 )
 from cluster_decide.inputs.market import PROVIDER_WORDS, TERM_WORDS
 from cluster_decide.inputs.scenario import RealtimeWorkload
-from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, Combo, ModelData
+from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, Combo, ModelData, Pool
 from cluster_decide.planning.evaluation import Decisions, Evaluation, whole_node_extra
 from cluster_decide.planning.explain_people import (
     and_list,
@@ -268,10 +268,10 @@ def _no_room_words(
         grow = f"the cluster may not grow beyond its {limit}"
         cluster = data.pool(pools[0])
         if cluster.owned and cluster.gpu_today == gpu and not cluster.grows_today:
-            # An owned cluster grows only by bought nodes: none where renting wins.
+            # An owned cluster grows only by bought nodes: none where the scenario buys none.
             grow += (
-                f" (it grows only by nodes bought for it, and the plan rents its {gpu} nodes, "
-                "which cost less)"
+                " (it grows only by nodes bought for it, and the scenario buys no hardware: "
+                'procurement mode "cloud")'
             )
     return (
         f", but the plan's {one if len(pools) == 1 else many} there ({and_list(pools)}) cannot "
@@ -644,6 +644,8 @@ def _added_sentences(data: ModelData, dec: Decisions) -> list[str]:
         cost = ("the added node costs" if total == 1 else f"the {total} added nodes cost") + (
             " what a new node costs."
         )
+        if pool.owned and any(n and g in data.bought_node_cents for g, n in added.items()):
+            cost = _bought_words(data, pool, added)
         today = pool.gpu_today
         if added.get(today):
             out.append(
@@ -667,6 +669,27 @@ def _added_sentences(data: ModelData, dec: Decisions) -> list[str]:
     return out
 
 
+def _bought_words(data: ModelData, pool: Pool, added: dict[str, int]) -> str:
+    """Why an owned cluster of today buys the nodes it grows by where new pools rent theirs."""
+    total = sum(added.values())
+    prices = []
+    for g, n in added.items():
+        market = data.markets.get(g)
+        if not n or market is None or market.bought is None or market.baseline is None:
+            continue
+        owned = market.bought.baseline
+        assert owned is not None  # a bought market's baseline is the owned offer
+        prices.append(
+            f"${owned.usd_per_gpu_hour:.2f} per {g} GPU-hour against "
+            f"${market.baseline.usd_per_gpu_hour:.2f} to rent"
+        )
+    them = "it is" if total == 1 else "they are"
+    return (
+        f"{them} bought hardware, the only kind that joins its fabric ({'; '.join(prices)}), "
+        "which is dearer by the hour but spares a second cluster's build and upkeep."
+    )
+
+
 def procurement_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[str]:
     """Where the GPUs come from: market and term per GPU type, the up-front outlay, spot."""
     out = []
@@ -676,20 +699,24 @@ def procurement_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> li
         proc.discount_rate if proc.discount_rate is not None else scn.catalog.costs.discount_rate
     )
     upfront = 0.0
-    nodes_by_gpu: dict[str, int] = defaultdict(int)
+    # Nodes by GPU type, and whether an owned cluster of today buys them where new pools rent.
+    nodes_by_gpu: dict[tuple[str, bool], int] = defaultdict(int)
     leased = {lease.pool for lease in data.leases}
     for (p, g), n in sorted(dec.nodes.items()):
         # Today's owned clusters are paid for, leased ones under lease (people_sentences): of
         # theirs, only the nodes they grow by are bought.
         pool = data.pool(p)
+        bought = pool.owned and g in data.bought_node_cents
         if not pool.owned and pool.cluster not in leased:
-            nodes_by_gpu[g] += n
+            nodes_by_gpu[(g, bought)] += n
         else:
-            nodes_by_gpu[g] += data.nodes_added(p, g, n)
+            nodes_by_gpu[(g, bought)] += data.nodes_added(p, g, n)
     out += _added_sentences(data, dec)
     out += _spare_sentences(data, dec, leased)
-    for g, n in sorted(nodes_by_gpu.items()):
+    for (g, bought), n in sorted(nodes_by_gpu.items()):
         market = data.markets.get(g)
+        if bought and market is not None:
+            market = market.bought  # an owned cluster of today's nodes (new_node_market)
         if not n or market is None or market.baseline is None:
             continue
         offer = market.baseline
@@ -809,7 +836,8 @@ def pool_sellers(
         lambda: defaultdict(lambda: {k: set() for k in kinds})
     )
     for (p, g), n in dec.nodes.items():
-        offer = data.markets[g].baseline if g in data.markets else None
+        market = data.new_node_market(p, g)
+        offer = market.baseline if market is not None else None
         if data.nodes_bought(p, g, n) and offer is not None and offer.term != "owned":
             uses[p][offer.seller]["nodes"].add(g)
     for (p, g), b in ev.burst.items():
@@ -853,7 +881,7 @@ def machine_room(data: ModelData, dec: Decisions) -> dict[str, list[str]]:
     """
     out: dict[str, list[str]] = {}
     for (p, g), n in sorted(dec.nodes.items()):
-        market = data.markets.get(g)
+        market = data.new_node_market(p, g)
         offer = market.baseline if market is not None else None
         owned = offer is not None and offer.term == "owned"
         if n > 0 and (data.pool(p).owns(g) or (owned and data.nodes_bought(p, g, n))):

@@ -1,0 +1,116 @@
+"""An owned cluster of today grows by bought hardware, and a rented pool may run managed, where
+the estate buys where cheapest.
+
+In ``procurement.mode = "cheapest"`` a GPU type's new nodes are bought or rented, whichever
+costs less a month. Where renting won, an owned cluster of today could not grow at all (a cloud
+node is no part of its fabric, and buying was not on offer), so an HPC centre one node short
+for its MPI training moved the training to a new rented cluster and left 19 of its 24 owned
+nodes idle: $321k a month against $201k growing the cluster by one bought node. And managed
+services were offered only in ``cloud`` mode, so a new pool of rented nodes in ``cheapest`` mode
+paid a self-managed build and floor that the same estate in the cloud did not.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import cluster_decide as cd
+from cluster_decide.inputs.scenario import parse_scenario
+from cluster_decide.model.data import prepare
+from cluster_decide.planning.evaluation import evaluate_decisions
+
+DATA = Path(__file__).parent / "data"
+OUTGROWN = DATA / "hpc-outgrown.toml"
+LAB = DATA / "slurm-lab-inference.toml"
+
+
+@pytest.fixture(scope="module")
+def outgrown() -> cd.Plan:
+    return cd.solve(cd.load_scenario(OUTGROWN))
+
+
+def test_an_owned_cluster_grows_by_bought_nodes_where_renting_is_the_cheaper_baseline(
+    outgrown: cd.Plan,
+) -> None:
+    scn = cd.load_scenario(OUTGROWN)
+    data = prepare(scn)
+    market = data.markets["H100"]
+    assert market.baseline is not None and market.baseline.term != "owned"  # new pools rent
+    assert market.bought is not None and market.bought.onprem is not None
+    assert outgrown.status == "optimal"
+    cluster = outgrown.pools.filter(pl.col("pool") == "hpc-h100").row(0, named=True)
+    # The training stays whole on the cluster it runs on, grown by bought nodes.
+    assert cluster["nodes"] > 24 and cluster["nodes_added"] == cluster["nodes"] - 24
+    train = outgrown.placements.filter(pl.col("workload") == "mpi-train")
+    assert train["pool"].to_list() == ["hpc-h100"]
+    # The added nodes are priced as bought hardware: their outlay up front, and the plan's cost
+    # recomputed from its decisions alone is the same.
+    assert outgrown.upfront_usd == pytest.approx(
+        cluster["nodes_added"] * market.bought.onprem.upfront_usd
+    )
+    again = evaluate_decisions(data, outgrown.decisions())
+    assert again.feasible and again.total_cents / 100 == pytest.approx(
+        outgrown.total_monthly_usd, abs=0.01
+    )
+    words = " ".join(outgrown.explanations)
+    owned = market.bought.baseline
+    assert owned is not None
+    assert (
+        f"The hpc-h100 cluster grows from 24 to {cluster['nodes']} H100 nodes to hold work that "
+        "does not fit in the nodes it has; "
+    ) in words
+    assert (
+        f"bought hardware, the only kind that joins its fabric (${owned.usd_per_gpu_hour:.2f} per "
+        f"H100 GPU-hour against ${market.baseline.usd_per_gpu_hour:.2f} to rent)"
+    ) in words
+    # Its machine room rents nothing: the cloud's nodes are another pool's, not this cluster's.
+    assert "stand in your machine room" not in words
+
+
+def test_in_the_cloud_the_owned_cluster_keeps_its_size(outgrown: cd.Plan) -> None:
+    """Buying nothing, the cluster may not grow: the training leaves for a rented cluster, the
+    dearer plan the centre got in every mode before."""
+    scn = cd.load_scenario(OUTGROWN).update({"procurement": {"mode": "cloud"}})
+    plan = cd.solve(scn)
+    assert prepare(scn).pool("hpc-h100").node_limit("H100") == 24
+    cluster = plan.pools.filter(pl.col("pool") == "hpc-h100")
+    assert cluster["nodes_added"].to_list() == [0]
+    assert plan.total_monthly_usd > outgrown.total_monthly_usd * 1.2
+
+
+def test_a_rented_pool_may_run_managed_in_cheapest_mode() -> None:
+    """The Slurm lab rents its H100s where cheapest, and its new shared pool runs on CoreWeave's
+    managed Slurm on Kubernetes as it does in ``cloud`` mode, at the same cost (it paid a
+    self-managed build, $1.6k a month more, before)."""
+    scn = cd.load_scenario(LAB)
+    assert scn.procurement.mode == "cheapest"
+    plan = cd.solve(scn)
+    cloud = cd.solve(scn.update({"procurement": {"mode": "cloud"}}))
+    assert plan.decisions().managed == cloud.decisions().managed == frozenset({"shared"})
+    assert plan.total_monthly_usd == pytest.approx(cloud.total_monthly_usd, abs=0.01)
+
+
+def test_a_managed_pool_holds_no_owned_hardware() -> None:
+    """Where L40S nodes are bought outright, the lab's customer API on L40S runs on a
+    self-managed pool; a plan that calls that pool managed is rejected by the evaluator."""
+    raw = cd.load_scenario(LAB).to_dict()
+    for w in raw["workloads"]:
+        if w["name"] == "customer-api":
+            w["gpu_types"] = ["L40S"]
+    scn = parse_scenario(raw, source="lab-on-l40s")
+    data = prepare(scn)
+    assert data.bought_outright("L40S") and not data.bought_outright("H100")
+    plan = cd.solve(scn)
+    api = plan.placements.filter(pl.col("workload") == "customer-api")
+    pool = api["pool"][0]
+    assert api["gpu_type"].to_list() == ["L40S"] and pool in data.people.managed
+    assert pool not in plan.decisions().managed
+    dec = plan.decisions()
+    ev = evaluate_decisions(data, replace(dec, managed=frozenset({pool})))
+    assert f"staffing[managed,{pool},L40S,owned]: a managed service holds no owned nodes" in (
+        ev.violations
+    )
