@@ -442,10 +442,10 @@ def add_staffing(m: Model) -> None:
       + Σ_p (managed_base[p,s] − base[p,s] − addon[p,s])·managed[p]
       ≤ available[s] + 1000·hires[s] − shifted[s→t] + shifted[t→s]
     (thousandths of an FTE; a managed pool keeps the self-managed per-node effort). A managed
-    pool is a cloud's service: it holds no owned hardware, nodes[p,g] ≤ ub·(1 − managed[p])
-    for GPU types bought outright (``procurement.mode = "cheapest"``). Hires of all skills together stay within ``hiring.max_fte``; a retrained person's time
-    shifts only up to 1000 per person. Optional slack turns this into a question: how many
-    more FTE?
+    pool is a cloud's service, so it holds no owned hardware: nodes[p,g] ≤ ub·(1 − managed[p])
+    for GPU types bought outright (``procurement.mode = "cheapest"``). Hires of all skills
+    together stay within ``hiring.max_fte``; a retrained person's time shifts only up to 1000
+    per person. Optional slack turns this into a question: how many more FTE?
     """
     d = m.data
     people = d.people

@@ -277,9 +277,6 @@ class ModelData:
     ``procurement.providers`` names the companies the plan rents from (empty otherwise): the
     cluster stands at its own provider (not named), so its nodes are priced by every seller of
     the allowed classes; the nodes it adds are rented like any others."""
-    bought_node_cents: Mapping[str, int] = field(default_factory=dict)
-    """Cents a month for an owned node of a GPU type whose baseline is rented though the scenario
-    may buy (``Market.bought``): the price of the nodes an owned cluster of today grows by."""
 
     def market(self, pool: str, gpu_type: str) -> Market | None:
         """The market of ``pool``'s nodes of ``gpu_type`` (see ``today_markets``).
@@ -331,8 +328,9 @@ class ModelData:
         The market's baseline price, or bought hardware's in an owned cluster of today
         (:meth:`new_node_market`).
         """
-        if gpu_type in self.bought_node_cents and self.pool(pool).owned:
-            return self.bought_node_cents[gpu_type]
+        market = self.markets.get(gpu_type)
+        if market is not None and market.bought is not None and self.pool(pool).owned:
+            return round(market.bought.node_usd_per_month * 100)
         return self.node_cents[gpu_type]
 
     def added_node_cost(self, pool: str, gpu_type: str) -> int:
@@ -1039,11 +1037,6 @@ def prepare(scn: Scenario) -> ModelData:
         },
         people=people,
         pool_node_cents=owned_cents,
-        bought_node_cents={
-            g: round(m.bought.node_usd_per_month * 100)
-            for g, m in markets.items()
-            if m.bought is not None
-        },
         leases=leases,
         today_markets=today_markets,
     )

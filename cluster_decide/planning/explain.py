@@ -22,7 +22,7 @@ from cluster_decide.base.vocabulary import (
 )
 from cluster_decide.inputs.market import PROVIDER_WORDS, TERM_WORDS
 from cluster_decide.inputs.scenario import RealtimeWorkload
-from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, Combo, ModelData, Pool
+from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, Combo, ModelData
 from cluster_decide.planning.evaluation import Decisions, Evaluation, whole_node_extra
 from cluster_decide.planning.explain_people import (
     and_list,
@@ -644,8 +644,11 @@ def _added_sentences(data: ModelData, dec: Decisions) -> list[str]:
         cost = ("the added node costs" if total == 1 else f"the {total} added nodes cost") + (
             " what a new node costs."
         )
-        if pool.owned and any(n and g in data.bought_node_cents for g, n in added.items()):
-            cost = _bought_words(data, pool, added)
+        if any(
+            n and data.new_node_market(pool.name, g) is not data.markets.get(g)
+            for g, n in added.items()
+        ):
+            cost = _bought_words(data, added)
         today = pool.gpu_today
         if added.get(today):
             out.append(
@@ -669,7 +672,7 @@ def _added_sentences(data: ModelData, dec: Decisions) -> list[str]:
     return out
 
 
-def _bought_words(data: ModelData, pool: Pool, added: dict[str, int]) -> str:
+def _bought_words(data: ModelData, added: dict[str, int]) -> str:
     """Why an owned cluster of today buys the nodes it grows by where new pools rent theirs."""
     total = sum(added.values())
     prices = []
@@ -699,14 +702,15 @@ def procurement_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> li
         proc.discount_rate if proc.discount_rate is not None else scn.catalog.costs.discount_rate
     )
     upfront = 0.0
-    # Nodes by GPU type, and whether an owned cluster of today buys them where new pools rent.
+    # Nodes by GPU type, and whether an owned cluster of today buys them where new pools rent
+    # (``ModelData.new_node_market``).
     nodes_by_gpu: dict[tuple[str, bool], int] = defaultdict(int)
     leased = {lease.pool for lease in data.leases}
     for (p, g), n in sorted(dec.nodes.items()):
         # Today's owned clusters are paid for, leased ones under lease (people_sentences): of
         # theirs, only the nodes they grow by are bought.
         pool = data.pool(p)
-        bought = pool.owned and g in data.bought_node_cents
+        bought = data.new_node_market(p, g) is not data.markets.get(g)
         if not pool.owned and pool.cluster not in leased:
             nodes_by_gpu[(g, bought)] += n
         else:
@@ -716,7 +720,7 @@ def procurement_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> li
     for (g, bought), n in sorted(nodes_by_gpu.items()):
         market = data.markets.get(g)
         if bought and market is not None:
-            market = market.bought  # an owned cluster of today's nodes (new_node_market)
+            market = market.bought
         if not n or market is None or market.baseline is None:
             continue
         offer = market.baseline
