@@ -288,9 +288,11 @@ def test_kept_pool_verdicts_change_no_solve(monkeypatch: pytest.MonkeyPatch) -> 
 
 
 def _full_cluster() -> tuple[Any, Model, Decisions]:
-    """Today's 12-node Slurm cluster (it cannot grow) with all of the gang pre-training and 78%
-    of three times the fine-tuning: 13 nodes would meet both waits, 12 do not."""
+    """Today's 12-node Slurm cluster (held at its size here) with all of the gang pre-training
+    and 78% of three times the fine-tuning: 13 nodes would meet both waits, 12 do not."""
     data = prepare(slurm_shop(18_000.0))
+    pool = replace(data.pool("hpc-a"), max_nodes=12)
+    data = replace(data, pools=tuple(pool if p.name == "hpc-a" else p for p in data.pools))
     shares = {("finetune", "hpc-a", "H100"): 78, ("pretrain", "hpc-a", "H100"): 100}
     return data, build_model(data), Decisions(shares, {("hpc-a", "H100"): 12})
 
