@@ -19,13 +19,11 @@ import polars as pl
 import pytest
 
 import cluster_decide as cd
-from cluster_decide.inputs.scenario import parse_scenario
 from cluster_decide.model.data import prepare
 from cluster_decide.planning.evaluation import evaluate_decisions
 
 DATA = Path(__file__).parent / "data"
 OUTGROWN = DATA / "hpc-outgrown.toml"
-LAB = DATA / "slurm-lab-inference.toml"
 
 
 @pytest.fixture(scope="module")
@@ -82,35 +80,81 @@ def test_in_the_cloud_the_owned_cluster_keeps_its_size(outgrown: cd.Plan) -> Non
     assert plan.total_monthly_usd > outgrown.total_monthly_usd * 1.2
 
 
-def test_a_rented_pool_may_run_managed_in_cheapest_mode() -> None:
-    """The Slurm lab rents its H100s where cheapest, and its new shared pool runs on CoreWeave's
-    managed Slurm on Kubernetes as it does in ``cloud`` mode, at the same cost (it paid a
-    self-managed build, $1.6k a month more, before)."""
-    scn = cd.load_scenario(LAB)
-    assert scn.procurement.mode == "cheapest"
+def test_a_pool_of_rented_nodes_may_run_managed_in_cheapest_mode() -> None:
+    """The train-and-serve estate, buying where cheapest, rents its H100s: its shared pool may
+    now run as a vendor's managed Slurm on Kubernetes, as it could in ``cloud`` mode (a
+    self-managed build before, $898 a month more)."""
+    scn = cd.load_scenario("train-and-serve").update({"procurement": {"mode": "cheapest"}})
+    assert not prepare(scn).bought_outright("H100")
     plan = cd.solve(scn)
-    cloud = cd.solve(scn.update({"procurement": {"mode": "cloud"}}))
-    assert plan.decisions().managed == cloud.decisions().managed == frozenset({"shared"})
-    assert plan.total_monthly_usd == pytest.approx(cloud.total_monthly_usd, abs=0.01)
+    assert plan.status == "optimal" and plan.decisions().managed == frozenset({"shared"})
+    unmanaged = cd.solve(scn.update({"policy": {"managed": False}}))
+    assert unmanaged.decisions().managed == frozenset()
+    assert plan.total_monthly_usd < unmanaged.total_monthly_usd - 500
 
 
-def test_a_managed_pool_holds_no_owned_hardware() -> None:
-    """Where L40S nodes are bought outright, the lab's customer API on L40S runs on a
-    self-managed pool; a plan that calls that pool managed is rejected by the evaluator."""
-    raw = cd.load_scenario(LAB).to_dict()
-    for w in raw["workloads"]:
-        if w["name"] == "customer-api":
-            w["gpu_types"] = ["L40S"]
-    scn = parse_scenario(raw, source="lab-on-l40s")
+EKS = """
+schema_version = 1
+[scenario]
+name = "A managed Kubernetes cluster of today"
+description = "Leased EKS H100 nodes; an embedding service that runs on L40S only."
+[team.kubernetes]
+fte = 1.0
+[hiring]
+allowed = false
+[procurement]
+mode = "cheapest"
+[current.workloads.chat]
+platform = "kubernetes"
+cluster = "eks"
+[[current.clusters]]
+name = "eks"
+platform = "kubernetes"
+gpu_type = "H100"
+nodes = 2
+max_nodes = 8
+ownership = "leased"
+managed = true
+[[workloads]]
+name = "chat"
+kind = "realtime_inference"
+interface = "containers"
+gpu_types = ["H100"]
+peak_requests_per_second = 30
+gpu_seconds_per_request = 0.4
+p99_latency_ms = 4000
+profile = "diurnal"
+requires = ["autoscaling", "rolling_updates", "self_healing"]
+[[workloads]]
+name = "embed"
+kind = "realtime_inference"
+interface = "containers"
+gpu_types = ["L40S"]
+peak_requests_per_second = 200
+gpu_seconds_per_request = 0.05
+p99_latency_ms = 1000
+profile = "diurnal"
+requires = ["autoscaling", "rolling_updates", "self_healing"]
+"""
+
+
+def test_a_managed_cluster_holds_no_owned_hardware(tmp_path: Path) -> None:
+    """A leased EKS cluster of today, buying where cheapest: L40S nodes are cheapest bought
+    outright, and the cluster gained a node group of one owned L40S node ($36.7k a month), which
+    no managed service runs. Now its L40S come from the cloud, and the evaluator rejects a
+    managed pool holding owned nodes."""
+    path = tmp_path / "eks.toml"
+    path.write_text(EKS)
+    scn = cd.load_scenario(path)
     data = prepare(scn)
     assert data.bought_outright("L40S") and not data.bought_outright("H100")
     plan = cd.solve(scn)
-    api = plan.placements.filter(pl.col("workload") == "customer-api")
-    pool = api["pool"][0]
-    assert api["gpu_type"].to_list() == ["L40S"] and pool in data.people.managed
-    assert pool not in plan.decisions().managed
+    assert plan.status == "optimal" and plan.decisions().managed == frozenset({"eks"})
+    owned = plan.pools.filter((pl.col("gpu_type") == "L40S") & (pl.col("nodes") > 0))
+    assert owned.is_empty()
     dec = plan.decisions()
-    ev = evaluate_decisions(data, replace(dec, managed=frozenset({pool})))
-    assert f"staffing[managed,{pool},L40S,owned]: a managed service holds no owned nodes" in (
+    nodes = {**dec.nodes, ("eks", "L40S"): 1}
+    ev = evaluate_decisions(data, replace(dec, nodes=nodes))
+    assert "staffing[managed,eks,L40S,owned]: a managed service holds no owned nodes" in (
         ev.violations
     )

@@ -972,13 +972,12 @@ def prepare(scn: Scenario) -> ModelData:
         p.name: listed.get(p.cluster or p.name) for p in pools if p.existing
     }
     addons = {p.name: ADDONS[p.platform] for p in pools if p.adds_on}
-    # New pools that may hold rented nodes may run managed, in a cloud: then without owned
-    # hardware (``build.add_staffing``).
+    # New pools whose every GPU type is rented stand in a cloud: they may run managed.
     rented = frozenset(
         p.name
         for p in pools
         if not p.existing
-        and any(
+        and all(
             (offer := markets[g].baseline) is not None and offer.term != "owned"
             for g in p.gpu_types
         )

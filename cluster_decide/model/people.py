@@ -155,9 +155,10 @@ def prepare_people(
     """The people tables of ``scn`` for ``pools`` ((name, platform, max_nodes) each).
 
     A pool may run as a managed service where its nodes are in a cloud: every pool when
-    ``procurement.mode`` is ``cloud``, else the new pools in ``rented`` (some GPU type they may
-    hold is rented, as in ``cheapest`` mode where renting wins; run managed, such a pool holds
-    no owned hardware: ``build.add_staffing``).
+    ``procurement.mode`` is ``cloud``, else the new pools in ``rented`` (every GPU type they may
+    hold is rented, as in ``cheapest`` mode where renting wins). Offering it to a pool that may
+    also hold bought hardware, with a row that keeps that out, made a solve 20× slower
+    (``docs/decisions.md``).
 
     ``existing`` maps the pools that exist today to whether they run as a managed service
     (``None`` when ``[current]`` names the platform but not the cluster: either may be true, so
