@@ -138,12 +138,21 @@ def _hiring() -> Control:
 
 
 def _procurement() -> Control:
+    """A toggle of every ``procurement.mode`` a scenario may have.
+
+    One the toggle lacked made a scenario that buys where cheapest fail to load into it.
+    """
     return Control(
         "procurement",
         w.ToggleButtons(
-            options=[("Cloud", "cloud"), ("On-prem", "on_prem")],
+            options=[("Cloud", "cloud"), ("On-prem", "on_prem"), ("Cheapest", "cheapest")],
+            tooltips=[
+                "Rent every GPU from clouds",
+                "Buy every GPU: owned hardware in your machine room",
+                "Buy or rent each GPU type, whichever costs less a month",
+            ],
             description="Procurement",
-            style={**_STYLE, "button_width": "110px"},
+            style={**_STYLE, "button_width": "90px"},
         ),
         lambda scn: scn.procurement.mode,
         lambda scn, v: scn if v == scn.procurement.mode else scn.set_procurement(str(v)),

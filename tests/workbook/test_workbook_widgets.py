@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import re
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 import cluster_decide as cd
@@ -353,6 +354,22 @@ def test_a_file_value_outside_a_slider_range_is_kept(dash: Dashboard) -> None:
     assert dash.controls.value("gpu_prices") == 2.5
     assert dash.scenario is not None and dash.scenario.team.hpc.fte == 15.0
     assert "widened" in dash.answer.message.value
+
+
+def test_a_file_that_buys_where_cheapest_loads_and_keeps_its_procurement(dash: Dashboard) -> None:
+    """The procurement toggle offered cloud and on-prem only, so a file with ``mode = "cheapest"``
+    (the Slurm lab's) raised a TraitError out of the upload instead of showing its plan."""
+    path = Path(__file__).parent.parent / "data" / "slurm-lab-inference.toml"
+    assert dash.picker.load_bytes("lab.toml", path.read_bytes())
+    assert dash.controls.value("procurement") == "cheapest"
+    assert dash.scenario is not None and dash.scenario.procurement.mode == "cheapest"
+    plan = dash.plan
+    assert plan is not None and plan.feasible and "Traceback" not in dash.answer.message.value
+    assert plan.total_monthly_usd == cd.solve(cd.load_scenario(path)).total_monthly_usd
+    dash.controls.set_value("procurement", "cloud")
+    assert dash.scenario is not None and dash.scenario.procurement.mode == "cloud"
+    dash.controls.set_value("procurement", "cheapest")
+    assert dash.scenario is not None and dash.scenario.procurement.mode == "cheapest"
 
 
 def test_live_views_redraw_with_the_controls(dash: Dashboard) -> None:
