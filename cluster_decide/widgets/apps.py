@@ -43,6 +43,7 @@ from cluster_decide.widgets.controls import (
     CONTROL_LABELS,
     DASHBOARD_CONTROLS,
     EXECUTIVE_CONTROLS,
+    PROCUREMENT_WORDS,
     Controls,
     parse_budget,
 )
@@ -81,6 +82,8 @@ def _what(key: str, old: Any, new: Any) -> str:
         return f"{label} {', '.join(new) or 'none'}"
     if key == "budget":
         return f"{label} {_budget_words(old)} → {_budget_words(new)}"
+    if key == "procurement":
+        return f"{label} {PROCUREMENT_WORDS[old][0].lower()} → {PROCUREMENT_WORDS[new][0].lower()}"
     return f"{label} {old or 'none'} → {new or 'none'}"
 
 

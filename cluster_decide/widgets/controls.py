@@ -23,6 +23,7 @@ __all__ = [
     "DASHBOARD_CONTROLS",
     "EXECUTIVE_CONTROLS",
     "KIND_LABELS",
+    "PROCUREMENT_WORDS",
     "Control",
     "Controls",
     "control",
@@ -137,6 +138,14 @@ def _hiring() -> Control:
     )
 
 
+PROCUREMENT_WORDS = {
+    "cloud": ("Cloud", "Rent every GPU from clouds"),
+    "on_prem": ("On-prem", "Buy every GPU: owned hardware in your machine room"),
+    "cheapest": ("Cheapest", "Buy or rent each GPU type, whichever costs less a month"),
+}
+"""Each ``procurement.mode``: its button's label and what it means (the button's tooltip)."""
+
+
 def _procurement() -> Control:
     """A toggle of every ``procurement.mode`` a scenario may have.
 
@@ -145,12 +154,8 @@ def _procurement() -> Control:
     return Control(
         "procurement",
         w.ToggleButtons(
-            options=[("Cloud", "cloud"), ("On-prem", "on_prem"), ("Cheapest", "cheapest")],
-            tooltips=[
-                "Rent every GPU from clouds",
-                "Buy every GPU: owned hardware in your machine room",
-                "Buy or rent each GPU type, whichever costs less a month",
-            ],
+            options=[(label, mode) for mode, (label, _tip) in PROCUREMENT_WORDS.items()],
+            tooltips=[tip for _label, tip in PROCUREMENT_WORDS.values()],
             description="Procurement",
             style={**_STYLE, "button_width": "90px"},
         ),

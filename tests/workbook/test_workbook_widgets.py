@@ -12,6 +12,7 @@ import cluster_decide as cd
 from cluster_decide.inputs.scenario import preset_path
 from cluster_decide.planning.explain import ARCHETYPE_WORDS, money
 from cluster_decide.widgets import Dashboard, PlanCache, executive_app, read_upload
+from cluster_decide.widgets.apps import _what
 
 
 def _svg_in(html: str) -> bool:
@@ -370,6 +371,8 @@ def test_a_file_that_buys_where_cheapest_loads_and_keeps_its_procurement(dash: D
     assert dash.scenario is not None and dash.scenario.procurement.mode == "cloud"
     dash.controls.set_value("procurement", "cheapest")
     assert dash.scenario is not None and dash.scenario.procurement.mode == "cheapest"
+    # A change sentence names the modes in words, never as codes ("on_prem").
+    assert _what("procurement", "on_prem", "cheapest") == "procurement on-prem → cheapest"
 
 
 def test_live_views_redraw_with_the_controls(dash: Dashboard) -> None:
