@@ -17,6 +17,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from builders import chat_service, embeddings, small_scenario
 
 import cluster_decide as cd
 from cluster_decide.model.data import prepare
@@ -93,59 +94,45 @@ def test_a_pool_of_rented_nodes_may_run_managed_in_cheapest_mode() -> None:
     assert plan.total_monthly_usd < unmanaged.total_monthly_usd - 500
 
 
-EKS = """
-schema_version = 1
-[scenario]
-name = "A managed Kubernetes cluster of today"
-description = "Leased EKS H100 nodes; an embedding service that runs on L40S only."
-[team.kubernetes]
-fte = 1.0
-[hiring]
-allowed = false
-[procurement]
-mode = "cheapest"
-[current.workloads.chat]
-platform = "kubernetes"
-cluster = "eks"
-[[current.clusters]]
-name = "eks"
-platform = "kubernetes"
-gpu_type = "H100"
-nodes = 2
-max_nodes = 8
-ownership = "leased"
-managed = true
-[[workloads]]
-name = "chat"
-kind = "realtime_inference"
-interface = "containers"
-gpu_types = ["H100"]
-peak_requests_per_second = 30
-gpu_seconds_per_request = 0.4
-p99_latency_ms = 4000
-profile = "diurnal"
-requires = ["autoscaling", "rolling_updates", "self_healing"]
-[[workloads]]
-name = "embed"
-kind = "realtime_inference"
-interface = "containers"
-gpu_types = ["L40S"]
-peak_requests_per_second = 200
-gpu_seconds_per_request = 0.05
-p99_latency_ms = 1000
-profile = "diurnal"
-requires = ["autoscaling", "rolling_updates", "self_healing"]
-"""
+def eks_today() -> cd.Scenario:
+    """A leased, managed EKS cluster of 2 H100 nodes (room for 8) with its chat service, and an
+    embedding service that runs on L40S only; one Kubernetes engineer; buys where cheapest."""
+    cluster = {
+        "name": "eks",
+        "platform": "kubernetes",
+        "gpu_type": "H100",
+        "nodes": 2,
+        "max_nodes": 8,
+        "ownership": "leased",
+        "managed": True,
+    }
+    return small_scenario(
+        [
+            chat_service(gpu_seconds_per_request=0.4, p99_latency_ms=4000.0, profile="diurnal"),
+            embeddings(
+                gpu_types=["L40S"],
+                gpu_seconds_per_request=0.05,
+                p99_latency_ms=1000.0,
+                profile="diurnal",
+                requires=["autoscaling", "rolling_updates", "self_healing"],
+            ),
+        ],
+        team={"kubernetes": {"fte": 1.0}},
+        hiring={"allowed": False},
+        procurement={"mode": "cheapest"},
+        current={
+            "workloads": {"chat": {"platform": "kubernetes", "cluster": "eks"}},
+            "clusters": [cluster],
+        },
+    )
 
 
-def test_a_managed_cluster_holds_no_owned_hardware(tmp_path: Path) -> None:
+def test_a_managed_cluster_holds_no_owned_hardware() -> None:
     """A leased EKS cluster of today, buying where cheapest: L40S nodes are cheapest bought
-    outright, and the cluster gained a node group of one owned L40S node ($36.7k a month), which
+    outright, and the cluster gained a node group of one owned L40S node ($39.2k a month), which
     no managed service runs. Now its L40S come from the cloud, and the evaluator rejects a
     managed pool holding owned nodes."""
-    path = tmp_path / "eks.toml"
-    path.write_text(EKS)
-    scn = cd.load_scenario(path)
+    scn = eks_today()
     data = prepare(scn)
     assert data.bought_outright("L40S") and not data.bought_outright("H100")
     plan = cd.solve(scn)
