@@ -16,15 +16,30 @@ from typing import Any
 import ipywidgets as w
 
 from cluster_decide import charts
+from cluster_decide.base.constants import WORKLOAD_KINDS
 from cluster_decide.inputs.scenario import Scenario
 from cluster_decide.planning.plan import Plan
 from cluster_decide.widgets.background import BackgroundJob
 from cluster_decide.widgets.html import message_html
 
-__all__ = ["BREAK_EVEN_INPUTS", "InsightPanel"]
+__all__ = ["BREAK_EVEN_INPUTS", "InsightPanel", "break_even_inputs"]
 
 BREAK_EVEN_INPUTS = ["demand:realtime_inference", "demand:distributed_training", "gpu_price"]
 """The inputs a review asks about first; each costs about ten solves a direction."""
+
+
+def break_even_inputs(scn: Scenario) -> list[str]:
+    """:data:`BREAK_EVEN_INPUTS` for ``scn``: a demand kind it lacks gives way to one it has.
+
+    Two demand kinds at most (real-time inference and distributed training first, then the
+    others in the vocabulary's order), then GPU prices. Asked about a kind the estate does not
+    run, the panel said "Slurm only stays best for real-time inference demand from 1× to 4×" of
+    an HPC centre with no service at all: true, and nothing a meeting can use.
+    """
+    kinds = {w.kind for w in scn.workloads}
+    first = [i for i in BREAK_EVEN_INPUTS if i.removeprefix("demand:") in kinds]
+    others = [f"demand:{k}" for k in WORKLOAD_KINDS if k in kinds and f"demand:{k}" not in first]
+    return [*first, *others][:2] + [i for i in BREAK_EVEN_INPUTS if not i.startswith("demand:")]
 
 
 class InsightPanel:
@@ -110,7 +125,7 @@ class InsightPanel:
                 f"break-even of {input_label(i)}",
                 lambda i=i: analysis.break_evens(scn, inputs=[i]),
             )
-            for i in BREAK_EVEN_INPUTS
+            for i in break_even_inputs(scn)
         ]
         steps.append(("what each lever is worth", lambda: analysis.lever_values(scn)))
         self.output.value = ""

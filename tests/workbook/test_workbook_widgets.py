@@ -242,6 +242,24 @@ def test_what_would_change_the_answer_panel(dash: Dashboard) -> None:
     assert "<li>" in html
 
 
+def test_the_panel_asks_about_the_demand_the_estate_has() -> None:
+    """It asked every estate about real-time inference and distributed training: of an HPC
+    centre with no service it said "Slurm only stays best for real-time inference demand from 1×
+    to 4×", true of demand that is not there. It asks about the kinds the estate runs."""
+    from cluster_decide.widgets.insight import InsightPanel
+
+    scn = cd.load_scenario(Path(__file__).parent.parent / "data" / "hpc-outgrown.toml")
+    panel = InsightPanel()
+    panel.update(scn, cd.solve(scn))
+    job = panel.compute()
+    assert job is not None
+    job.join(300)
+    said = panel.output.value
+    assert "traceback" not in said.lower() and "real-time inference" not in said
+    assert "distributed training demand" in said and "batch inference demand" in said
+    assert "GPU prices" in said
+
+
 def test_a_cancelled_analysis_says_so_when_it_stops_at_once(
     dash: Dashboard, monkeypatch: Any
 ) -> None:
