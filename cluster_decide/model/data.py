@@ -284,14 +284,23 @@ class ModelData:
         An owned cluster of today grows by bought hardware (``Market.bought``) even where new
         pools rent: a cloud node is no part of its fabric.
         """
-        p = self.pool(pool)
-        if self.today_markets and gpu_type == p.gpu_today:
-            market = self.today_markets.get(gpu_type)
-        else:
-            market = self.markets.get(gpu_type)
-        if p.owned and market is not None and market.bought is not None:
-            return market.bought
-        return market
+        bought = self.bought_market(pool, gpu_type)
+        if bought is not None:
+            return bought
+        if self.today_markets and gpu_type == self.pool(pool).gpu_today:
+            return self.today_markets.get(gpu_type)
+        return self.markets.get(gpu_type)
+
+    def bought_market(self, pool: str, gpu_type: str) -> Market | None:
+        """The market an owned cluster of today buys ``gpu_type`` on where new pools rent it.
+
+        ``Market.bought`` (the scenario may buy, renting is the cheaper baseline) for an owned
+        ``pool``; None elsewhere.
+        """
+        market = self.markets.get(gpu_type)
+        if market is None or market.bought is None or not self.pool(pool).owned:
+            return None
+        return market.bought
 
     @property
     def lease_cents(self) -> int:
@@ -311,12 +320,9 @@ class ModelData:
     def new_node_market(self, pool: str, gpu_type: str) -> Market | None:
         """The market ``pool``'s new nodes of ``gpu_type`` come from.
 
-        The GPU type's, or bought hardware's in an owned cluster of today (``Market.bought``).
+        The GPU type's, or bought hardware's in an owned cluster of today (:meth:`bought_market`).
         """
-        market = self.markets.get(gpu_type)
-        if market is not None and market.bought is not None and self.pool(pool).owned:
-            return market.bought
-        return market
+        return self.bought_market(pool, gpu_type) or self.markets.get(gpu_type)
 
     def node_cost(self, pool: str, gpu_type: str) -> int:
         """Cents a month for one node of ``gpu_type`` in ``pool`` (of today's: one it has)."""
@@ -326,12 +332,12 @@ class ModelData:
         """Cents a month for a new node of ``gpu_type`` in ``pool``.
 
         The market's baseline price, or bought hardware's in an owned cluster of today
-        (:meth:`new_node_market`).
+        (:meth:`bought_market`).
         """
-        market = self.markets.get(gpu_type)
-        if market is not None and market.bought is not None and self.pool(pool).owned:
-            return round(market.bought.node_usd_per_month * 100)
-        return self.node_cents[gpu_type]
+        bought = self.bought_market(pool, gpu_type)
+        return (
+            self.node_cents[gpu_type] if bought is None else round(bought.node_usd_per_month * 100)
+        )
 
     def added_node_cost(self, pool: str, gpu_type: str) -> int:
         """Cents a month for a node a cluster of today grows by.

@@ -644,11 +644,8 @@ def _added_sentences(data: ModelData, dec: Decisions) -> list[str]:
         cost = ("the added node costs" if total == 1 else f"the {total} added nodes cost") + (
             " what a new node costs."
         )
-        if any(
-            n and data.new_node_market(pool.name, g) is not data.markets.get(g)
-            for g, n in added.items()
-        ):
-            cost = _bought_words(data, added)
+        if any(n and data.bought_market(pool.name, g) for g, n in added.items()):
+            cost = _bought_words(data, pool.name, added)
         today = pool.gpu_today
         if added.get(today):
             out.append(
@@ -672,19 +669,17 @@ def _added_sentences(data: ModelData, dec: Decisions) -> list[str]:
     return out
 
 
-def _bought_words(data: ModelData, added: dict[str, int]) -> str:
+def _bought_words(data: ModelData, pool: str, added: dict[str, int]) -> str:
     """Why an owned cluster of today buys the nodes it grows by where new pools rent theirs."""
     total = sum(added.values())
     prices = []
     for g, n in added.items():
-        market = data.markets.get(g)
-        if not n or market is None or market.bought is None or market.baseline is None:
+        bought, rented = data.bought_market(pool, g), data.markets[g].baseline
+        if not n or bought is None or bought.baseline is None or rented is None:
             continue
-        owned = market.bought.baseline
-        assert owned is not None  # a bought market's baseline is the owned offer
         prices.append(
-            f"${owned.usd_per_gpu_hour:.2f} per {g} GPU-hour against "
-            f"${market.baseline.usd_per_gpu_hour:.2f} to rent"
+            f"${bought.baseline.usd_per_gpu_hour:.2f} per {g} GPU-hour against "
+            f"${rented.usd_per_gpu_hour:.2f} to rent"
         )
     them = "it is" if total == 1 else "they are"
     return (
@@ -703,14 +698,14 @@ def procurement_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> li
     )
     upfront = 0.0
     # Nodes by GPU type, and whether an owned cluster of today buys them where new pools rent
-    # (``ModelData.new_node_market``).
+    # (``ModelData.bought_market``).
     nodes_by_gpu: dict[tuple[str, bool], int] = defaultdict(int)
     leased = {lease.pool for lease in data.leases}
     for (p, g), n in sorted(dec.nodes.items()):
         # Today's owned clusters are paid for, leased ones under lease (people_sentences): of
         # theirs, only the nodes they grow by are bought.
         pool = data.pool(p)
-        bought = data.new_node_market(p, g) is not data.markets.get(g)
+        bought = data.bought_market(p, g) is not None
         if not pool.owned and pool.cluster not in leased:
             nodes_by_gpu[(g, bought)] += n
         else:
