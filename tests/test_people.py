@@ -493,6 +493,31 @@ def test_a_retraining_beside_a_hire_says_what_it_covers() -> None:
     ) in text
 
 
+def test_a_hire_beside_staff_retrained_away_says_where_their_time_went() -> None:
+    """A pharma group's two HPC engineers run its Slurm cluster; forced to a shared pool it needs
+    1.39 HPC and 1.26 Kubernetes FTE, so both are trained in Kubernetes and an HPC engineer is
+    hired. The plan said "Hire 1 HPC (Slurm) engineer: 1.39 FTE needed, 2.0 on staff" (a hire
+    with fewer needed than on staff), "0.4 HPC FTE are free to redeploy" beside that hire, and
+    "instead of hiring" beside it."""
+    scn = cd.load_scenario(Path(__file__).parent / "data" / "pharma-research.toml")
+    plan = cd.solve(scn.update({"policy": {"archetype": "hybrid_shared"}}))
+    assert plan.status == "optimal"
+    staff = {r["skill"]: r for r in plan.staffing.iter_rows(named=True)}
+    assert staff["hpc"]["hires"] == 1 and staff["kubernetes"]["retrained_in"] == 2, staff
+    assert staff["hpc"]["required_fte"] < staff["hpc"]["available_fte"], staff
+    text = " ".join(plan.explanations)
+    assert (
+        "Hire 1 HPC (Slurm) engineer: 1.39 FTE needed, 2.0 on staff, but 1.26 FTE of their time "
+        "goes to Kubernetes once trained (below);"
+    ) in text, text
+    assert "HPC (Slurm) FTE are free to redeploy (a hire is a whole person)." in text, text
+    assert "instead of hiring Kubernetes engineers." in text, text
+    # The plan it was forced away from needs no hire: the sentence stays as it was there.
+    free = cd.solve(scn)
+    assert "Hire" not in " ".join(free.explanations)
+    assert "instead of hiring." in " ".join(free.explanations)
+
+
 def test_a_workload_cheaper_alone_on_a_platform_the_plan_runs_is_not_said_to_need_a_cluster() -> (
     None
 ):

@@ -59,12 +59,20 @@ def people_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[st
     if staff > 0:
         payroll = sum(people.payroll_cents.values()) / 100.0
         free = [f"{idle[s]:.1f} {SKILL_LABELS[s]} FTE" for s in SKILLS if idle[s] >= 0.05]
-        who = "your engineer" if staff == 1 else f"all {staff:g} engineers"
+        who = {1: "your engineer", 2: "both engineers"}.get(staff, f"all {staff:g} engineers")
         text = (
             f"You keep {who} on staff ({money(payroll)} a month of payroll, paid whatever the plan)"
         )
+        # Spare time beside a hire of the same skill is the rest of a whole person.
+        whole = any(idle[s] >= 0.05 and ev.hires[s] for s in SKILLS)
         out.append(
-            text + (f"; {' and '.join(free)} are free to redeploy." if free else "; all are busy.")
+            text
+            + (
+                f"; {' and '.join(free)} are free to redeploy"
+                + (" (a hire is a whole person)." if whole else ".")
+                if free
+                else "; all are busy."
+            )
         )
     for s in SKILLS:
         h = ev.hires[s]
@@ -73,9 +81,18 @@ def people_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[st
             on_staff = data.available_milli[s] / MILLI
             # 1.02 FTE is not "1.0": a retraining sentence may say who covers the 0.02.
             needed = f"{need:.1f}" if round(need, 1) == round(need, 2) else f"{need:.2f}"
+            # Staff of this skill retrained to cover the other's shortfall leave this one short
+            # even where it needs less than it has on staff: the sentence says where they went.
+            away = [
+                f"{short[t] / MILLI:.2f} FTE of their time goes to {SKILL_LABELS[t]} once trained"
+                for t in SKILLS
+                if ev.retrained.get((s, t)) and short[t] > 0
+            ]
             out.append(
                 f"Hire {plural(h, SKILL_LABELS[s] + ' engineer')}: {needed} FTE needed, "
-                f"{on_staff:.1f} on staff; {money(people.salary_cents[s] * h / 100.0)} a month in "
+                f"{on_staff:.1f} on staff"
+                + (f", but {away[0]} (below)" if away else "")
+                + f"; {money(people.salary_cents[s] * h / 100.0)} a month in "
                 f"salary and {money(people.hire_fee_cents * h * horizon / 100.0)} in hiring "
                 "fees once."
             )
@@ -89,6 +106,7 @@ def people_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[st
             f"{'hire leaves' if ev.hires[t] == 1 else 'hires leave'} short"
             if ev.hires[t] and gap > 0
             else "instead of hiring"
+            + (f" {SKILL_LABELS[t]} engineers" if any(ev.hires.values()) else "")
             if data.scenario.hiring.allowed
             else "as hiring is not allowed"
         )
