@@ -221,11 +221,13 @@ def spot_overhead(costs: CostParameters, nodes: int) -> float:
     return per_hour * max(1, nodes) * lost
 
 
-def _offers_for(scn: Scenario, catalog: Catalog, gpu: str, any_seller: bool) -> list[Offer]:
+def _offers_for(
+    scn: Scenario, catalog: Catalog, gpu: str, any_seller: bool, seller: str | None = None
+) -> list[Offer]:
     """Catalog offers for ``gpu``, or the scenario's own prices where it sets them.
 
     Offers of the allowed provider classes, from the companies ``procurement.providers`` names
-    unless ``any_seller``.
+    unless ``any_seller``; only ``seller``'s, of any class, when it is given.
     """
     over = scn.gpus.get(gpu)
     own = over is not None and (
@@ -241,6 +243,8 @@ def _offers_for(scn: Scenario, catalog: Catalog, gpu: str, any_seller: bool) -> 
             Offer(gpu, "scenario", "scenario file", "commit_1y", g.usd_per_gpu_hour_reserved, True),
             Offer(gpu, "scenario", "scenario file", "commit_3y", g.usd_per_gpu_hour_reserved, True),
         ]
+    if seller is not None:
+        return [o for o in listed if o.seller == seller]
     classes = set(scn.procurement.provider_classes)
     sellers = None if any_seller else scn.procurement.providers
     return [
@@ -256,13 +260,15 @@ def _cheapest(offers: Sequence[Offer]) -> Offer | None:
 
 
 def resolve_markets(
-    scn: Scenario, gpus: Sequence[str], any_seller: bool = False
+    scn: Scenario, gpus: Sequence[str], any_seller: bool = False, seller: str | None = None
 ) -> dict[str, Market]:
     """One :class:`Market` per GPU type, prices scaled by ``procurement.gpu_price_scale``.
 
     ``any_seller`` prices a listed cluster of today's nodes: it stands at a provider the
     scenario does not name, so ``procurement.providers`` (the companies new capacity is rented
-    from) does not apply to them.
+    from) does not apply to them. ``seller`` prices a leased cluster of today that names its
+    provider (``current.clusters[].provider``): that company's offers alone, rented whatever
+    ``procurement.mode`` says, since the cluster grows where it stands.
     """
     proc = scn.procurement
     catalog = scn.catalog
@@ -284,7 +290,7 @@ def resolve_markets(
                 o.usd_per_gpu_hour * scale,
                 o.multi_node,
             )
-            for o in _offers_for(scn, catalog, name, any_seller)
+            for o in _offers_for(scn, catalog, name, any_seller, seller)
         ]
         rentable = [
             o for o in offers if o.term != "spot" and TERM_MONTHS[o.term] <= commit and o.multi_node
@@ -295,7 +301,7 @@ def resolve_markets(
         )
         owned = None
         node = catalog.onprem.get(name)
-        if proc.mode != "cloud":
+        if proc.mode != "cloud" and seller is None:
             node = node or OnPremNode(0.0, 0.0)
             owned = onprem_cost(
                 gpu,

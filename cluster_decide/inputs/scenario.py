@@ -535,6 +535,11 @@ class CurrentCluster(_Section):
     ownership: Literal["owned", "leased"] = "owned"
     leased_until: Annotated[str, Field(pattern=r"^\d{4}-\d{2}(-\d{2})?$")] | None = None
     managed: StrictBool = False
+    provider: Name | None = None
+    """The company a leased cluster is rented from (a catalog seller, ``CoreWeave``, ``AWS``…):
+    its own nodes cost that company's price, and the nodes and node groups it adds are rented
+    there, since a cluster does not span clouds. None: the seller is not named, and its nodes
+    and the nodes it adds are priced at the cheapest allowed offer of their GPU type."""
 
 
 class Current(_Section):
@@ -928,22 +933,27 @@ def _translate(err: Mapping[str, Any]) -> Problem:
 # -- checks that need the catalog --------------------------------------------------------
 
 
+def _unknown_seller(where: str, name: str, classes: Mapping[str, str]) -> Problem | None:
+    """A problem at ``where`` when ``name`` is no catalog seller, with the nearest names."""
+    if name in classes:
+        return None
+    same = [s for s in sorted(classes) if s.lower() == name.lower()]
+    return Problem(
+        where,
+        f"unknown provider '{name}'",
+        (f"did you mean '{same[0]}'?" if same else did_you_mean(name, sorted(classes)))
+        or f"known: {', '.join(sorted(classes))}",
+    )
+
+
 def _check_providers(proc: Procurement, catalog: Catalog) -> list[Problem]:
     """Each of ``procurement.providers`` is a catalog seller of a class the scenario allows."""
     classes = {o.seller: o.provider_class for o in catalog.offers}
     problems = []
     for i, name in enumerate(proc.providers or ()):
         where = f"procurement.providers[{i}]"
-        if name not in classes:
-            same = [s for s in sorted(classes) if s.lower() == name.lower()]
-            problems.append(
-                Problem(
-                    where,
-                    f"unknown provider '{name}'",
-                    (f"did you mean '{same[0]}'?" if same else did_you_mean(name, sorted(classes)))
-                    or f"known: {', '.join(sorted(classes))}",
-                )
-            )
+        if (unknown := _unknown_seller(where, name, classes)) is not None:
+            problems.append(unknown)
         elif classes[name] not in proc.provider_classes:
             problems.append(
                 Problem(
@@ -955,6 +965,31 @@ def _check_providers(proc: Procurement, catalog: Catalog) -> list[Problem]:
             )
         elif name in (proc.providers or ())[:i]:
             problems.append(Problem(where, f"lists '{name}' twice"))
+    return problems
+
+
+def _check_cluster_providers(current: Current | None, catalog: Catalog) -> list[Problem]:
+    """A cluster's ``provider`` is a catalog seller, named for a leased cluster only.
+
+    Any seller, whatever ``procurement.provider_classes`` and ``providers`` allow: the cluster
+    stands there today.
+    """
+    classes = {o.seller: o.provider_class for o in catalog.offers}
+    problems = []
+    for i, c in enumerate(current.clusters if current is not None else ()):
+        if c.provider is None:
+            continue
+        where = f"current.clusters[{i}].provider"
+        if c.ownership != "leased":
+            problems.append(
+                Problem(
+                    where,
+                    f"'{c.name}' is owned (the default ownership), so no company rents it out",
+                    'ownership = "leased" for a cluster rented from a cloud, or drop provider',
+                )
+            )
+        elif (unknown := _unknown_seller(where, c.provider, classes)) is not None:
+            problems.append(unknown)
     return problems
 
 
@@ -994,6 +1029,7 @@ def _check_against_catalog(scn: Scenario, catalog: Catalog) -> list[Problem]:
                 )
             )
     problems += _check_providers(scn.procurement, catalog)
+    problems += _check_cluster_providers(scn.current, catalog)
     profiles = set(catalog.profiles) | set(scn.profiles)
     seen: dict[str, int] = {}
     for i, w in enumerate(scn.workloads):

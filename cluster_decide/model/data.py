@@ -9,7 +9,7 @@ evaluator both read these tables, so they agree to the cent; neither recomputes 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
@@ -277,16 +277,29 @@ class ModelData:
     ``procurement.providers`` names the companies the plan rents from (empty otherwise): the
     cluster stands at its own provider (not named), so its nodes are priced by every seller of
     the allowed classes; the nodes it adds are rented like any others."""
+    cluster_markets: Mapping[str, Mapping[str, Market]] = field(default_factory=dict)
+    """A leased cluster of today that names its provider → the GPU types that company rents
+    out for a pool's nodes → its market (``current.clusters[].provider``): the cluster's own
+    nodes, the nodes it grows by and its node groups are all rented there."""
+
+    def cluster_market(self, pool: str, gpu_type: str) -> Market | None:
+        """The named provider's market for ``pool``'s nodes of ``gpu_type``.
+
+        See ``cluster_markets``; None for a pool that names none, or a type it does not rent out.
+        """
+        markets = self.cluster_markets.get(self.pool(pool).cluster)
+        return None if markets is None else markets.get(gpu_type)
 
     def market(self, pool: str, gpu_type: str) -> Market | None:
         """The market of ``pool``'s nodes of ``gpu_type`` (see ``today_markets``).
 
         An owned cluster of today grows by bought hardware (``Market.bought``) even where new
-        pools rent: a cloud node is no part of its fabric.
+        pools rent: a cloud node is no part of its fabric. A leased one that names its provider
+        rents all its nodes there (:meth:`cluster_market`).
         """
-        bought = self.bought_market(pool, gpu_type)
-        if bought is not None:
-            return bought
+        own = self.bought_market(pool, gpu_type) or self.cluster_market(pool, gpu_type)
+        if own is not None:
+            return own
         if self.today_markets and gpu_type == self.pool(pool).gpu_today:
             return self.today_markets.get(gpu_type)
         return self.markets.get(gpu_type)
@@ -320,9 +333,14 @@ class ModelData:
     def new_node_market(self, pool: str, gpu_type: str) -> Market | None:
         """The market ``pool``'s new nodes of ``gpu_type`` come from.
 
-        The GPU type's, or bought hardware's in an owned cluster of today (:meth:`bought_market`).
+        The GPU type's, or bought hardware's in an owned cluster of today (:meth:`bought_market`),
+        or a leased one's provider's (:meth:`cluster_market`).
         """
-        return self.bought_market(pool, gpu_type) or self.markets.get(gpu_type)
+        return (
+            self.bought_market(pool, gpu_type)
+            or self.cluster_market(pool, gpu_type)
+            or self.markets.get(gpu_type)
+        )
 
     def node_cost(self, pool: str, gpu_type: str) -> int:
         """Cents a month for one node of ``gpu_type`` in ``pool`` (of today's: one it has)."""
@@ -332,12 +350,10 @@ class ModelData:
         """Cents a month for a new node of ``gpu_type`` in ``pool``.
 
         The market's baseline price, or bought hardware's in an owned cluster of today
-        (:meth:`bought_market`).
+        (:meth:`bought_market`), or a leased one's provider's (:meth:`cluster_market`).
         """
-        bought = self.bought_market(pool, gpu_type)
-        return (
-            self.node_cents[gpu_type] if bought is None else round(bought.node_usd_per_month * 100)
-        )
+        own = self.bought_market(pool, gpu_type) or self.cluster_market(pool, gpu_type)
+        return self.node_cents[gpu_type] if own is None else round(own.node_usd_per_month * 100)
 
     def added_node_cost(self, pool: str, gpu_type: str) -> int:
         """Cents a month for a node a cluster of today grows by.
@@ -459,9 +475,13 @@ def _pools(scn: Scenario) -> tuple[Pool, ...]:
         out.append(p)
     used = sorted({g for w in scn.workloads for g in w.gpu_types})
     markets = resolve_markets(scn, sorted(set(used) | {c.gpu_type for c in current.clusters}))
+    provided = _cluster_markets(scn, used)
     installed = _addons_installed(current)
     for c in current.clusters:
-        types = (c.gpu_type, *(g for g in used if g != c.gpu_type and _adds(c, markets[g])))
+        # A cluster that names its provider adds only what that company rents out.
+        sold = provided.get(c.name)
+        market = {g: markets[g] if sold is None else sold.get(g) for g in markets}
+        types = (c.gpu_type, *(g for g in used if g != c.gpu_type and _adds(c, market[g])))
         if c.name in installed:
             kinds = [installed[c.name]]
         else:
@@ -483,10 +503,27 @@ def _pools(scn: Scenario) -> tuple[Pool, ...]:
                     nodes_today=c.nodes,
                     cluster=c.name,
                     gpu_today=c.gpu_type,
-                    grows_today=_adds(c, markets[c.gpu_type]),
+                    grows_today=_adds(c, market[c.gpu_type]),
                 )
             )
     return tuple(out)
+
+
+def _cluster_markets(scn: Scenario, gpus: Sequence[str]) -> dict[str, dict[str, Market]]:
+    """Leased clusters of today that name their provider → that company's market per GPU type.
+
+    Only the types it rents out for a pool's nodes (a baseline offer), of ``gpus`` and the
+    cluster's own (``resolve_markets(..., seller=)``).
+    """
+    if scn.current is None:
+        return {}
+    out = {}
+    for c in scn.current.clusters:
+        if c.provider is None:
+            continue
+        sold = resolve_markets(scn, sorted({*gpus, c.gpu_type}), seller=c.provider)
+        out[c.name] = {g: m for g, m in sold.items() if m.baseline is not None}
+    return out
 
 
 def _addons_installed(current: Current) -> dict[str, str]:
@@ -515,13 +552,16 @@ def _addons_installed(current: Current) -> dict[str, str]:
     }
 
 
-def _adds(cluster: CurrentCluster, market: Market) -> bool:
+def _adds(cluster: CurrentCluster, market: Market | None) -> bool:
     """A cluster of today may add nodes of ``market``'s GPU type, as its own or a new node group.
 
     Only nodes that fit it: an owned cluster bought hardware (a cloud node is no part of its
     fabric) wherever the scenario may buy, even where renting is the cheaper baseline
-    (``Market.bought``); a leased one the market's baseline offer.
+    (``Market.bought``); a leased one the market's baseline offer (its provider's, where it
+    names one: None when that company does not rent the type out).
     """
+    if market is None:
+        return False
     offer = market.baseline
     if cluster.ownership == "leased":
         return offer is not None
@@ -895,6 +935,14 @@ def prepare(scn: Scenario) -> ModelData:
         for g, m in today_markets.items()
         if m.baseline is not None and m.baseline != markets[g].baseline
     }
+    cluster_markets = _cluster_markets(scn, used)
+    # A cluster that names its provider: its own nodes at that company's price.
+    cluster_node_cents = {
+        c: round(sold[g].node_usd_per_month * 100)
+        for c, sold in cluster_markets.items()
+        for g in [next(p.gpu_today for p in pools if p.cluster == c)]
+        if g in sold
+    }
     gpn, node_cents, burst_cents = {}, {}, {}
     for g in used:
         gpn[g] = cat.gpus[g].gpus_per_node
@@ -935,6 +983,7 @@ def prepare(scn: Scenario) -> ModelData:
                 if not reason:
                     reason, family = _held(scn, w, p)
                 sold = today_markets.get(g, markets[g]) if g == p.gpu_today else markets[g]
+                sold = cluster_markets.get(p.cluster, {}).get(g, sold)
                 if p.owned and sold.bought is not None:
                     sold = sold.bought
                 if not reason and sold.baseline is None and not p.owns(g):
@@ -999,7 +1048,12 @@ def prepare(scn: Scenario) -> ModelData:
         for p in pools
         if not p.owned and p.gpu_today in today_node_cents
     }
-    leases = _leases(scn, node_cents | today_node_cents)
+    owned_cents |= {
+        (p.name, p.gpu_today): cluster_node_cents[p.cluster]
+        for p in pools
+        if p.cluster in cluster_node_cents
+    }
+    leases = _leases(scn, node_cents | today_node_cents, cluster_node_cents)
     owned_cents |= {
         (p.name, lease.gpu_type): lease.node_after_cents
         for lease in leases
@@ -1044,6 +1098,7 @@ def prepare(scn: Scenario) -> ModelData:
         pool_node_cents=owned_cents,
         leases=leases,
         today_markets=today_markets,
+        cluster_markets=cluster_markets,
     )
 
 
@@ -1052,11 +1107,15 @@ def _sellers(scn: Scenario) -> str:
     return "provider class" if scn.procurement.providers is None else "provider"
 
 
-def _leases(scn: Scenario, node_cents: Mapping[str, int]) -> tuple[Lease, ...]:
+def _leases(
+    scn: Scenario, node_cents: Mapping[str, int], cluster_node_cents: Mapping[str, int]
+) -> tuple[Lease, ...]:
     """Today's leased clusters whose lease runs into the horizon (``leased_until`` given).
 
     A lease is paid whether or not the plan keeps the cluster (even where policy now rules its
     platform out); a leased cluster without an end date is a rolling lease the plan may drop.
+    A node costs its GPU type's price (``node_cents``), or its named provider's
+    (``cluster_node_cents``, by cluster).
     """
     current = scn.current
     if current is None or current.as_of is None:
@@ -1069,7 +1128,7 @@ def _leases(scn: Scenario, node_cents: Mapping[str, int]) -> tuple[Lease, ...]:
         months = lease_months(current.as_of, c.leased_until, horizon)
         if months <= 0:
             continue
-        price = node_cents.get(c.gpu_type)
+        price = cluster_node_cents.get(c.name, node_cents.get(c.gpu_type))
         if price is None:
             usd = resolve_markets(scn, [c.gpu_type], any_seller=True)[c.gpu_type].node_usd_per_month
             price = round(usd * 100) if math.isfinite(usd) else 0

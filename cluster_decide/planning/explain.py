@@ -20,7 +20,7 @@ from cluster_decide.base.vocabulary import (
     NODE_GROUP_WORDS,
     SKILL_LABELS,
 )
-from cluster_decide.inputs.market import PROVIDER_WORDS, TERM_WORDS
+from cluster_decide.inputs.market import PROVIDER_WORDS, TERM_WORDS, Market
 from cluster_decide.inputs.scenario import RealtimeWorkload
 from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, Combo, ModelData
 from cluster_decide.planning.evaluation import Decisions, Evaluation, whole_node_extra
@@ -465,7 +465,7 @@ def _sized_by(
         f"once, so that they start within {w.slo:g} h"
     )
     said += ", standing by between runs"
-    market = data.markets.get(gpu)
+    market = data.cluster_market(pool, gpu) or data.markets.get(gpu)
     offer, burst = (market.baseline, market.burst) if market is not None else (None, None)
     leased = {lease.pool for lease in data.leases}  # paid until its end whatever the plan does
     if (
@@ -661,12 +661,33 @@ def _added_sentences(data: ModelData, dec: Decisions) -> list[str]:
                 if len(groups) == 1
                 else f"{group}s of {and_list(groups)}"
             )
-            them = "it" if total == 1 else "them"
+            them = "it" if total - added.get(today, 0) == 1 else "them"
             out.append(
                 f"The {pool.cluster} cluster gains {of} rather than a second cluster being built "
                 f"for {them}; {cost}"
             )
+        if not pool.owned and pool.cluster not in data.cluster_markets:
+            out.append(_unnamed_provider_words(data, pool.name, added))
     return out
+
+
+def _unnamed_provider_words(data: ModelData, pool: str, added: dict[str, int]) -> str:
+    """Where a leased cluster that does not name its provider is said to buy the nodes it adds.
+
+    Each GPU type's cheapest offer, which may be another company's than the cluster's own: a
+    cluster grows only where it stands (``current.clusters[].provider`` prices it there).
+    """
+    cluster = data.pool(pool).cluster
+    where = []
+    for g, n in added.items():
+        market = data.new_node_market(pool, g)
+        if n and market is not None and market.baseline is not None:
+            where.append(f"{g} from {market.baseline.seller}")
+    return (
+        f"The {cluster} cluster's added nodes are priced at the cheapest offer of their GPU type "
+        f"({and_list(where)}); a leased cluster grows only at the company it is leased from, so "
+        'name it with provider = "…" in its [[current.clusters]] entry to price them there.'
+    )
 
 
 def _bought_words(data: ModelData, pool: str, added: dict[str, int]) -> str:
@@ -688,6 +709,13 @@ def _bought_words(data: ModelData, pool: str, added: dict[str, int]) -> str:
     )
 
 
+def _by_gpu_and_price(item: tuple[tuple[str, Market], int]) -> tuple[str, float, str]:
+    """Node sentences in GPU type order, the cheaper market first (bought beside rented)."""
+    (g, market), _n = item
+    offer = market.baseline
+    return (g, offer.usd_per_gpu_hour if offer else 0.0, offer.seller if offer else "")
+
+
 def procurement_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[str]:
     """Where the GPUs come from: market and term per GPU type, the up-front outlay, spot."""
     out = []
@@ -697,26 +725,25 @@ def procurement_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> li
         proc.discount_rate if proc.discount_rate is not None else scn.catalog.costs.discount_rate
     )
     upfront = 0.0
-    # Nodes by GPU type, and whether an owned cluster of today buys them where new pools rent
-    # (``ModelData.bought_market``).
-    nodes_by_gpu: dict[tuple[str, bool], int] = defaultdict(int)
+    # Nodes by GPU type and the market they come from: the type's, or bought hardware where an
+    # owned cluster of today buys (``ModelData.bought_market``), or a leased one's provider's.
+    nodes_by_gpu: dict[tuple[str, Market], int] = defaultdict(int)
     leased = {lease.pool for lease in data.leases}
     for (p, g), n in sorted(dec.nodes.items()):
         # Today's owned clusters are paid for, leased ones under lease (people_sentences): of
         # theirs, only the nodes they grow by are bought.
         pool = data.pool(p)
-        bought = data.bought_market(p, g) is not None
+        market = data.new_node_market(p, g)
+        if market is None:
+            continue
         if not pool.owned and pool.cluster not in leased:
-            nodes_by_gpu[(g, bought)] += n
+            nodes_by_gpu[(g, market)] += n
         else:
-            nodes_by_gpu[(g, bought)] += data.nodes_added(p, g, n)
+            nodes_by_gpu[(g, market)] += data.nodes_added(p, g, n)
     out += _added_sentences(data, dec)
     out += _spare_sentences(data, dec, leased)
-    for (g, bought), n in sorted(nodes_by_gpu.items()):
-        market = data.markets.get(g)
-        if bought and market is not None:
-            market = market.bought
-        if not n or market is None or market.baseline is None:
+    for (g, market), n in sorted(nodes_by_gpu.items(), key=_by_gpu_and_price):
+        if not n or market.baseline is None:
             continue
         offer = market.baseline
         if market.onprem is not None:

@@ -59,7 +59,13 @@ def people_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[st
     if staff > 0:
         payroll = sum(people.payroll_cents.values()) / 100.0
         free = [f"{idle[s]:.1f} {SKILL_LABELS[s]} FTE" for s in SKILLS if idle[s] >= 0.05]
-        who = {1: "your engineer", 2: "both engineers"}.get(staff, f"all {staff:g} engineers")
+        who = (
+            "your engineer"
+            if staff == 1
+            else "both engineers"
+            if staff == 2
+            else f"all {staff:g} engineers"
+        )
         text = (
             f"You keep {who} on staff ({money(payroll)} a month of payroll, paid whatever the plan)"
         )
