@@ -91,7 +91,7 @@ def _row(scn: Scenario, arch: str, plan: Plan, data: ModelData | None) -> dict[s
         "hires_kubernetes": staffing["kubernetes"]["hires"],
         "capability_gaps": "; ".join(gaps),
         "capability_gaps_usd": float(gap_usd[0]) if gap_usd.len() and plan.feasible else math.nan,
-        "slo_met": f"{int(sl['met'].sum())}/{sl.height}" if sl.height else "",
+        "slo_met": _workloads_met(sl),
         "min_slo_margin": margin,
         "reason": reason,
         "relaxation": relaxation,
@@ -101,6 +101,18 @@ def _row(scn: Scenario, arch: str, plan: Plan, data: ModelData | None) -> dict[s
             else math.nan
         ),
     }
+
+
+def _workloads_met(service_levels: pl.DataFrame) -> str:
+    """``met/total`` workloads with a service level, each met where every piece of it is.
+
+    A workload split across pools has a row per piece: counted per row, three workloads read
+    "4/4" in a meeting.
+    """
+    if not service_levels.height:
+        return ""
+    met = service_levels.group_by("workload").agg(pl.col("met").all())["met"]
+    return f"{int(met.sum())}/{met.len()}"
 
 
 def compare(
@@ -113,7 +125,8 @@ def compare(
     hires, note (the first reason, or why an archetype is infeasible and its fix), hpc_fte and
     kubernetes_fte (FTE the plan needs), hires_hpc, hires_kubernetes, capability_gaps (preferred
     capabilities the platforms lack) and capability_gaps_usd (their estimated monthly cost),
-    slo_met (``met/total`` predicted service levels), min_slo_margin (smallest
+    slo_met (``met/total`` workloads whose predicted service levels are met, in every pool
+    they run in), min_slo_margin (smallest
     ``(target - predicted) / target``), reason and relaxation (for an infeasible archetype: why,
     and the change that makes it feasible at the lowest cost), whole_node_usd (what the plan
     rents beyond its cost when whole-node jobs get whole nodes: its cost is a floor there).
