@@ -110,6 +110,13 @@ def test_a_named_provider_cluster_grows_by_rented_nodes_in_an_on_prem_estate() -
         ({"provider": "Coreweave"}, "current.clusters[0].provider", "did you mean 'CoreWeave'?"),
         ({"provider": "Lambda"}, "current.clusters[0].provider", "unknown provider 'Lambda'"),
         (
+            {"provider": "Azure"},
+            "current.clusters[0].provider",
+            "'Azure' rents out no H100 nodes for a cluster in the catalog (data/catalog/offers.csv)"
+            ", so the cluster's nodes could not be priced there (a seller of H100 nodes: AWS, "
+            "CoreWeave, Nebius; or set H100's prices under [gpus.H100])",
+        ),
+        (
             {"provider": "CoreWeave", "ownership": "owned", "leased_until": None},
             "current.clusters[0].provider",
             "so no company rents it out",

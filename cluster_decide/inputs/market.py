@@ -229,12 +229,8 @@ def _offers_for(
     Offers of the allowed provider classes, from the companies ``procurement.providers`` names
     unless ``any_seller``; only ``seller``'s, of any class, when it is given.
     """
-    over = scn.gpus.get(gpu)
-    own = over is not None and (
-        over.usd_per_gpu_hour_on_demand is not None or over.usd_per_gpu_hour_reserved is not None
-    )
     listed = [o for o in catalog.offers if o.gpu == gpu]
-    if own or not listed:
+    if scn.sets_gpu_prices(gpu) or not listed:
         g = catalog.gpus[gpu]
         return [
             Offer(

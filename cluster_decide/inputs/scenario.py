@@ -633,6 +633,17 @@ class Scenario(_Section):
         hint = did_you_mean(name, [w.name for w in self.workloads])
         raise KeyError(f"no workload named '{name}'" + (f" ({hint})" if hint else ""))
 
+    def sets_gpu_prices(self, gpu: str) -> bool:
+        """Whether the scenario rents ``gpu`` at its own prices, not the catalog's offers.
+
+        Its ``[gpus.<type>]`` table sets an on-demand or a reserved price.
+        """
+        over = self.gpus.get(gpu)
+        return over is not None and (
+            over.usd_per_gpu_hour_on_demand is not None
+            or over.usd_per_gpu_hour_reserved is not None
+        )
+
     def loaded_cost_usd_per_year(self, skill: str) -> float:
         """What one FTE of ``skill`` costs per year: the scenario's figure or the catalog default."""
         team: Team = getattr(self.team, skill)
@@ -968,14 +979,16 @@ def _check_providers(proc: Procurement, catalog: Catalog) -> list[Problem]:
     return problems
 
 
-def _check_cluster_providers(current: Current | None, catalog: Catalog) -> list[Problem]:
-    """A cluster's ``provider`` is a catalog seller, named for a leased cluster only.
+def _check_cluster_providers(scn: Scenario, catalog: Catalog) -> list[Problem]:
+    """A cluster's ``provider`` is a catalog seller of its nodes, named for a leased cluster only.
 
     Any seller, whatever ``procurement.provider_classes`` and ``providers`` allow: the cluster
-    stands there today.
+    stands there today. It must rent out the cluster's GPU type as a pool's nodes (a term
+    that is not spot, sold with a fabric), unless the scenario sets that type's prices itself.
     """
     classes = {o.seller: o.provider_class for o in catalog.offers}
     problems = []
+    current = scn.current
     for i, c in enumerate(current.clusters if current is not None else ()):
         if c.provider is None:
             continue
@@ -990,6 +1003,23 @@ def _check_cluster_providers(current: Current | None, catalog: Catalog) -> list[
             )
         elif (unknown := _unknown_seller(where, c.provider, classes)) is not None:
             problems.append(unknown)
+        elif not scn.sets_gpu_prices(c.gpu_type):
+            nodes = {
+                o.seller
+                for o in catalog.offers
+                if o.gpu == c.gpu_type and o.term != "spot" and o.multi_node
+            }
+            if c.provider not in nodes:
+                problems.append(
+                    Problem(
+                        where,
+                        f"'{c.provider}' rents out no {c.gpu_type} nodes for a cluster in the "
+                        "catalog (data/catalog/offers.csv), so the cluster's nodes could not be "
+                        "priced there",
+                        f"a seller of {c.gpu_type} nodes: {', '.join(sorted(nodes)) or 'none'}; "
+                        f"or set {c.gpu_type}'s prices under [gpus.{c.gpu_type}]",
+                    )
+                )
     return problems
 
 
@@ -1029,7 +1059,7 @@ def _check_against_catalog(scn: Scenario, catalog: Catalog) -> list[Problem]:
                 )
             )
     problems += _check_providers(scn.procurement, catalog)
-    problems += _check_cluster_providers(scn.current, catalog)
+    problems += _check_cluster_providers(scn, catalog)
     profiles = set(catalog.profiles) | set(scn.profiles)
     seen: dict[str, int] = {}
     for i, w in enumerate(scn.workloads):
