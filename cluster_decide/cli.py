@@ -100,8 +100,8 @@ def summary(plan: Plan, verdict: str = "", today: pl.DataFrame | None = None) ->
             [
                 "",
                 "Today -> plan (today: each workload of [current] kept where it runs, on its "
-                "platform and its cluster where named, new ones placed freely, sized and priced "
-                "by the same model)",
+                "platform, and on its cluster and that cluster's GPU type where named; new ones "
+                "placed freely; sized and priced by the same model)",
                 _table(today),
             ]
             if today is not None

@@ -145,3 +145,24 @@ def test_a_managed_cluster_holds_no_owned_hardware() -> None:
     assert "staffing[managed,eks,L40S,owned]: a managed service holds no owned nodes" in (
         ev.violations
     )
+
+
+def test_today_keeps_work_on_the_hardware_its_cluster_has() -> None:
+    """The pharma group's notebooks run on its 12 owned A100 nodes today; the plan gives them a
+    new L40S partition ($1.7k a month cheaper than a 13th A100 node). "Today" re-planned the
+    estate as it is, and gave it the same L40S nodes it does not have: its column read
+    "104 (88 A100, 16 L40S)", the plan's own figure."""
+    from cluster_decide.analysis.today import today_plan, today_vs_plan
+
+    scn = cd.load_scenario(DATA / "pharma-research.toml")
+    plan = cd.solve(scn)
+    today = today_plan(scn)
+    assert today.status == "optimal"
+    gpus = {g: int(n) for g, n in plan.pools.group_by("gpu_type").agg(pl.col("gpus").sum()).rows()}
+    assert gpus.get("L40S", 0) == 16, plan.pools
+    held = today.pools.filter(pl.col("pool") == "hpc-a100")
+    assert set(held.filter(pl.col("nodes") > 0)["gpu_type"]) == {"A100"}, today.pools
+    assert today.total_monthly_usd > plan.total_monthly_usd
+    rows = {r["item"]: r for r in today_vs_plan(scn, plan, today).iter_rows(named=True)}
+    assert rows["baseline GPUs"]["today"] == "104 (104 A100)", rows
+    assert rows["baseline GPUs"]["plan"] == "104 (88 A100, 16 L40S)", rows

@@ -1,7 +1,8 @@
 """Today against the plan: the estate as it runs now beside the recommendation, in one table.
 
 "Today" is the status quo re-planned: every workload listed in ``[current]`` kept on the platform
-family it runs on today (new workloads placed freely), sized and priced by the same model, so
+family it runs on today, and on the cluster and GPU type it runs on where ``[current]`` names its
+cluster (new workloads placed freely), sized and priced by the same model, so
 its monthly cost compares like with like (staff, GPUs, leases on both sides). The table reads
 both columns from the two plans' own frames (``pools``, ``staffing``, ``transition``, ``costs``).
 """
@@ -26,11 +27,19 @@ def status_quo(scn: Scenario) -> Scenario:
     """``scn`` with every workload of ``[current]`` held where it runs today.
 
     On the platform family it runs on (whatever the scenario's policy says of the future), and
-    on its cluster where ``[current]`` names one (``[current] hold``).
+    on its cluster where ``[current]`` names one (``[current] hold``), on that cluster's GPU
+    type: the hardware it runs on, not a node group the cluster does not have yet (where the
+    workload lists that type).
     """
     if scn.current is None:
         return scn
     today = {name: cur.platform for name, cur in scn.current.workloads.items()}
+    gpu_of = {c.name: c.gpu_type for c in scn.current.clusters}
+    on = {
+        name: gpu_of[cur.cluster]
+        for name, cur in scn.current.workloads.items()
+        if cur.cluster is not None and cur.cluster in gpu_of
+    }
     allowed = list(scn.policy.platforms)
     allowed += sorted({p for p in today.values() if p not in allowed})
     data = scn.to_dict()
@@ -38,6 +47,8 @@ def status_quo(scn: Scenario) -> Scenario:
         if w["name"] in today:
             family = FAMILY[today[w["name"]]]
             w["platforms"] = [k for k in allowed if FAMILY[k] == family]
+        if on.get(w["name"]) in w["gpu_types"]:
+            w["gpu_types"] = [on[w["name"]]]
     return scn.update(
         {
             "workloads": data["workloads"],
