@@ -126,10 +126,10 @@ def compare(
     kubernetes_fte (FTE the plan needs), hires_hpc, hires_kubernetes, capability_gaps (preferred
     capabilities the platforms lack) and capability_gaps_usd (their estimated monthly cost),
     slo_met (``met/total`` workloads whose predicted service levels are met, in every pool
-    they run in), min_slo_margin (smallest
-    ``(target - predicted) / target``), reason and relaxation (for an infeasible archetype: why,
-    and the change that makes it feasible at the lowest cost), whole_node_usd (what the plan
-    rents beyond its cost when whole-node jobs get whole nodes: its cost is a floor there).
+    they run in), min_slo_margin (smallest ``(target - predicted) / target``), reason and
+    relaxation (for an infeasible archetype: why, and the change that makes it feasible at the
+    lowest cost), whole_node_usd (what the plan rents beyond its cost when whole-node jobs get
+    whole nodes: its cost is a floor there).
     """
     plans = {
         arch: solve(scn.force_archetype(arch), time_limit_s, workers, seed) for arch in ARCHETYPES
