@@ -133,3 +133,26 @@ def test_a_wrong_provider_is_refused_by_key(
     with pytest.raises(ScenarioError) as err:
         scn.update({"current": {"clusters": [today]}})
     assert where in str(err.value) and says in str(err.value), str(err.value)
+
+
+def test_a_named_provider_cluster_rents_its_peaks_and_spot_there_too() -> None:
+    """A managed EKS cluster at AWS kept no nodes and rented its service's every GPU-hour on
+    demand from Nebius at $2.95 (the cheapest H100 on demand anywhere), a cluster in two clouds
+    again. Its peaks and spot now come from AWS ($6.88 on demand), so the plan moves the
+    service to a new cluster rather than rent Nebius GPUs into an AWS one."""
+    from cluster_decide.model.data import prepare
+    from cluster_decide.planning.evaluation import evaluate_decisions
+    from cluster_decide.planning.explain import pool_sellers
+
+    scn = cd.load_scenario(Path(__file__).parent / "data" / "saas-eks.toml")
+    data = prepare(scn)
+    market = data.rental_market("eks-prod", "H100")
+    assert market is not None and market.burst is not None
+    assert (market.burst.seller, market.burst.usd_per_gpu_hour) == ("AWS", 6.88)
+    assert data.burst_cost("eks-prod", "H100") > data.burst_cents["H100"]
+    assert data.rental_market("k8s", "H100") is data.markets["H100"]
+    plan = cd.solve(scn)
+    sellers = pool_sellers(data, plan.decisions(), evaluate_decisions(data, plan.decisions()))
+    assert set(sellers.get("eks-prod", {})) <= {"AWS"}, sellers
+    ev = cd.evaluate(scn, plan)
+    assert ev.feasible and ev.total_cents == round(plan.total_monthly_usd * 100)

@@ -106,7 +106,7 @@ def showback(scn: Scenario, plan: Plan, staff_key: str = "gpu_hours") -> pl.Data
         burst = ev.burst.get((p, g))
         burst_units = float(burst.sum()) if burst is not None else 0.0
         node_cents = float(data.nodes_cents(p, g, dec.nodes.get((p, g), 0)))
-        burst_cents = float(int(data.burst_cents[g] * burst_units))
+        burst_cents = float(int(data.burst_cost(p, g) * burst_units))
         # share-percent × tenths of a GPU × hours of the week, like ``used``
         baseline = (
             data.gpus_per_node[g]

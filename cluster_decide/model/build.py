@@ -737,7 +737,9 @@ def _stuck_on(d: ModelData, p: Pool, g: str, h: str) -> tuple[str, ...] | None:
     if b.training_speed < a.training_speed or b.inference_speed < a.inference_speed:
         return None
     if d.bursts(p.name, g) and (
-        not d.bursts(p.name, h) or d.burst_cents[h] > d.burst_cents[g] or h in d.burst_cap_units
+        not d.bursts(p.name, h)
+        or d.burst_cost(p.name, h) > d.burst_cost(p.name, g)
+        or h in d.burst_cap_units
     ):
         return None
     stuck = []
@@ -1045,7 +1047,7 @@ def _objective(m: Model) -> None:
         (d.added_node_cost(p, g) - d.node_cost(p, g)) * n for (p, g), n in m.grown.items()
     )
     burst = sum(
-        d.burst_cents[g] * m.burst_weight[(p, g, t)] * b for (p, g, t), b in m.burst.items()
+        d.burst_cost(p, g) * m.burst_weight[(p, g, t)] * b for (p, g, t), b in m.burst.items()
     )
     spot = sum(d.spot_cents[k] * s for k, s in m.spot.items())
     m.people_cents = _people_cents(m)

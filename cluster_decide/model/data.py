@@ -277,6 +277,9 @@ class ModelData:
     ``procurement.providers`` names the companies the plan rents from (empty otherwise): the
     cluster stands at its own provider (not named), so its nodes are priced by every seller of
     the allowed classes; the nodes it adds are rented like any others."""
+    pool_burst_cents: Mapping[tuple[str, str], int] = field(default_factory=dict)
+    """On-demand price (``burst_cents``' unit) of a pool of a cluster of today that names its
+    provider, by GPU type: that company's, not the GPU type's cheapest (:meth:`burst_cost`)."""
     cluster_markets: Mapping[str, Mapping[str, Market]] = field(default_factory=dict)
     """A leased cluster of today that names its provider → the GPU types that company rents
     out for a pool's nodes → its market (``current.clusters[].provider``): the cluster's own
@@ -412,9 +415,25 @@ class ModelData:
         Its platform autoscales and procurement allows bursts (``Pool.bursts``), and an allowed
         seller sells the type on demand: with ``procurement.providers`` naming companies that
         do not (or an on-prem estate whose allowed classes do not), its nodes are all it has.
+        A cluster of today that names its provider bursts there or not at all.
         """
-        market = self.markets.get(gpu_type)
+        market = self.rental_market(pool, gpu_type)
         return self.pool(pool).bursts and market is not None and market.burst is not None
+
+    def rental_market(self, pool: str, gpu_type: str) -> Market | None:
+        """Where ``pool`` rents ``gpu_type`` peaks and spot.
+
+        The named provider of a leased cluster of today (:meth:`cluster_market`), else the GPU
+        type's market.
+        """
+        return self.cluster_market(pool, gpu_type) or self.markets.get(gpu_type)
+
+    def burst_cost(self, pool: str, gpu_type: str) -> int:
+        """Cents per tenth of a GPU rented on demand for an hour of the week, all month long.
+
+        The GPU type's (``burst_cents``), or a named provider's for its cluster's pools.
+        """
+        return self.pool_burst_cents.get((pool, gpu_type), self.burst_cents[gpu_type])
 
     def pool(self, name: str) -> Pool:
         """The pool called ``name``."""
@@ -947,13 +966,13 @@ def prepare(scn: Scenario) -> ModelData:
     for g in used:
         gpn[g] = cat.gpus[g].gpus_per_node
         node_cents[g] = round(markets[g].node_usd_per_month * 100) if markets[g].baseline else 0
-        burst = markets[g].burst
-        burst_cents[g] = round(
-            (burst.usd_per_gpu_hour if burst else 0.0)
-            * WEEKS_PER_MONTH
-            * 100
-            / DEMAND_UNITS_PER_GPU
-        )
+        burst_cents[g] = _burst_cents(markets[g])
+    pool_burst_cents = {
+        (p.name, g): _burst_cents(market)
+        for p in pools
+        for g, market in cluster_markets.get(p.cluster, {}).items()
+        if g in p.gpu_types
+    }
 
     base, addon, per_node = {}, {}, {}
     for p in pools:
@@ -1060,7 +1079,7 @@ def prepare(scn: Scenario) -> ModelData:
         for p in pools
         if p.cluster == lease.pool
     }
-    spot_cents = _spot_cents(scn, pools, combos, markets)
+    spot_cents = _spot_cents(scn, pools, combos, markets, cluster_markets)
     spot_pcts = _spot_pcts(scn, pools, combos, spot_cents)
     return ModelData(
         scenario=scn,
@@ -1099,6 +1118,18 @@ def prepare(scn: Scenario) -> ModelData:
         leases=leases,
         today_markets=today_markets,
         cluster_markets=cluster_markets,
+        pool_burst_cents=pool_burst_cents,
+    )
+
+
+def _burst_cents(market: Market) -> int:
+    """The market's on-demand price, cents per tenth of a GPU for one hour of each week of a month.
+
+    0 where it sells none: no pool bursts there (``ModelData.bursts``).
+    """
+    burst = market.burst
+    return round(
+        (burst.usd_per_gpu_hour if burst else 0.0) * WEEKS_PER_MONTH * 100 / DEMAND_UNITS_PER_GPU
     )
 
 
@@ -1147,6 +1178,7 @@ def _spot_cents(
     pools: tuple[Pool, ...],
     combos: Mapping[tuple[str, str, str], Combo],
     markets: Mapping[str, Market],
+    cluster_markets: Mapping[str, Mapping[str, Market]],
 ) -> dict[tuple[str, str, str], int]:
     """Cents per month for each percent of a workload run on spot, where it may.
 
@@ -1155,11 +1187,13 @@ def _spot_cents(
     multi-node gang needs one sold with a cluster fabric) and the class's SLO can be met. The
     charge is the class's own hourly need at the spot price, times 1 + the interruption overhead
     (:func:`cluster_decide.inputs.market.spot_overhead`, growing with the nodes a job spans).
+    A leased cluster of today that names its provider buys spot there (``cluster_markets``).
     """
     if not scn.procurement.spot_allowed:
         return {}
     cat = scn.catalog
     autoscaling = {p.name for p in pools if cat.platforms[p.platform].autoscales}
+    cluster_of = {p.name: p.cluster for p in pools}
     out = {}
     for key, c in combos.items():
         w = scn.workload(c.workload)
@@ -1167,7 +1201,7 @@ def _spot_cents(
             continue
         gpn = cat.gpus[c.gpu_type].gpus_per_node
         nodes = -(-c.gang_gpus // gpn)
-        market = markets[c.gpu_type]
+        market = cluster_markets.get(cluster_of[c.pool], {}).get(c.gpu_type, markets[c.gpu_type])
         offer = market.spot_for(c.gang_gpus, gpn)
         if offer is None:
             continue

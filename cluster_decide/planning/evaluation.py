@@ -479,7 +479,7 @@ def whole_node_extra(
     """
     out = {}
     for (p, g), need in whole_node_burst(data, dec).items():
-        market = data.markets.get(g)
+        market = data.rental_market(p, g)
         counted = ev.burst.get((p, g))
         if market is None or market.burst is None or counted is None:
             continue
@@ -728,7 +728,7 @@ def _costs(
             data.nodes_cents(p, g, n) for (p, g), n in dec.nodes.items() if p in pools
         ),
         "leases": data.lease_cents,
-        "burst": sum(int(data.burst_cents[g] * b.sum()) for (_p, g), b in burst.items()),
+        "burst": sum(int(data.burst_cost(p, g) * b.sum()) for (p, g), b in burst.items()),
         "spot": sum(
             data.spot_cents.get(k, 0) * pct for k, pct in dec.spot.items() if k in data.combos
         ),

@@ -96,7 +96,7 @@ def standalone_cost_usd(data: ModelData, combo: Combo) -> float:
     cost = float(gpus.max()) * per_gpu
     if data.bursts(combo.pool, g):
         base = np.arange(0, int(np.ceil(gpus.max())) + 1)
-        burst_per_gpu = data.burst_cents[g] * DEMAND_UNITS_PER_GPU
+        burst_per_gpu = data.burst_cost(combo.pool, g) * DEMAND_UNITS_PER_GPU
         # Every baseline size at once (one row each): a 512-GPU gang has 513 of them.
         short = np.maximum(gpus[None, :] - base[:, None], 0).sum(axis=1)
         cost = min(cost, float((base * per_gpu + short * burst_per_gpu).min()))
@@ -465,7 +465,7 @@ def _sized_by(
         f"once, so that they start within {w.slo:g} h"
     )
     said += ", standing by between runs"
-    market = data.cluster_market(pool, gpu) or data.markets.get(gpu)
+    market = data.rental_market(pool, gpu)
     offer, burst = (market.baseline, market.burst) if market is not None else (None, None)
     leased = {lease.pool for lease in data.leases}  # paid until its end whatever the plan does
     if (
@@ -716,6 +716,13 @@ def _by_gpu_and_price(item: tuple[tuple[str, Market], int]) -> tuple[str, float,
     return (g, offer.usd_per_gpu_hour if offer else 0.0, offer.seller if offer else "")
 
 
+def _by_gpu_and_burst(item: tuple[tuple[str, Market], list[str]]) -> tuple[str, float, str]:
+    """Peak sentences in GPU type order, the cheaper on-demand offer first."""
+    (g, market), _pools = item
+    offer = market.burst
+    return (g, offer.usd_per_gpu_hour if offer else 0.0, offer.seller if offer else "")
+
+
 def procurement_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[str]:
     """Where the GPUs come from: market and term per GPU type, the up-front outlay, spot."""
     out = []
@@ -763,18 +770,20 @@ def procurement_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> li
                 f"({offer.provider}) {TERM_WORDS[offer.term]} at ${offer.usd_per_gpu_hour:.2f} per "
                 "GPU-hour."
             )
-    rented = sorted({g for (_p, g), b in ev.burst.items() if b.any()})
-    for g in rented:
-        market = data.markets.get(g)
-        if market is None or market.burst is None:
-            continue
-        offer = market.burst
+    # Each GPU type's peaks by where they are rented: the type's market, or a named provider's.
+    rents: dict[tuple[str, Market], list[str]] = defaultdict(list)
+    for (p, g), b in sorted(ev.burst.items()):
+        market = data.rental_market(p, g)
+        if b.any() and market is not None and market.burst is not None:
+            rents[(g, market)].append(p)
+    for (g, market), pools in sorted(rents.items(), key=_by_gpu_and_burst):
+        peak = market.burst
+        assert peak is not None
         cap = market.burst_cap_gpus
-        where = f"{PROVIDER_WORDS[offer.provider_class]} ({offer.provider}) at "
-        where += f"${offer.usd_per_gpu_hour:.2f} per GPU-hour"
-        # What the plan rents of this type in each hour, over every pool.
-        hourly = np.sum([b for (_p, gg), b in ev.burst.items() if gg == g], axis=0)
-        hourly = hourly / DEMAND_UNITS_PER_GPU
+        where = f"{PROVIDER_WORDS[peak.provider_class]} ({peak.provider}) at "
+        where += f"${peak.usd_per_gpu_hour:.2f} per GPU-hour"
+        # What the plan rents of this type there in each hour, over every pool.
+        hourly = np.sum([ev.burst[(p, g)] for p in pools], axis=0) / DEMAND_UNITS_PER_GPU
         if any(n for (_p, gg), n in dec.nodes.items() if gg == g):
             # The busiest hour's rent, and beside it the cap the estate can count on: the cap
             # alone read as what the plan rents ("never more than 64", where it rents 25).
@@ -867,11 +876,17 @@ def pool_sellers(
         if data.nodes_bought(p, g, n) and offer is not None and offer.term != "owned":
             uses[p][offer.seller]["nodes"].add(g)
     for (p, g), b in ev.burst.items():
-        offer = data.markets[g].burst if g in data.markets else None
+        market = data.rental_market(p, g)
+        offer = market.burst if market is not None else None
         if b.any() and offer is not None:
             uses[p][offer.seller]["peaks"].add(g)
     for (w, p, g), pct in dec.spot.items():
-        offer = data.markets[g].spot_for(data.combos[(w, p, g)].gang_gpus, data.gpus_per_node[g])
+        market = data.rental_market(p, g)
+        offer = (
+            market.spot_for(data.combos[(w, p, g)].gang_gpus, data.gpus_per_node[g])
+            if market is not None
+            else None
+        )
         if pct > 0 and offer is not None:
             uses[p][offer.seller]["spot"].add(g)
     return {p: {s: uses[p][s] for s in sorted(by)} for p, by in sorted(uses.items())}
@@ -991,7 +1006,8 @@ def _spot_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[str
     saved = 0.0
     parts: dict[str, list[tuple[str, str, int]]] = {}
     for (w, p, g), pct in sorted(on_spot.items()):
-        market = data.markets[g]
+        market = data.rental_market(p, g)
+        assert market is not None  # spot is priced where a market sells it (``spot_cents``)
         gpu_hours = float(data.combos[(w, p, g)].demand.sum()) / DEMAND_UNITS_PER_GPU * 730 / 168
         baseline = market.baseline.usd_per_gpu_hour if market.baseline else 0.0
         saved += gpu_hours * pct / 100 * baseline - data.spot_cents[(w, p, g)] * pct / 100

@@ -181,12 +181,10 @@ def _cheapest_nodes(data: ModelData, pool: str, gpu: str, load: np.ndarray, gang
     if not data.bursts(pool, gpu):
         return hi
     best, best_cost = hi, math.inf
+    per_burst = data.burst_cost(pool, gpu)
     for n in range(lo, hi + 1):
         short = np.maximum(load - n * per_node, 0)
-        cost = (
-            data.nodes_cents(pool, gpu, n)
-            + float(np.ceil(short / 100).sum()) * data.burst_cents[gpu]
-        )
+        cost = data.nodes_cents(pool, gpu, n) + float(np.ceil(short / 100).sum()) * per_burst
         if cost < best_cost:
             best, best_cost = n, cost
     return best
