@@ -105,3 +105,29 @@ def test_a_cluster_under_lease_is_not_told_to_rent_by_the_run() -> None:
     said = _idle_sentence(plan, "hpc")
     assert "big-runs's 256-GPU jobs need all 32 of its nodes at once" in said
     assert "Renting" not in said
+
+
+def test_a_pool_of_whole_slots_of_one_gang_class_says_so() -> None:
+    """A sovereign lab's pre-training (256-GPU jobs of 120 hours, started within 72 h) takes 96
+    H100 nodes bought for $34.6M, busy 45% of the time: three jobs' slots, since two would make
+    them wait about 96 h. The pool said only that it "is sized for its busiest hours and for its
+    wait and latency targets": one job needs a third of the nodes, under the half that made the
+    sentence say what sizes it."""
+    runs = training(
+        "pretrain",
+        gpus_per_job=256,
+        gpu_hours_per_month=250_000.0,
+        mean_job_hours=120.0,
+        max_queue_wait_hours=72.0,
+        divisible=False,
+    )
+    scn = small_scenario([runs], procurement={"mode": "on_prem"}, policy={"platforms": ["slurm"]})
+    plan = cd.solve(scn)
+    assert plan.status == "optimal"
+    row = plan.pools.filter(pl.col("gpus") > 0).row(0, named=True)
+    assert row["nodes"] == 96 and row["utilization"] < 0.5, row
+    said = _idle_sentence(plan, "slurm")
+    assert (
+        "its 96 nodes hold 3 of pretrain's 256-GPU jobs (32 nodes each) at once, so that they "
+        "start within 72 h, standing by between runs."
+    ) in said, said

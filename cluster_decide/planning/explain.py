@@ -7,6 +7,7 @@ its limit, the budget, and the hour each pool is sized for.
 
 from __future__ import annotations
 
+import math
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 
@@ -420,6 +421,20 @@ def _idle(data: ModelData, dec: Decisions, ev: Evaluation) -> list[str]:
     return out
 
 
+def _slots_of(
+    data: ModelData, dec: Decisions, pool: str, gpu: str, name: str, need: int, nodes: int
+) -> bool:
+    """Whether ``pool``'s ``nodes`` of ``gpu`` are the slots ``name``'s jobs need on their own.
+
+    ``need`` nodes a job: the class's own peak need there, in whole jobs' slots, is every node
+    of the pool (three 256-GPU jobs on 96 nodes), so the other work there only fills them.
+    """
+    share = dec.shares.get((name, pool, gpu), 0)
+    own = float(data.combos[(name, pool, gpu)].load(share).max()) / 100 / DEMAND_UNITS_PER_GPU
+    slot = need * data.gpus_per_node[gpu]
+    return math.ceil(own / slot - 1e-9) * need == nodes
+
+
 def _sized_by(
     data: ModelData,
     dec: Decisions,
@@ -446,7 +461,9 @@ def _sized_by(
     ]
     gang, name = max(gangs, default=(0, ""))
     need = -(-gang // gpn)
-    if need < 2 or need < GANG_SIZES_POOL * nodes:
+    if need < 2 or (
+        need < GANG_SIZES_POOL * nodes and not _slots_of(data, dec, pool, gpu, name, need, nodes)
+    ):
         if rents_peaks:
             return (
                 "it holds the headroom its wait and latency targets need, in whole nodes, and "
