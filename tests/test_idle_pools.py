@@ -9,6 +9,8 @@ runs by the booking would cost less.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import polars as pl
 from builders import small_scenario, training
@@ -131,3 +133,9 @@ def test_a_pool_of_whole_slots_of_one_gang_class_says_so() -> None:
         "its 96 nodes hold 3 of pretrain's 256-GPU jobs (32 nodes each) at once, so that they "
         "start within 72 h, standing by between runs."
     ) in said, said
+    # A hospital's 6 A100 nodes are its imaging training's 2 slots and room for notebooks: not
+    # slots alone, so what sizes them stays the general sentence.
+    hospital = cd.solve(
+        cd.load_scenario(Path(__file__).parent / "data" / "hospital-institute.toml")
+    )
+    assert "it is sized for its busiest hours" in _idle_sentence(hospital, "hpc")
