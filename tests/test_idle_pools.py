@@ -139,3 +139,26 @@ def test_a_pool_of_whole_slots_of_one_gang_class_says_so() -> None:
         cd.load_scenario(Path(__file__).parent / "data" / "hospital-institute.toml")
     )
     assert "it is sized for its busiest hours" in _idle_sentence(hospital, "hpc")
+
+
+def test_a_gang_pool_names_the_batch_work_it_could_backfill_and_what_that_work_costs_apart() -> (
+    None
+):
+    """A sovereign lab's 96 H100 nodes stand by 55% of the time for three pre-training jobs,
+    while its 8-GPU evaluations of 3 hours (started within a day) run on a Kubernetes pool of
+    their own: a Slurm scheduler would backfill them into the idle slots, which the model, whose
+    capacity rows add each class's own need, does not; the plan now says so and what the
+    evaluations cost apart."""
+    scn = cd.load_scenario(Path(__file__).parent / "data" / "sovereign-lab.toml")
+    plan = cd.solve(scn)
+    where = {r["workload"]: r["pool"] for r in plan.placements.iter_rows(named=True)}
+    assert where["pretrain"] == "slurm" and where["evals"] == "k8s-batch", where
+    said = _idle_sentence(plan, "slurm")
+    assert "its 96 nodes hold 3 of pretrain's 256-GPU jobs (32 nodes each)" in said, said
+    assert (
+        "A scheduler can backfill short jobs into those nodes between runs: evals fits a slot and "
+        "ends within pretrain's 72 h wait, and about 310,000 GPU-hours a month stand idle here; "
+        "the model sizes it apart (on k8s-batch, about $"
+    ) in said, said
+    # Work that cannot run there (a service Slurm lacks the capabilities for) is not named.
+    assert "public-chat" not in said

@@ -17,7 +17,9 @@ from cluster_decide.base.constants import PLATFORM_WORDS, SKILLS
 from cluster_decide.base.vocabulary import (
     ARCHETYPE_SHORT,
     ARCHETYPE_WORDS,
+    BATCH_KINDS,
     CLUSTER_WORDS,
+    HOURS_PER_MONTH,
     NODE_GROUP_WORDS,
     SKILL_LABELS,
 )
@@ -435,6 +437,51 @@ def _slots_of(
     return math.ceil(own / slot - 1e-9) * need == nodes
 
 
+BACKFILL_WORTH_SAYING_USD = 1000.0
+"""Batch work a gang pool could backfill is said from this much a month of its own cost."""
+
+
+def _backfill_words(
+    data: ModelData, dec: Decisions, pool: str, gpu: str, name: str, need: int, idle: float
+) -> str:
+    """Batch work the plan runs elsewhere that could fill a gang pool's idle slots between runs.
+
+    A scheduler backfills short jobs into the nodes a gang class holds standing by: work that may
+    run in the pool (its placement there not blocked), whose jobs fit one of the gang's slots
+    (``need`` nodes) and end within the gang's wait target. The model sizes such work apart
+    (its capacity rows add each class's own need), so the plan says what a backfilling one might
+    save. ``idle``: the pool's idle GPUs in an average hour.
+    """
+    gang = data.scenario.workload(name)
+    slot = need * data.gpus_per_node[gpu]
+    fits, where, usd = [], set(), 0.0
+    for w in data.workloads:
+        combo = data.combos.get((w.name, pool, gpu))
+        if w.name == name or combo is None or combo.blocked or w.kind not in BATCH_KINDS:
+            continue
+        if combo.gang_gpus > slot or getattr(w, "mean_job_hours", math.inf) > gang.slo:
+            continue
+        apart = {k: sh for k, sh in dec.shares.items() if k[0] == w.name and sh and k[1] != pool}
+        if apart:
+            fits.append(w.name)
+            where |= {p for _w, p, _g in apart}
+            usd += sum(
+                standalone_cost_usd(data, data.combos[k]) * sh / 100 for k, sh in apart.items()
+            )
+    if usd < BACKFILL_WORTH_SAYING_USD:
+        return ""
+    one = len(fits) == 1
+    return (
+        f". A scheduler can backfill short jobs into those nodes between runs: "
+        f"{and_list(fits)} {'fits' if one else 'fit'} a slot and {'ends' if one else 'end'} "
+        f"within {name}'s {gang.slo:g} h wait, and about "
+        f"{float(f'{idle * HOURS_PER_MONTH:.2g}'):,.0f} GPU-hours a month stand idle here; the "
+        f"model sizes {'it' if one else 'them'} apart (on {and_list(sorted(where))}, about "
+        f"{money(usd)} a month on {'its' if one else 'their'} own), which a plan that backfills "
+        "could save in part"
+    )
+
+
 def _sized_by(
     data: ModelData,
     dec: Decisions,
@@ -482,6 +529,7 @@ def _sized_by(
         f"once, so that they start within {w.slo:g} h"
     )
     said += ", standing by between runs"
+    said += _backfill_words(data, dec, pool, gpu, name, need, nodes * gpn * (1 - busy))
     market = data.rental_market(pool, gpu)
     offer, burst = (market.baseline, market.burst) if market is not None else (None, None)
     leased = {lease.pool for lease in data.leases}  # paid until its end whatever the plan does
