@@ -277,9 +277,6 @@ class ModelData:
     ``procurement.providers`` names the companies the plan rents from (empty otherwise): the
     cluster stands at its own provider (not named), so its nodes are priced by every seller of
     the allowed classes; the nodes it adds are rented like any others."""
-    pool_burst_cents: Mapping[tuple[str, str], int] = field(default_factory=dict)
-    """On-demand price (``burst_cents``' unit) of a pool of a cluster of today that names its
-    provider, by GPU type: that company's, not the GPU type's cheapest (:meth:`burst_cost`)."""
     cluster_markets: Mapping[str, Mapping[str, Market]] = field(default_factory=dict)
     """A leased cluster of today that names its provider → the GPU types that company rents
     out for a pool's nodes → its market (``current.clusters[].provider``): the cluster's own
@@ -290,6 +287,8 @@ class ModelData:
 
         See ``cluster_markets``; None for a pool that names none, or a type it does not rent out.
         """
+        if not self.cluster_markets:
+            return None
         markets = self.cluster_markets.get(self.pool(pool).cluster)
         return None if markets is None else markets.get(gpu_type)
 
@@ -433,7 +432,8 @@ class ModelData:
 
         The GPU type's (``burst_cents``), or a named provider's for its cluster's pools.
         """
-        return self.pool_burst_cents.get((pool, gpu_type), self.burst_cents[gpu_type])
+        market = self.cluster_market(pool, gpu_type)
+        return self.burst_cents[gpu_type] if market is None else _burst_cents(market)
 
     def pool(self, name: str) -> Pool:
         """The pool called ``name``."""
@@ -466,8 +466,11 @@ class ModelData:
         return [c for c in self.combos.values() if not c.blocked]
 
 
-def _pools(scn: Scenario) -> tuple[Pool, ...]:
-    """Candidate pools, then today's clusters (``[current]``) as pools of their own."""
+def _pools(scn: Scenario, provided: Mapping[str, Mapping[str, Market]]) -> tuple[Pool, ...]:
+    """Candidate pools, then today's clusters (``[current]``) as pools of their own.
+
+    ``provided``: the named providers' markets of today's clusters (:func:`_cluster_markets`).
+    """
     pools = _candidate_pools(scn)
     current = scn.current
     if current is None:
@@ -494,7 +497,6 @@ def _pools(scn: Scenario) -> tuple[Pool, ...]:
         out.append(p)
     used = sorted({g for w in scn.workloads for g in w.gpu_types})
     markets = resolve_markets(scn, sorted(set(used) | {c.gpu_type for c in current.clusters}))
-    provided = _cluster_markets(scn, used)
     installed = _addons_installed(current)
     for c in current.clusters:
         # A cluster that names its provider adds only what that company rents out.
@@ -935,7 +937,9 @@ def prepare(scn: Scenario) -> ModelData:
     """Turn a scenario into the integer tables the model and the evaluator share."""
     check_stopped()
     cat = scn.catalog
-    pools = _pools(scn)
+    # Named providers' markets, over every GPU type a workload may use (a pool holds no other).
+    cluster_markets = _cluster_markets(scn, sorted({g for w in scn.workloads for g in w.gpu_types}))
+    pools = _pools(scn, cluster_markets)
     used = tuple(sorted({g for p in pools for g in p.gpu_types}))
     horizon = scn.procurement.horizon_months
     costs = cat.costs
@@ -954,25 +958,17 @@ def prepare(scn: Scenario) -> ModelData:
         for g, m in today_markets.items()
         if m.baseline is not None and m.baseline != markets[g].baseline
     }
-    cluster_markets = _cluster_markets(scn, used)
     # A cluster that names its provider: its own nodes at that company's price.
     cluster_node_cents = {
-        c: round(sold[g].node_usd_per_month * 100)
-        for c, sold in cluster_markets.items()
-        for g in [next(p.gpu_today for p in pools if p.cluster == c)]
-        if g in sold
+        c.name: round(cluster_markets[c.name][c.gpu_type].node_usd_per_month * 100)
+        for c in (scn.current.clusters if scn.current is not None else ())
+        if c.gpu_type in cluster_markets.get(c.name, {})
     }
     gpn, node_cents, burst_cents = {}, {}, {}
     for g in used:
         gpn[g] = cat.gpus[g].gpus_per_node
         node_cents[g] = round(markets[g].node_usd_per_month * 100) if markets[g].baseline else 0
         burst_cents[g] = _burst_cents(markets[g])
-    pool_burst_cents = {
-        (p.name, g): _burst_cents(market)
-        for p in pools
-        for g, market in cluster_markets.get(p.cluster, {}).items()
-        if g in p.gpu_types
-    }
 
     base, addon, per_node = {}, {}, {}
     for p in pools:
@@ -1118,7 +1114,6 @@ def prepare(scn: Scenario) -> ModelData:
         leases=leases,
         today_markets=today_markets,
         cluster_markets=cluster_markets,
-        pool_burst_cents=pool_burst_cents,
     )
 
 

@@ -24,6 +24,7 @@ from cluster_decide.base.vocabulary import (
     SKILL_LABELS,
 )
 from cluster_decide.inputs.market import PROVIDER_WORDS, TERM_WORDS, Market
+from cluster_decide.inputs.offers import Offer
 from cluster_decide.inputs.scenario import RealtimeWorkload
 from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, Combo, ModelData
 from cluster_decide.planning.evaluation import Decisions, Evaluation, whole_node_extra
@@ -774,18 +775,12 @@ def _bought_words(data: ModelData, pool: str, added: dict[str, int]) -> str:
     )
 
 
-def _by_gpu_and_price(item: tuple[tuple[str, Market], int]) -> tuple[str, float, str]:
-    """Node sentences in GPU type order, the cheaper market first (bought beside rented)."""
-    (g, market), _n = item
-    offer = market.baseline
-    return (g, offer.usd_per_gpu_hour if offer else 0.0, offer.seller if offer else "")
+def _in_order(gpu: str, offer: Offer | None) -> tuple[str, float, str]:
+    """Sort key of sentences about several markets: GPU type, then the cheaper offer first.
 
-
-def _by_gpu_and_burst(item: tuple[tuple[str, Market], list[str]]) -> tuple[str, float, str]:
-    """Peak sentences in GPU type order, the cheaper on-demand offer first."""
-    (g, market), _pools = item
-    offer = market.burst
-    return (g, offer.usd_per_gpu_hour if offer else 0.0, offer.seller if offer else "")
+    Bought beside rented nodes, one company's peaks beside another's.
+    """
+    return (gpu, offer.usd_per_gpu_hour if offer else 0.0, offer.seller if offer else "")
 
 
 def procurement_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[str]:
@@ -814,7 +809,9 @@ def procurement_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> li
             nodes_by_gpu[(g, market)] += data.nodes_added(p, g, n)
     out += _added_sentences(data, dec)
     out += _spare_sentences(data, dec, leased)
-    for (g, market), n in sorted(nodes_by_gpu.items(), key=_by_gpu_and_price):
+    for (g, market), n in sorted(
+        nodes_by_gpu.items(), key=lambda kv: _in_order(kv[0][0], kv[0][1].baseline)
+    ):
         if not n or market.baseline is None:
             continue
         offer = market.baseline
@@ -841,7 +838,9 @@ def procurement_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> li
         market = data.rental_market(p, g)
         if b.any() and market is not None and market.burst is not None:
             rents[(g, market)].append(p)
-    for (g, market), pools in sorted(rents.items(), key=_by_gpu_and_burst):
+    for (g, market), pools in sorted(
+        rents.items(), key=lambda kv: _in_order(kv[0][0], kv[0][1].burst)
+    ):
         peak = market.burst
         assert peak is not None
         cap = market.burst_cap_gpus
