@@ -414,10 +414,18 @@ def add_capacity(m: Model) -> None:
 
 
 def add_gang_fit(m: Model) -> None:
-    """A class's largest job fits the pool's baseline nodes of its GPU type.
+    """A class's largest job fits its pool's own nodes, and multi-node work runs on them alone.
 
     gpus_per_node[g]·nodes[p,g] ≥ gang[w]·place[w,p,g]. Multi-node gangs on platforms that
     cannot start all pods together are blocked here; topology slowdowns are in the demand.
+
+    In a pool that bursts, the classes whose jobs span nodes (more GPUs than a node holds) fit
+    the pool's own nodes together, in every hour that can bind:
+    Σ_{w multi-node} share[w,p,g]·slope[w,p,g,t] + fixed·place − spot·slope
+        ≤ 1000·gpus_per_node[g]·nodes[p,g].
+    On-demand GPUs come a node at a time, from whatever the market has that hour (from another
+    company's cloud, for a cluster of today), and a multi-node job needs all its nodes at once
+    on one fabric: burst capacity holds single-node work only.
     """
     d = m.data
     for key, c in d.combos.items():
@@ -433,6 +441,49 @@ def add_gang_fit(m: Model) -> None:
                 f"gang_fit[{','.join(key)}]"
             )
             m._count("gang_fit")
+    _gang_capacity(m)
+
+
+def _gang_capacity(m: Model) -> None:
+    """The rows of ``add_gang_fit`` that keep multi-node work off a bursting pool's burst."""
+    d = m.data
+    for p in d.pools:
+        for g in p.gpu_types:
+            if not d.bursts(p.name, g):
+                continue
+            gpn = d.gpus_per_node[g]
+            combos = [
+                c
+                for c in d.allowed()
+                if c.pool == p.name
+                and c.gpu_type == g
+                and c.gang_gpus > gpn
+                and (c.workload, c.pool, c.gpu_type) not in d.flexible
+            ]
+            if not combos:
+                continue
+            slopes = np.stack([c.slope if c.slope is not None else c.demand for c in combos])
+            fixeds = np.stack(
+                [c.fixed if c.fixed is not None else np.zeros_like(c.demand) for c in combos]
+            )
+            supply = UNITS_PER_NODE_GPU * gpn * m.nodes[(p.name, g)]
+            for t, _weight in reduced_buckets(np.vstack([slopes, fixeds]), False):
+                terms: list[tuple[Any, int]] = []
+                for c, v, f in zip(combos, slopes[:, t], fixeds[:, t], strict=True):
+                    key = (c.workload, c.pool, c.gpu_type)
+                    if v:
+                        terms.append((m.share[key], int(v)))
+                        if key in m.spot:
+                            terms.append((m.spot[key], -int(v)))
+                    if f:
+                        terms.append((m.place[key], int(f)))
+                if not terms:
+                    continue
+                placed = cp_model.LinearExpr.weighted_sum(
+                    [t_[0] for t_ in terms], [t_[1] for t_ in terms]
+                )
+                m.cp.add(placed <= supply).with_name(f"gang_fit[{p.name},{g},t={t}]")
+                m._count("gang_fit")
 
 
 def add_staffing(m: Model) -> None:

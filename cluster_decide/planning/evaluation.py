@@ -412,18 +412,29 @@ def check_capacity(
                 f"limit of {pool.max_nodes}"
             )
     placed: dict[tuple[str, str], np.ndarray] = {}
+    spanning: dict[tuple[str, str], np.ndarray] = {}
     burst: dict[tuple[str, str], np.ndarray] = {}
     for (w, p, g), s in dec.shares.items():
         combo = data.combos.get((w, p, g))
         s_base = s - dec.spot.get((w, p, g), 0)
         if s_base > 0 and combo is not None and (w, p, g) not in data.flexible:
-            placed.setdefault((p, g), np.zeros(HOURS_PER_WEEK, dtype=np.int64))
-            placed[(p, g)] = placed[(p, g)] + combo.load(s_base)
+            zero = np.zeros(HOURS_PER_WEEK, dtype=np.int64)
+            placed[(p, g)] = placed.get((p, g), zero) + combo.load(s_base)
+            if combo.gang_gpus > data.gpus_per_node[g]:
+                spanning[(p, g)] = spanning.get((p, g), zero) + combo.load(s_base)
     for (p, g), load in placed.items():
         supply = UNITS * data.gpus_per_node[g] * dec.nodes.get((p, g), 0)
         need = _tenths(load - supply, UNITS // DEMAND_UNITS_PER_GPU)
         if data.bursts(p, g):
             burst[(p, g)] = need
+            # Multi-node jobs run on the pool's own nodes: burst GPUs hold none of them.
+            short = _tenths(spanning.get((p, g), 0) - supply, UNITS // DEMAND_UNITS_PER_GPU)
+            if short.any():
+                t = int(np.argmax(short))
+                v.append(
+                    f"gang_fit[{p},{g},t={t}]: multi-node jobs need {short[t] / DEMAND_UNITS_PER_GPU:.1f} "
+                    f"GPUs more than the pool's nodes in hour {t}, and burst GPUs hold none"
+                )
         elif need.any():
             t = int(np.argmax(need))
             v.append(
