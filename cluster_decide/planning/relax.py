@@ -46,10 +46,20 @@ class Relaxation:
     sentence: str
 
 
-def _cost(
-    scn: Scenario, time_limit_s: float, workers: int | None, seed: int
-) -> tuple[float, float] | None:
-    """The best plan's monthly cost and its cash spend (USD), or None where there is none."""
+@dataclass(frozen=True)
+class _Checked:
+    """The best plan after a change: its monthly cost and cash spend (USD), and its people."""
+
+    total: float
+    cash: float
+    hires: dict[str, int]
+    """People of each skill the plan hires."""
+    required_milli: dict[str, int]
+    available_milli: dict[str, int]
+
+
+def _cost(scn: Scenario, time_limit_s: float, workers: int | None, seed: int) -> _Checked | None:
+    """The best plan after a change, or None where there is none."""
     from cluster_decide.planning.evaluation import evaluate_decisions
     from cluster_decide.planning.loop import solve_data
 
@@ -60,16 +70,55 @@ def _cost(
     if res.decisions is None:
         return None
     ev = evaluate_decisions(data, res.decisions)
-    return ev.total_cents / 100.0, ev.cash_cents / 100.0
+    return _Checked(
+        ev.total_cents / 100.0,
+        ev.cash_cents / 100.0,
+        dict(ev.hires),
+        dict(ev.required_milli),
+        dict(data.available_milli),
+    )
 
 
-def _then(words: str, cost: tuple[float, float]) -> str:
+def _people_words(
+    change: str, words: str, amount: float, checked: _Checked, before: ModelData
+) -> tuple[str, float]:
+    """A staffing or hiring change in totals of the plan solved after it, and its amount.
+
+    "add 1 Kubernetes engineer to the team: 0.5 FTE needed, 0.0 on staff (1 FTE in all)";
+    "hire 1 Kubernetes engineer (0.5 FTE needed, 0.0 on staff)". The slack solve that sizes a
+    change finds the plan short of the fewest FTE, which may be short in two skills by 0.3 and
+    0.2 FTE where another plan is short in one by 0.5: a hire is a whole person, so the plan
+    solved after the change says whom it hires and what it needs. Other changes pass unchanged.
+    """
+
+    def need(s: str) -> str:
+        return (
+            f"{checked.required_milli[s] / MILLI:.1f} FTE needed, "
+            f"{before.available_milli[s] / MILLI:.1f} on staff"
+        )
+
+    if change.startswith("staffing:"):
+        # "staffing:hpc", or "staffing:hpc+budget" whose words go on ", and raise the budget …"
+        s, _, also = change.removeprefix("staffing:").partition("+")
+        total = getattr(before.scenario.team, s).fte + amount
+        head, _, tail = words.partition(", and ") if also else (words, "", "")
+        rest = f", and {tail}" if tail else ""
+        return f"{head}: {need(s)} ({total:g} FTE in all){rest}", amount
+    if change == "hiring" and any(checked.hires.values()):
+        hired = {s: n for s, n in checked.hires.items() if n}
+        return "hire " + " and ".join(
+            f"{plural(n, SKILL_WORDS[s] + ' engineer')} ({need(s)})" for s, n in hired.items()
+        ), float(sum(hired.values()))
+    return words, amount
+
+
+def _then(words: str, cost: _Checked) -> str:
     """A fix and what the best plan then costs, its cash spend too where that differs.
 
     A budget caps cash spend: "raise the budget to $626k" beside "the best plan then costs
     $628k" read as a plan above its budget, where $2k of the cost is estimated effort.
     """
-    total, cash = cost
+    total, cash = cost.total, cost.cash
     spend = f", {money(cash)} of it cash spend" if money(cash) != money(total) else ""
     return f"{words[0].upper()}{words[1:]}: the best plan then costs {money(total)} a month{spend}."
 
@@ -443,7 +492,9 @@ def diagnose(
         base_cost = _cost(repaired, time_limit_s, workers, seed)
         if base_cost is not None:
             for change, amount, unit, words in fixes:
-                rows.append(Relaxation(change, amount, unit, base_cost[0], _then(words, base_cost)))
+                rows.append(
+                    Relaxation(change, amount, unit, base_cost.total, _then(words, base_cost))
+                )
     if not rows:
         rdata = prepare(repaired)
         if not rdata.unplaceable:
@@ -454,9 +505,12 @@ def diagnose(
             ):
                 cost = _cost(apply(repaired), time_limit_s, workers, seed)
                 if cost is not None:
+                    words, amount = _people_words(change, words, amount, cost, rdata)
                     prefix = "; ".join(w for _, _, _, w in fixes)
                     words_all = f"{prefix}; and {words}" if prefix else words
-                    rows.append(Relaxation(change, amount, unit, cost[0], _then(words_all, cost)))
+                    rows.append(
+                        Relaxation(change, amount, unit, cost.total, _then(words_all, cost))
+                    )
     rows.sort(key=lambda r: (r.monthly_usd, r.change))
     frame = pl.DataFrame([r.__dict__ for r in rows], schema=RELAXATION_SCHEMA)
     sentences = ["No plan satisfies this scenario as it stands.", *reasons]
@@ -568,11 +622,10 @@ def _short_of_both(
 def staffing_changes(
     scn: Scenario, data: ModelData, res: SolveResult
 ) -> list[tuple[str, float, str, str, Callable[[Scenario], Scenario]]]:
-    """More staff of a skill, or hiring them, sized by a slack solve and stated in totals.
+    """More staff of a skill, or hiring them, sized by a slack solve.
 
-    The slack solve finds the plan needing the fewest extra FTE; its evaluation says how many
-    FTE each skill needs in all, so a sentence reads "hire 2 Kubernetes engineers: 3.0 FTE
-    needed, 1.0 on staff".
+    The slack solve finds the plan needing the fewest extra FTE, which sizes each change; what
+    the plan solved after the change needs is said by ``diagnose`` (:func:`_people_words`).
     """
     from cluster_decide.planning.evaluation import evaluate_decisions
 
@@ -594,18 +647,12 @@ def staffing_changes(
                 f"staffing:{s}",
                 float(people),
                 "FTE",
-                f"add {plural(people, SKILL_WORDS[s] + ' engineer')} to the team: {need:.1f} FTE "
-                f"needed, {have:.1f} on staff ({new:g} FTE in all)",
+                f"add {plural(people, SKILL_WORDS[s] + ' engineer')} to the team",
                 partial(Scenario.set_fte, skill=s, fte=new),
             )
         )
     total = sum(short.values())
     if total and (not scn.hiring.allowed or scn.hiring.max_fte < total):
-        words = " and ".join(
-            f"{plural(n, SKILL_WORDS[s] + ' engineer')} ({ev.required_milli[s] / MILLI:.1f} FTE "
-            f"needed, {data.available_milli[s] / MILLI:.1f} on staff)"
-            for s, n in short.items()
-        )
         by_skill: dict[str, int] = {str(k): v for k, v in scn.hiring.max_fte_by_skill.items()}
         caps = {s: max(n, by_skill.get(s, n)) for s, n in short.items()}
         limit = max(total, scn.hiring.max_fte)
@@ -614,7 +661,8 @@ def staffing_changes(
                 "hiring",
                 float(total),
                 "FTE",
-                f"hire {words}",
+                "hire "
+                + " and ".join(plural(n, SKILL_WORDS[s] + " engineer") for s, n in short.items()),
                 lambda x: x.update(
                     {
                         "hiring": {
