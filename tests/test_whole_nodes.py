@@ -63,6 +63,21 @@ def test_one_node_shared_by_a_service_and_whole_node_jobs_counts_the_node_once()
     assert whole_node_burst(data, Decisions(shares, {("k8s", "H100"): 1})) == {}
 
 
+def test_multi_node_jobs_keep_their_nodes_when_whole_nodes_are_counted() -> None:
+    """Two 8-GPU nodes; 16-GPU jobs hold 12 GPUs, a service 6. Keeping one node for the jobs
+    would rent 4 of their GPUs, which a job spanning two nodes cannot use: both nodes stay
+    theirs and the service's 6 GPUs are rented."""
+    data: Any = SimpleNamespace(
+        combos={("api", "k8s", "H100"): _combo(1, 6.0), ("pre", "k8s", "H100"): _combo(16, 12.0)},
+        flexible={},
+        gpus_per_node={"H100": 8},
+        bursts=lambda _p, _g: True,
+    )
+    shares = {("api", "k8s", "H100"): 100, ("pre", "k8s", "H100"): 100}
+    out = whole_node_burst(data, Decisions(shares, {("k8s", "H100"): 2}))
+    assert (out[("k8s", "H100")] == 6 * DEMAND_UNITS_PER_GPU).all()
+
+
 @pytest.fixture(scope="module")
 def startup() -> tuple[cd.Scenario, cd.Plan]:
     scn = small_scenario(

@@ -457,24 +457,28 @@ def whole_node_burst(data: ModelData, dec: Decisions) -> dict[tuple[str, str], n
     out: dict[tuple[str, str], np.ndarray] = {}
     whole: dict[tuple[str, str], np.ndarray] = {}
     rest: dict[tuple[str, str], np.ndarray] = {}
+    spanning: dict[tuple[str, str], np.ndarray] = {}
     for (w, p, g), s in dec.shares.items():
         combo = data.combos.get((w, p, g))
         s_base = s - dec.spot.get((w, p, g), 0)
         if s_base <= 0 or combo is None or (w, p, g) in data.flexible or not data.bursts(p, g):
             continue
         into = whole if combo.gang_gpus >= data.gpus_per_node[g] else rest
-        into[(p, g)] = into.get((p, g), np.zeros(HOURS_PER_WEEK, dtype=np.int64)) + combo.load(
-            s_base
-        )
+        load, zero = combo.load(s_base), np.zeros(HOURS_PER_WEEK, dtype=np.int64)
+        into[(p, g)] = into.get((p, g), zero) + load
+        if combo.gang_gpus > data.gpus_per_node[g]:
+            spanning[(p, g)] = spanning.get((p, g), zero) + load
     step = UNITS // DEMAND_UNITS_PER_GPU
     for key in sorted(whole.keys() & rest.keys()):
         per_node = UNITS * data.gpus_per_node[key[1]]
         nodes = dec.nodes.get(key, 0)
-        # Each group rents what its nodes lack, in tenths of a GPU (rounded up, as the rows).
+        # Each group rents what its nodes lack, in tenths of a GPU (rounded up, as the rows);
+        # multi-node jobs rent nothing (``check_capacity``), so their group keeps their nodes.
+        least = min(nodes, -(-int(spanning.get(key, np.zeros(1)).max()) // per_node))
         need = [
             _tenths(whole[key] - per_node * k, step)
             + _tenths(rest[key] - per_node * (nodes - k), step)
-            for k in range(nodes + 1)
+            for k in range(least, nodes + 1)
         ]
         out[key] = min(need, key=lambda n: int(n.sum()))  # the fewest kept nodes on a tie
     return out
