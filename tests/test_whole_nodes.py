@@ -42,16 +42,21 @@ def _combo(gang_gpus: int, gpus: float) -> Any:
     )
 
 
-def test_one_node_shared_by_a_service_and_whole_node_jobs_counts_the_node_once() -> None:
-    """One 8-GPU node; a service holds 2 GPUs, 8-GPU jobs 4 on average. As one whole, 6 of 8
-    GPUs: nothing rented. In whole nodes: keep the node for the jobs and rent the service's 2
-    GPUs (rather than rent the jobs' 4): 2 GPUs, 20 tenths, every hour."""
-    data: Any = SimpleNamespace(
-        combos={("chat", "k8s", "H100"): _combo(1, 2.0), ("ft", "k8s", "H100"): _combo(8, 4.0)},
+def _bursting_pool(**classes: Any) -> Any:
+    """The model data of one bursting pool ``k8s`` of 8-GPU H100 nodes holding ``classes``."""
+    return SimpleNamespace(
+        combos={(name, "k8s", "H100"): combo for name, combo in classes.items()},
         flexible={},
         gpus_per_node={"H100": 8},
         bursts=lambda _p, _g: True,
     )
+
+
+def test_one_node_shared_by_a_service_and_whole_node_jobs_counts_the_node_once() -> None:
+    """One 8-GPU node; a service holds 2 GPUs, 8-GPU jobs 4 on average. As one whole, 6 of 8
+    GPUs: nothing rented. In whole nodes: keep the node for the jobs and rent the service's 2
+    GPUs (rather than rent the jobs' 4): 2 GPUs, 20 tenths, every hour."""
+    data = _bursting_pool(chat=_combo(1, 2.0), ft=_combo(8, 4.0))
     shares = {("chat", "k8s", "H100"): 100, ("ft", "k8s", "H100"): 100}
     out = whole_node_burst(data, Decisions(shares, {("k8s", "H100"): 1}))
     assert list(out) == [("k8s", "H100")]
@@ -67,12 +72,7 @@ def test_multi_node_jobs_keep_their_nodes_when_whole_nodes_are_counted() -> None
     """Two 8-GPU nodes; 16-GPU jobs hold 12 GPUs, a service 6. Keeping one node for the jobs
     would rent 4 of their GPUs, which a job spanning two nodes cannot use: both nodes stay
     theirs and the service's 6 GPUs are rented."""
-    data: Any = SimpleNamespace(
-        combos={("api", "k8s", "H100"): _combo(1, 6.0), ("pre", "k8s", "H100"): _combo(16, 12.0)},
-        flexible={},
-        gpus_per_node={"H100": 8},
-        bursts=lambda _p, _g: True,
-    )
+    data = _bursting_pool(api=_combo(1, 6.0), pre=_combo(16, 12.0))
     shares = {("api", "k8s", "H100"): 100, ("pre", "k8s", "H100"): 100}
     out = whole_node_burst(data, Decisions(shares, {("k8s", "H100"): 2}))
     assert (out[("k8s", "H100")] == 6 * DEMAND_UNITS_PER_GPU).all()
