@@ -428,7 +428,8 @@ def check_capacity(
         if data.bursts(p, g):
             burst[(p, g)] = need
             # Multi-node jobs run on the pool's own nodes: burst GPUs hold none of them.
-            short = _tenths(spanning.get((p, g), 0) - supply, UNITS // DEMAND_UNITS_PER_GPU)
+            gangs = spanning.get((p, g), np.zeros(HOURS_PER_WEEK, dtype=np.int64))
+            short = _tenths(gangs - supply, UNITS // DEMAND_UNITS_PER_GPU)
             if short.any():
                 t = int(np.argmax(short))
                 v.append(
