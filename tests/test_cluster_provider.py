@@ -92,16 +92,24 @@ def test_a_lease_is_priced_at_its_named_provider() -> None:
     )
 
 
-def test_a_named_provider_cluster_grows_by_rented_nodes_in_an_on_prem_estate() -> None:
-    """An estate that buys its hardware still grows a cloud cluster where it stands: rented,
-    no up-front outlay (without the provider the leased cluster grew by bought nodes)."""
-    on_prem = {"procurement": {"mode": "on_prem"}}
-    plan = cd.solve(_estate(provider="CoreWeave").update(on_prem))
+@pytest.mark.parametrize("mode", ["on_prem", "cheapest"])
+def test_a_leased_cluster_grows_by_rented_nodes_in_an_estate_that_buys(mode: str) -> None:
+    """An estate that buys its hardware still leases a cloud cluster, and grows it where it
+    stands: rented, no up-front outlay. Without the provider the leased cluster's own 16 nodes
+    and the ones it added were "bought outright" (and said to stand in the machine room); now
+    they are rented from the cheapest allowed seller, and the plan says to name the company."""
+    estate = {"procurement": {"mode": mode}}
+    plan = cd.solve(_estate(provider="CoreWeave").update(estate))
     rows = _rows(plan, "cw-h100")
     assert rows["H100"]["nodes_added"] > 0 and rows["H100"]["term"] == "commit_1y", rows
     assert plan.upfront_usd == 0.0
-    unnamed = _rows(cd.solve(_estate().update(on_prem)), "cw-h100")
-    assert unnamed["H100"]["term"] == "owned", unnamed
+    unnamed = cd.solve(_estate().update(estate))
+    rows = _rows(unnamed, "cw-h100")
+    assert rows["H100"]["nodes_added"] > 0 and rows["H100"]["term"] != "owned", rows
+    assert unnamed.upfront_usd == 0.0
+    said = " ".join(unnamed.explanations)
+    assert "bought outright" not in said and "machine room" not in said, said
+    assert 'name it with provider = "…"' in said
 
 
 @pytest.mark.parametrize(

@@ -256,7 +256,11 @@ def _cheapest(offers: Sequence[Offer]) -> Offer | None:
 
 
 def resolve_markets(
-    scn: Scenario, gpus: Sequence[str], any_seller: bool = False, seller: str | None = None
+    scn: Scenario,
+    gpus: Sequence[str],
+    any_seller: bool = False,
+    seller: str | None = None,
+    leased: bool = False,
 ) -> dict[str, Market]:
     """One :class:`Market` per GPU type, prices scaled by ``procurement.gpu_price_scale``.
 
@@ -264,7 +268,9 @@ def resolve_markets(
     scenario does not name, so ``procurement.providers`` (the companies new capacity is rented
     from) does not apply to them. ``seller`` prices a leased cluster of today that names its
     provider (``current.clusters[].provider``): that company's offers alone, rented whatever
-    ``procurement.mode`` says, since the cluster grows where it stands.
+    ``procurement.mode`` says, since the cluster grows where it stands. ``leased`` prices one
+    that names none: the allowed sellers' offers, rented whatever the mode (an estate that buys
+    its new GPUs still leases this cluster's).
     """
     proc = scn.procurement
     catalog = scn.catalog
@@ -297,7 +303,7 @@ def resolve_markets(
         )
         owned = None
         node = catalog.onprem.get(name)
-        if proc.mode != "cloud" and seller is None:
+        if proc.mode != "cloud" and seller is None and not leased:
             node = node or OnPremNode(0.0, 0.0)
             owned = onprem_cost(
                 gpu,

@@ -644,6 +644,12 @@ class Scenario(_Section):
             or over.usd_per_gpu_hour_reserved is not None
         )
 
+    def cluster_provider(self, cluster: str) -> str | None:
+        """The company a listed cluster of today is leased from, where ``provider`` names it."""
+        if self.current is None:
+            return None
+        return next((c.provider for c in self.current.clusters if c.name == cluster), None)
+
     def loaded_cost_usd_per_year(self, skill: str) -> float:
         """What one FTE of ``skill`` costs per year: the scenario's figure or the catalog default."""
         team: Team = getattr(self.team, skill)

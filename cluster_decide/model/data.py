@@ -280,12 +280,15 @@ class ModelData:
     cluster_markets: Mapping[str, Mapping[str, Market]] = field(default_factory=dict)
     """A leased cluster of today that names its provider → the GPU types that company rents
     out for a pool's nodes → its market (``current.clusters[].provider``): the cluster's own
-    nodes, the nodes it grows by and its node groups are all rented there."""
+    nodes, the nodes it grows by and its node groups are all rented there. One that names
+    none, in an estate that may buy its new GPUs, rents them from the allowed sellers
+    (``_cluster_markets``)."""
 
     def cluster_market(self, pool: str, gpu_type: str) -> Market | None:
-        """The named provider's market for ``pool``'s nodes of ``gpu_type``.
+        """Where a leased cluster of today rents ``pool``'s nodes of ``gpu_type``.
 
-        See ``cluster_markets``; None for a pool that names none, or a type it does not rent out.
+        See ``cluster_markets``; None for a pool that is no such cluster, or a type not rented
+        out there.
         """
         if not self.cluster_markets:
             return None
@@ -531,18 +534,26 @@ def _pools(scn: Scenario, provided: Mapping[str, Mapping[str, Market]]) -> tuple
 
 
 def _cluster_markets(scn: Scenario, gpus: Sequence[str]) -> dict[str, dict[str, Market]]:
-    """Leased clusters of today that name their provider → that company's market per GPU type.
+    """Leased clusters of today → where their nodes are rented, per GPU type.
 
-    Only the types it rents out for a pool's nodes (a baseline offer), of ``gpus`` and the
-    cluster's own (``resolve_markets(..., seller=)``).
+    One that names its provider: that company's market (``resolve_markets(..., seller=)``).
+    One that names none, in an estate that may buy its new GPUs (``procurement.mode`` is
+    ``on_prem`` or ``cheapest``): the allowed sellers' rental market (``leased=True``), since a
+    leased cluster is rented whatever the estate buys; in the cloud it rents from the estate's
+    markets already. Only the types rented out for a pool's nodes (a baseline offer), of
+    ``gpus`` and the cluster's own.
     """
     if scn.current is None:
         return {}
     out = {}
     for c in scn.current.clusters:
-        if c.provider is None:
+        types = sorted({*gpus, c.gpu_type})
+        if c.provider is not None:
+            sold = resolve_markets(scn, types, seller=c.provider)
+        elif c.ownership == "leased" and scn.procurement.mode != "cloud":
+            sold = resolve_markets(scn, types, leased=True)
+        else:
             continue
-        sold = resolve_markets(scn, sorted({*gpus, c.gpu_type}), seller=c.provider)
         out[c.name] = {g: m for g, m in sold.items() if m.baseline is not None}
     return out
 
