@@ -16,6 +16,7 @@ import cluster_decide as cd
 from cluster_decide.base.vocabulary import DEMAND_UNITS_PER_GPU_PERCENT
 from cluster_decide.model.data import prepare
 from cluster_decide.planning.evaluation import Decisions, evaluate_decisions
+from cluster_decide.planning.service import _rented_slot
 
 
 def _team_on_demand(*workloads: dict) -> cd.Scenario:
@@ -68,3 +69,19 @@ def test_single_node_work_beside_the_training_still_bursts() -> None:
     assert nodes * 8 * DEMAND_UNITS_PER_GPU_PERCENT >= int(train.max())
     rented = ev.burst[(name, "H100")]
     assert rented.any() and not np.all(rented == rented[0]), "the service's peaks are rented"
+
+
+def test_a_waiting_multi_node_job_is_not_given_a_rented_slot() -> None:
+    """Pooled waits in a bursting pool give a job that finds no node free a rented one: a job
+    of one node, not one that spans two (it runs on the pool's own nodes alone)."""
+    scn = _team_on_demand(
+        training(gpu_hours_per_month=26_000.0, gpus_per_job=16),
+        training("ft", gpu_hours_per_month=2_000.0, gpus_per_job=8),
+    )
+    data = prepare(scn)
+    assert _rented_slot(data, "H100", [("ft", "k8s-batch", "H100")]) == 8
+    assert _rented_slot(data, "H100", [("train", "k8s-batch", "H100")]) == 0
+    assert (
+        _rented_slot(data, "H100", [("ft", "k8s-batch", "H100"), ("train", "k8s-batch", "H100")])
+        == 0
+    )

@@ -319,15 +319,19 @@ def batch_waits_by_pool(
 
 
 def _rented_slot(data: ModelData, g: str, keys: list[tuple[str, str, str]]) -> int:
-    """GPUs of the whole on-demand nodes the largest of these jobs needs, if the cap allows them.
+    """GPUs of the whole on-demand node the largest of these jobs needs, if the cap allows it.
 
-    A bursting pool rents nodes for a job that finds none free, so its queue never has fewer
-    than these; 0 when the GPU type's burst cap (GPUs per hour, over all pools) is below them.
+    A bursting pool rents a node for a job that finds none free, so its queue never has fewer
+    than these; 0 when the GPU type's burst cap (GPUs per hour, over all pools) is below them,
+    or when the largest job spans nodes: those run on the pool's own nodes alone
+    (``build.add_gang_fit``).
     """
     gpn = data.gpus_per_node[g]
-    slot = -(-max(data.combos[k].gang_gpus for k in keys) // gpn) * gpn
+    slot = max(data.combos[k].gang_gpus for k in keys)
+    if slot > gpn:
+        return 0
     cap = data.burst_cap_units.get(g)
-    return slot if cap is None or cap >= slot * DEMAND_UNITS_PER_GPU else 0
+    return gpn if cap is None or cap >= gpn * DEMAND_UNITS_PER_GPU else 0
 
 
 def _own_capacity_shares(dec: Decisions) -> dict[tuple[str, str, str], int]:
