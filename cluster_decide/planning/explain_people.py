@@ -19,6 +19,15 @@ from cluster_decide.planning.evaluation import Decisions, Evaluation
 
 __all__ = ["MANAGED_WORDS", "and_list", "money", "people_sentences", "plural"]
 
+SLIVER_FTE = 0.1
+"""A shortfall below this is finer than the catalog's staffing figures (``staffing.csv``, all
+assumptions stated to a tenth of an FTE at best): a plan that pays for a course to cover it
+says so (:data:`SLIVER_WORDS`)."""
+SLIVER_WORDS = (
+    ": finer than the staffing estimates themselves, which are assumptions good to a tenth of"
+    " an FTE at best, so check whether the team absorbs it before paying for the course"
+)
+
 
 def plural(n: int, word: str) -> str:
     """``1 engineer``, ``2 engineers``."""
@@ -108,8 +117,10 @@ def people_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[st
         # capped or whole people), which may be a sliver of an FTE: the meeting should see it.
         gap = (ev.required_milli[t] - data.available_milli[t]) / MILLI - ev.hires[t]
         why = (
-            f"to cover the {gap:.2f} {SKILL_LABELS[t]} FTE the "
-            f"{'hire leaves' if ev.hires[t] == 1 else 'hires leave'} short"
+            f"to cover the {gap:.2f} {SKILL_LABELS[t]} FTE"
+            + (f" ({gap:.0%} of one person's time)" if gap < SLIVER_FTE else "")
+            + f" the {'hire leaves' if ev.hires[t] == 1 else 'hires leave'} short"
+            + (SLIVER_WORDS if gap < SLIVER_FTE else "")
             if ev.hires[t] and gap > 0
             else "instead of hiring"
             + (f" {SKILL_LABELS[t]} engineers" if any(ev.hires.values()) else "")
