@@ -523,6 +523,24 @@ def test_a_hire_beside_staff_retrained_away_says_where_their_time_went() -> None
     assert "instead of hiring." in " ".join(free.explanations)
 
 
+def test_a_class_kept_on_its_cluster_on_another_gpu_type_says_why() -> None:
+    """The pharma group's notebooks run on its A100 Slurm cluster today; the plan keeps them on
+    the cluster, in a new partition of 2 bought L40S nodes, and left one of its A100 nodes idle,
+    saying nothing of why its notebooks change GPU. Now it sets the two side by side, alone."""
+    scn = cd.load_scenario(Path(__file__).parent / "data" / "pharma-research.toml")
+    plan = cd.solve(scn)
+    rows = {r["gpu_type"]: r for r in plan.pools.iter_rows(named=True) if r["pool"] == "hpc-a100"}
+    assert rows["L40S"]["nodes_added"] == 2 and rows["A100"]["nodes"] == 11, rows
+    said = [s for s in plan.explanations if s.startswith("chem-notebooks stays on")]
+    assert said == [
+        "chem-notebooks stays on the hpc-a100 cluster but moves from its A100 nodes to L40S "
+        "ones: about $8.1k a month for the 2 L40S nodes it needs, against about $9.8k for 2 "
+        "A100 nodes there (the cluster's idle one and 1 more bought)."
+    ], plan.explanations
+    # Its other classes keep their GPU type: nothing is said of them.
+    assert sum("stays on the" in s for s in plan.explanations) == 1
+
+
 def test_a_workload_cheaper_alone_on_a_platform_the_plan_runs_is_not_said_to_need_a_cluster() -> (
     None
 ):

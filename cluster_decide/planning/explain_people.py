@@ -6,6 +6,8 @@ tables (``model.people``), so the amounts it quotes are the ones the plan pays.
 
 from __future__ import annotations
 
+import math
+
 from cluster_decide.base.constants import CAPABILITY_WORDS, PLATFORM_WORDS, SKILLS, SUPPORT_LEVELS
 from cluster_decide.base.vocabulary import (
     ADDONS,
@@ -14,7 +16,7 @@ from cluster_decide.base.vocabulary import (
     MANAGED_WORDS,
     SKILL_LABELS,
 )
-from cluster_decide.model.data import MILLI, ModelData
+from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, ModelData
 from cluster_decide.planning.evaluation import Decisions, Evaluation
 
 __all__ = ["MANAGED_WORDS", "and_list", "money", "people_sentences", "plural"]
@@ -169,6 +171,7 @@ def people_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[st
     out += _addon_sentences(data, dec, ev)
     out += _lease_sentences(data, dec)
     out += _move_sentences(data, dec, ev)
+    out += _gpu_change_sentences(data, dec)
     return out
 
 
@@ -329,6 +332,64 @@ def _move_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[str
         else:
             out.append(f"It keeps these where they run today: {'; '.join(groups)}.")
     return out
+
+
+def _gpu_change_sentences(data: ModelData, dec: Decisions) -> list[str]:
+    """Why a class kept on its cluster of today runs there on another GPU type than today's.
+
+    "chem-notebooks stays on the hpc-a100 cluster but moves from its A100 nodes to L40S ones:
+    about $8.2k a month for the 2 L40S nodes it needs, against about $9.8k for 2 A100 nodes
+    there (the cluster's idle one and 1 more bought)". A yardstick of the class alone (its
+    busiest hour in whole nodes, as ``standalone_cost_usd``), said only where it agrees with
+    the plan; the plan itself packs it with the cluster's other work.
+    """
+    people = data.people
+    if people is None:
+        return []
+    out = []
+    for w, mv in people.moves.items():
+        here = {(p, g) for (ww, p, g), s in dec.shares.items() if ww == w and s}
+        pools = {data.pool(p) for p, _g in here}
+        if mv.cluster is None or len(here) != 1 or {p.cluster for p in pools} != {mv.cluster}:
+            continue
+        [(p, g)] = here
+        today = data.pool(p).gpu_today
+        old = data.combos.get((w, p, today))
+        if g == today or old is None or old.blocked:
+            continue
+        new_nodes, new_usd = _nodes_alone(data, w, p, g, 0)
+        idle = max(0, data.pool(p).nodes_today - dec.nodes.get((p, today), 0))
+        old_nodes, old_usd = _nodes_alone(data, w, p, today, idle)
+        if new_usd >= old_usd:
+            continue
+        bought = old_nodes - min(old_nodes, idle)
+        whence = (
+            f"the cluster's {'idle one' if idle == 1 else f'{min(old_nodes, idle)} idle ones'}"
+            if idle
+            else ""
+        )
+        if bought:
+            got = "bought" if data.pool(p).owned else "rented"
+            whence += (" and " if whence else "") + f"{bought} more {got}"
+        out.append(
+            f"{w} stays on the {mv.cluster} cluster but moves from its {today} nodes to {g} "
+            f"ones: about {money(new_usd)} a month for the {plural(new_nodes, g + ' node')} it "
+            f"needs, against about {money(old_usd)} for {plural(old_nodes, today + ' node')} "
+            f"there ({whence})."
+        )
+    return out
+
+
+def _nodes_alone(data: ModelData, w: str, pool: str, g: str, idle: int) -> tuple[int, float]:
+    """Nodes of ``g`` class ``w`` needs alone in ``pool`` at its busiest hour, and their cost.
+
+    US$ a month: ``idle`` of the cluster's own nodes first, then nodes it grows by.
+    """
+    need = data.combos[(w, pool, g)].demand.max() / DEMAND_UNITS_PER_GPU
+    nodes = max(1, math.ceil(need / data.gpus_per_node[g] - 1e-9))
+    own = min(nodes, idle)
+    cents = own * data.node_cost(pool, g) + (nodes - own) * data.added_node_cost(pool, g)
+    return nodes, cents / 100.0
 
 
 def _relocation_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[str]:
