@@ -674,7 +674,9 @@ def _architecture(b: Bundle) -> Section:
         chart="architecture",
         topic="What we would build",
         notes=_talk(
-            *_marked(plan, names, SIZING_MARKS),
+            # The first sentence of each: what sizes the cluster, within the notes' budget (a
+            # gang pool's backfill and booking advice follow it in the report).
+            *(_sentences(s)[0] for s in _marked(plan, names, SIZING_MARKS)),
             "Each box is a cluster: its GPUs on top, the workloads it runs below.",
         ),
     )

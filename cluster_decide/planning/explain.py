@@ -70,8 +70,9 @@ SELLER_MARKS = (
 )
 """Words only the sentences on a pool whose GPUs come from several clouds, or from the estate's
 machine room and a cloud, say."""
-SIZING_MARKS = ("sized for", "for its peaks instead of buying for them")
-"""Words only the sentences on what sizes a pool say (its busiest hours, or the peaks it rents)."""
+SIZING_MARKS = ("sized for", "for its peaks instead of buying for them", "standing by between runs")
+"""Words only the sentences on what sizes a pool say (its busiest hours, the peaks it rents, or
+the whole-machine jobs its nodes stand by for)."""
 WHOLE_NODE_MARKS = ("so its cost is a floor here",)
 """Words only the sentence on what whole-node jobs add to a pool's rented hours says."""
 ADDED_NODE_MARKS = ("cluster grows from", "rather than a second cluster being built")

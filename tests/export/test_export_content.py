@@ -221,3 +221,16 @@ def test_the_today_slide_names_the_nodes_a_cluster_of_today_leaves_spare() -> No
         if s.key == "today"
     )
     assert "no running costs" not in " ".join((default.lead, *default.bullets))
+
+
+def test_the_architecture_notes_say_what_keeps_a_gang_cluster_idle() -> None:
+    """research-lab's H100 cluster is busy 58% of the time: its pre-training's 128-GPU jobs need
+    16 of its 22 nodes at once. The architecture slide's notes carried only the pools "sized
+    for" their busiest hours; now they carry what sizes every cluster, each in its first
+    sentence (the backfill and booking advice stay in the report)."""
+    plan = cd.solve(cd.load_scenario("research-lab"))
+    arch = next(s for s in sections(gather(plan, run_compare=False)) if s.key == "architecture")
+    idle = [n for n in arch.notes if "standing by between runs" in n]
+    assert len(idle) == 1 and "16 of its 22 nodes at once" in idle[0], arch.notes
+    assert idle[0].endswith("standing by between runs.")
+    assert sum(len(n.split()) for n in arch.notes) <= 120
