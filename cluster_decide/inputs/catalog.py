@@ -226,6 +226,10 @@ class Catalog:
     people: PeopleParameters | None = None
     """Retraining, migration and build parameters (``data/catalog/people.csv``)."""
 
+    def seller_classes(self) -> dict[str, str]:
+        """Each company that sells GPUs in ``offers.csv`` → its provider class."""
+        return {o.seller: o.provider_class for o in self.offers}
+
     def profile(self, name: str) -> np.ndarray:
         """The 168 hour-of-week weights of a named profile (max 1.0)."""
         return self.profiles[name]

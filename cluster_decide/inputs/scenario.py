@@ -965,7 +965,7 @@ def _unknown_seller(where: str, name: str, classes: Mapping[str, str]) -> Proble
 
 def _check_providers(proc: Procurement, catalog: Catalog) -> list[Problem]:
     """Each of ``procurement.providers`` is a catalog seller of a class the scenario allows."""
-    classes = {o.seller: o.provider_class for o in catalog.offers}
+    classes = catalog.seller_classes()
     problems = []
     for i, name in enumerate(proc.providers or ()):
         where = f"procurement.providers[{i}]"
@@ -992,7 +992,7 @@ def _check_cluster_providers(scn: Scenario, catalog: Catalog) -> list[Problem]:
     stands there today. It must rent out the cluster's GPU type as a pool's nodes (a term
     that is not spot, sold with a fabric), unless the scenario sets that type's prices itself.
     """
-    classes = {o.seller: o.provider_class for o in catalog.offers}
+    classes = catalog.seller_classes()
     problems = []
     current = scn.current
     for i, c in enumerate(current.clusters if current is not None else ()):

@@ -243,7 +243,7 @@ def _provider_class_fix(
             if cls not in allowed
         ]
     else:
-        classes = {o.seller: o.provider_class for o in scn.catalog.offers}
+        classes = scn.catalog.seller_classes()
         trials = [
             (
                 seller,
