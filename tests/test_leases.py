@@ -14,7 +14,7 @@ from typing import Any
 
 import polars as pl
 import pytest
-from builders import chat_service, component_usd, fine_tuning, small_scenario
+from builders import chat_service, component_usd, fine_tuning, service, small_scenario
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -175,3 +175,49 @@ def test_a_longer_lease_costs_at_most_its_extra_months(months: int, extra: int) 
     price = prepare(short).node_cents["H100"] / 100.0
     a, b = cd.solve(short).total_monthly_usd, cd.solve(long).total_monthly_usd
     assert a - 0.01 <= b <= a + NODES * price * extra / 36 + 0.01
+
+
+def test_a_leased_cluster_left_idle_says_what_it_could_carry_while_it_runs() -> None:
+    """A start-up leases 6 H100 nodes at AWS until December 2027 for its chat service; the
+    plan moves the service to a cheaper cloud (4 nodes and their peaks) and leaves the lease,
+    paid for 13 more months, idle. The model averages costs over the 36 months, so it cannot
+    say "stay until the lease ends, then move"; the plan now says what the idle nodes could
+    carry meanwhile and what using them first would save."""
+    scn = small_scenario(
+        [
+            service(
+                "chat",
+                gpu_types=["H100"],
+                peak_requests_per_second=120.0,
+                gpu_seconds_per_request=0.5,
+                profile="diurnal",
+            )
+        ],
+        team={"hpc": {"fte": 0.0}, "kubernetes": {"fte": 2.0}},
+        procurement={"mode": "cloud", "horizon_months": 36},
+        current={
+            "as_of": "2026-12",
+            "clusters": [
+                {
+                    "name": "eks-h100",
+                    "platform": "kubernetes",
+                    "gpu_type": "H100",
+                    "nodes": 6,
+                    "ownership": "leased",
+                    "leased_until": "2027-12",
+                    "provider": "AWS",
+                }
+            ],
+            "workloads": {"chat": {"platform": "kubernetes", "cluster": "eks-h100"}},
+        },
+    )
+    plan = cd.solve(scn)
+    assert plan.status == "optimal"
+    nodes = dict(zip(plan.pools["pool"], plan.pools["nodes"], strict=True))
+    assert nodes.get("eks-h100", 0) == 0 and nodes["k8s"] == 4, nodes
+    [said] = [s for s in plan.explanations if s.startswith("The eks-h100 lease")]
+    assert "the plan leaves the cluster unused, so that money buys nothing" in said
+    assert (
+        "; while the lease runs, its 6 unused nodes could carry 90% of the k8s pool's H100 "
+        "work, about $22k a month (averaged over the plan) that using them first would save."
+    ) in said, said

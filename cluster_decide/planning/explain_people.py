@@ -8,7 +8,16 @@ from __future__ import annotations
 
 import math
 
-from cluster_decide.base.constants import CAPABILITY_WORDS, PLATFORM_WORDS, SKILLS, SUPPORT_LEVELS
+import numpy as np
+
+from cluster_decide.base.constants import (
+    CAPABILITY_WORDS,
+    HOURS_PER_MONTH,
+    HOURS_PER_WEEK,
+    PLATFORM_WORDS,
+    SKILLS,
+    SUPPORT_LEVELS,
+)
 from cluster_decide.base.vocabulary import (
     ADDONS,
     CLUSTER_WORDS,
@@ -16,7 +25,7 @@ from cluster_decide.base.vocabulary import (
     MANAGED_WORDS,
     SKILL_LABELS,
 )
-from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, ModelData
+from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, Lease, ModelData
 from cluster_decide.planning.evaluation import Decisions, Evaluation
 
 __all__ = ["MANAGED_WORDS", "and_list", "money", "people_sentences", "plural"]
@@ -169,13 +178,13 @@ def people_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[st
     elif reused:
         out.append(f"{_exist(reused)[0].upper()}{_exist(reused)[1:]} reused: no build cost.")
     out += _addon_sentences(data, dec, ev)
-    out += _lease_sentences(data, dec)
+    out += _lease_sentences(data, dec, ev)
     out += _move_sentences(data, dec, ev)
     out += _gpu_change_sentences(data, dec)
     return out
 
 
-def _lease_sentences(data: ModelData, dec: Decisions) -> list[str]:
+def _lease_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[str]:
     """One sentence per lease of today that runs into the horizon: what is paid, what is used."""
     out = []
     for lease in data.leases:
@@ -206,9 +215,73 @@ def _lease_sentences(data: ModelData, dec: Decisions) -> list[str]:
         )
         out.append(
             f"The {lease.pool} lease ({gpu}) is paid {when} whatever the plan does: {month} a "
-            f"month, {total} in all; {use}{after}."
+            f"month, {total} in all; {use}{after}"
+            + _idle_lease_words(data, dec, ev, lease, lease.nodes - used)
+            + "."
         )
     return out
+
+
+def _idle_lease_words(
+    data: ModelData, dec: Decisions, ev: Evaluation, lease: Lease, idle: int
+) -> str:
+    """What a lease's unused nodes could carry of the plan's work elsewhere, while it runs.
+
+    The model prices nodes and rented hours as averages over the horizon, so a plan may leave
+    leased nodes idle until the lease ends (paid whatever it does) beside capacity it rents for
+    the same work: the peaks its own cluster rents on demand, or the nodes and peaks of a pool
+    of its platform family and GPU type elsewhere (a cheaper cloud after the lease). Hour by
+    hour the idle nodes carry what they can of it, first its own cluster's peaks (cheapest to
+    move); what that capacity costs, over the lease's share of the horizon, is what a plan that
+    used them first would save: "; while the lease runs, its 6 unused nodes could carry 90% of
+    the k8s pool's H100 work, about $22k a month (averaged over the plan) that using them first
+    would save".
+    """
+    if idle <= 0 or lease.months <= 0:
+        return ""
+    g = lease.gpu_type
+    gpn = data.gpus_per_node[g]
+    current = data.scenario.current
+    assert current is not None  # a lease is a cluster of today's
+    family = FAMILY[next(c.platform for c in current.clusters if c.name == lease.pool)]
+    spare = np.full(HOURS_PER_WEEK, idle * gpn * DEMAND_UNITS_PER_GPU, dtype=np.int64)
+    month = HOURS_PER_MONTH / HOURS_PER_WEEK / DEMAND_UNITS_PER_GPU
+    carried: list[tuple[str, float]] = []  # (what, US$ a month of it)
+    for p in sorted(
+        {pp for (pp, gg) in ev.burst if gg == g} | {pp for (pp, gg) in dec.nodes if gg == g}
+    ):
+        pool = data.pool(p)
+        own = pool.cluster == lease.pool
+        if not own and FAMILY[pool.platform] != family:
+            continue
+        rented = ev.burst.get((p, g), np.zeros(HOURS_PER_WEEK, dtype=np.int64))
+        nodes = 0 if own else dec.nodes.get((p, g), 0)
+        held = nodes * gpn * DEMAND_UNITS_PER_GPU + rented
+        take = np.minimum(held, spare)
+        if not take.any():
+            continue
+        spare = spare - take
+        market = data.rental_market(p, g)
+        burst = market.burst.usd_per_gpu_hour if market is not None and market.burst else 0.0
+        usd = nodes * data.node_cost(p, g) / 100.0 + float(rented.sum()) * month * burst
+        share = float(take.sum()) / float(held.sum())
+        part = "all" if share >= 0.995 else f"{share:.0%}"
+        if own:
+            hours, of = float(take.sum()) * month, float(rented.sum()) * month
+            part = f"all {of:,.0f}" if part == "all" else f"{hours:,.0f} of the {of:,.0f}"
+            carried.append(
+                (f"{part} on-demand {g} GPU-hours a month its cluster rents", usd * share)
+            )
+        else:
+            carried.append((f"{part} of the {p} pool's {g} work", usd * share))
+    if not carried:
+        return ""
+    saved = sum(usd for _w, usd in carried) * lease.months / lease.horizon_months
+    them = "unused node" if idle == 1 else f"{idle} unused nodes"
+    return (
+        f"; while the lease runs, its {them} could carry {and_list([w for w, _u in carried])}, "
+        f"about {money(saved)} a month (averaged over the plan) that using them first would save"
+    )
 
 
 def and_list(items: list[str]) -> str:
