@@ -247,9 +247,8 @@ def _idle_lease_words(
     spare = np.full(HOURS_PER_WEEK, idle * gpn * DEMAND_UNITS_PER_GPU, dtype=np.int64)
     month = HOURS_PER_MONTH / HOURS_PER_WEEK / DEMAND_UNITS_PER_GPU
     carried: list[tuple[str, float]] = []  # (what, US$ a month of it)
-    for p in sorted(
-        {pp for (pp, gg) in ev.burst if gg == g} | {pp for (pp, gg) in dec.nodes if gg == g}
-    ):
+    pools = {pp for (pp, gg) in ev.burst if gg == g} | {pp for (pp, gg) in dec.nodes if gg == g}
+    for p in sorted(pools, key=lambda q: (data.pool(q).cluster != lease.pool, q)):
         pool = data.pool(p)
         own = pool.cluster == lease.pool
         if not own and FAMILY[pool.platform] != family:
