@@ -644,11 +644,11 @@ class Scenario(_Section):
             or over.usd_per_gpu_hour_reserved is not None
         )
 
-    def cluster_provider(self, cluster: str) -> str | None:
-        """The company a listed cluster of today is leased from, where ``provider`` names it."""
+    def current_cluster(self, name: str) -> CurrentCluster | None:
+        """The cluster of today listed as ``name`` (``[[current.clusters]]``), if any."""
         if self.current is None:
             return None
-        return next((c.provider for c in self.current.clusters if c.name == cluster), None)
+        return next((c for c in self.current.clusters if c.name == name), None)
 
     def loaded_cost_usd_per_year(self, skill: str) -> float:
         """What one FTE of ``skill`` costs per year: the scenario's figure or the catalog default."""

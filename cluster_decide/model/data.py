@@ -417,7 +417,7 @@ class ModelData:
         Its platform autoscales and procurement allows bursts (``Pool.bursts``), and an allowed
         seller sells the type on demand: with ``procurement.providers`` naming companies that
         do not (or an on-prem estate whose allowed classes do not), its nodes are all it has.
-        A cluster of today that names its provider bursts there or not at all.
+        A leased cluster of today rents its peaks where it rents its nodes (:meth:`rental_market`).
         """
         market = self.rental_market(pool, gpu_type)
         return self.pool(pool).bursts and market is not None and market.burst is not None
@@ -425,7 +425,7 @@ class ModelData:
     def rental_market(self, pool: str, gpu_type: str) -> Market | None:
         """Where ``pool`` rents ``gpu_type`` peaks and spot.
 
-        The named provider of a leased cluster of today (:meth:`cluster_market`), else the GPU
+        Where a leased cluster of today rents its nodes (:meth:`cluster_market`), else the GPU
         type's market.
         """
         return self.cluster_market(pool, gpu_type) or self.markets.get(gpu_type)
@@ -433,7 +433,8 @@ class ModelData:
     def burst_cost(self, pool: str, gpu_type: str) -> int:
         """Cents per tenth of a GPU rented on demand for an hour of the week, all month long.
 
-        The GPU type's (``burst_cents``), or a named provider's for its cluster's pools.
+        The GPU type's (``burst_cents``), or its market's for a leased cluster of today
+        (:meth:`cluster_market`).
         """
         market = self.cluster_market(pool, gpu_type)
         return self.burst_cents[gpu_type] if market is None else _burst_cents(market)
@@ -472,7 +473,7 @@ class ModelData:
 def _pools(scn: Scenario, provided: Mapping[str, Mapping[str, Market]]) -> tuple[Pool, ...]:
     """Candidate pools, then today's clusters (``[current]``) as pools of their own.
 
-    ``provided``: the named providers' markets of today's clusters (:func:`_cluster_markets`).
+    ``provided``: where today's leased clusters rent their nodes (:func:`_cluster_markets`).
     """
     pools = _candidate_pools(scn)
     current = scn.current
@@ -948,7 +949,7 @@ def prepare(scn: Scenario) -> ModelData:
     """Turn a scenario into the integer tables the model and the evaluator share."""
     check_stopped()
     cat = scn.catalog
-    # Named providers' markets, over every GPU type a workload may use (a pool holds no other).
+    # Leased clusters' markets, over every GPU type a workload may use (a pool holds no other).
     cluster_markets = _cluster_markets(scn, sorted({g for w in scn.workloads for g in w.gpu_types}))
     pools = _pools(scn, cluster_markets)
     used = tuple(sorted({g for p in pools for g in p.gpu_types}))
@@ -1193,7 +1194,7 @@ def _spot_cents(
     multi-node gang needs one sold with a cluster fabric) and the class's SLO can be met. The
     charge is the class's own hourly need at the spot price, times 1 + the interruption overhead
     (:func:`cluster_decide.inputs.market.spot_overhead`, growing with the nodes a job spans).
-    A leased cluster of today that names its provider buys spot there (``cluster_markets``).
+    A leased cluster of today buys spot where it rents its nodes (``cluster_markets``).
     """
     if not scn.procurement.spot_allowed:
         return {}

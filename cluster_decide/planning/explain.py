@@ -733,7 +733,8 @@ def _added_sentences(data: ModelData, dec: Decisions) -> list[str]:
                 f"The {pool.cluster} cluster gains {of} rather than a second cluster being built "
                 f"for {them}; {cost}"
             )
-        if not pool.owned and data.scenario.cluster_provider(pool.cluster) is None:
+        listed = data.scenario.current_cluster(pool.cluster)
+        if not pool.owned and (listed is None or listed.provider is None):
             out.append(_unnamed_provider_words(data, pool.name, added))
     return out
 

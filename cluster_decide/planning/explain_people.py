@@ -241,9 +241,9 @@ def _idle_lease_words(
         return ""
     g = lease.gpu_type
     gpn = data.gpus_per_node[g]
-    current = data.scenario.current
-    assert current is not None  # a lease is a cluster of today's
-    family = FAMILY[next(c.platform for c in current.clusters if c.name == lease.pool)]
+    today = data.scenario.current_cluster(lease.pool)
+    assert today is not None  # a lease is a cluster of today's
+    family = FAMILY[today.platform]
     spare = np.full(HOURS_PER_WEEK, idle * gpn * DEMAND_UNITS_PER_GPU, dtype=np.int64)
     month = HOURS_PER_MONTH / HOURS_PER_WEEK / DEMAND_UNITS_PER_GPU
     carried: list[tuple[str, float]] = []  # (what, US$ a month of it)

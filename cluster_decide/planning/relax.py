@@ -55,7 +55,6 @@ class _Checked:
     hires: dict[str, int]
     """People of each skill the plan hires."""
     required_milli: dict[str, int]
-    available_milli: dict[str, int]
 
 
 def _cost(scn: Scenario, time_limit_s: float, workers: int | None, seed: int) -> _Checked | None:
@@ -75,7 +74,6 @@ def _cost(scn: Scenario, time_limit_s: float, workers: int | None, seed: int) ->
         ev.cash_cents / 100.0,
         dict(ev.hires),
         dict(ev.required_milli),
-        dict(data.available_milli),
     )
 
 
