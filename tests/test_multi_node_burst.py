@@ -10,13 +10,14 @@ nodes at once on one fabric, so the plan now rents 8 nodes and bursts none of it
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from builders import service, small_scenario, training
 
 import cluster_decide as cd
 from cluster_decide.base.vocabulary import DEMAND_UNITS_PER_GPU_PERCENT
 from cluster_decide.model.data import prepare
 from cluster_decide.planning.evaluation import Decisions, evaluate_decisions
-from cluster_decide.planning.service import _rented_slot
+from cluster_decide.planning.service import _rented_slot, batch_waits_by_pool
 
 
 def _team_on_demand(*workloads: dict) -> cd.Scenario:
@@ -85,3 +86,33 @@ def test_a_waiting_multi_node_job_is_not_given_a_rented_slot() -> None:
         _rented_slot(data, "H100", [("ft", "k8s-batch", "H100"), ("train", "k8s-batch", "H100")])
         == 0
     )
+
+
+def test_gangs_wait_on_the_pools_own_nodes_not_on_rented_gpus() -> None:
+    """Fine-tuning's business-hours peaks are rented by the hour; the 16-GPU training beside it
+    waits on the pool's own nodes alone. Its predicted wait was 0.45 h beside the fine-tuning
+    and 1.58 h alone on the same 8 nodes: the rented GPUs counted as slots its jobs could use."""
+    scn = _team_on_demand(
+        training(gpu_hours_per_month=26_000.0, gpus_per_job=16, max_queue_wait_hours=4.0),
+        training(
+            "ft",
+            gpu_hours_per_month=12_000.0,
+            gpus_per_job=8,
+            mean_job_hours=4.0,
+            profile="business_hours",
+        ),
+    )
+    data = prepare(scn)
+    nodes = {("k8s-batch", "H100"): 8}
+    both = Decisions({("train", "k8s-batch", "H100"): 100, ("ft", "k8s-batch", "H100"): 100}, nodes)
+    alone = Decisions({("train", "k8s-batch", "H100"): 100}, nodes)
+    ev = evaluate_decisions(data, both)
+    assert ev.feasible, ev.violations
+    assert ev.burst[("k8s-batch", "H100")].any(), "the fine-tuning's peaks are rented"
+    key = ("train", "k8s-batch", "H100")
+    beside = batch_waits_by_pool(data, both, ev)[key]
+    by_itself = batch_waits_by_pool(data, alone, evaluate_decisions(data, alone))[key]
+    assert beside >= by_itself > 1.0
+    plan = cd.solve(scn)
+    levels = plan.service_levels.filter(plan.service_levels["workload"] == "train")
+    assert levels["predicted"].to_list() == [pytest.approx(beside)]

@@ -8,8 +8,9 @@ hour's mean wait for a seat, M/M/c over sessions (:func:`cluster_decide.demand.q
 Training and batch: the mean queue wait of each class in its pool from the effective-slot M/G/c
 approximation of :func:`cluster_decide.demand.queueing.batch_waits`, over the pool's baseline GPUs plus
 its average burst, less what its non-batch work holds on average, and in a pool that bursts
-never fewer than the nodes its largest job needs (rented for a job that finds none free);
-preemptible training that
+never fewer than the nodes its largest job needs (rented for a job that finds none free); a
+class whose jobs span nodes waits on the pool's own nodes alone, less what the other work holds
+there beyond the burst (rented GPUs carry single-node work only); preemptible training that
 fills a sharing pool's troughs waits on the GPUs the services leave hour by hour instead
 (:func:`cluster_decide.planning.sharing.trough_waits`). Deadline classes report their
 completion time: the window in which fluid earliest-deadline-first scheduling finishes each
@@ -234,7 +235,9 @@ def batch_waits_by_pool(
 
     The pool's GPUs are its baseline nodes plus its burst and less what its non-batch work
     holds, each averaged over the hours the batch classes submit work (their combined profile),
-    so a nightly class is not charged for capacity that daytime notebooks hold.
+    so a nightly class is not charged for capacity that daytime notebooks hold. A class whose
+    jobs span nodes sees the baseline nodes alone, less what the non-batch work holds beyond
+    the burst: a rented node arrives alone, not on the pool's fabric beside the others.
     """
     cat = data.scenario.catalog
     workloads = {w.name: w for w in data.workloads}
@@ -266,8 +269,18 @@ def batch_waits_by_pool(
         )
         burst = ev.burst.get((p, g))
         rented = float((burst * weights).sum()) / DEMAND_UNITS_PER_GPU if burst is not None else 0.0
-        capacity = dec.nodes.get((p, g), 0) * gpn + rented
-        usable = max(0, math.floor((capacity - held) / gpn)) * gpn
+        own = dec.nodes.get((p, g), 0) * gpn
+        usable = max(0, math.floor((own + rented - held) / gpn)) * gpn
+        # A job that spans nodes runs on the pool's own nodes only (``build.add_gang_fit``). It
+        # waits on them, less what the non-batch work holds beyond the rented GPUs, beside the
+        # single-node jobs the rest of the rented GPUs do not carry.
+        usable_own = max(0, math.floor((own - max(0.0, held - rented)) / gpn)) * gpn
+        single = sum(
+            float((data.combos[k].load(s) * weights).sum()) / units
+            for k, s in here
+            if k[0] in names and data.combos[k].gang_gpus <= gpn
+        )
+        on_own = 1.0 - min(1.0, max(0.0, rented - held) / single) if single > 0 else 1.0
         if data.bursts(p, g):
             # A job never waits for ever in a pool that rents: its queue has at least the nodes
             # its largest job needs, rented when no node is free (their GPU-hours are the jobs'
@@ -313,7 +326,16 @@ def batch_waits_by_pool(
                 )
                 for n, pct in classes
             ]
-            est = batch_waits(usable, stream, gpn, order=order)[i]
+            if data.combos[key].gang_gpus > gpn:
+                stream = [
+                    c
+                    if data.combos[(n, p, g)].gang_gpus > gpn
+                    else replace(c, arrival_rate=c.arrival_rate * on_own)
+                    for c, (n, _pct) in zip(stream, classes, strict=True)
+                ]
+                est = batch_waits(usable_own, stream, gpn, order=order)[i]
+            else:
+                est = batch_waits(usable, stream, gpn, order=order)[i]
             out[key] = max(est.mean, out.get(key, 0.0))
     return out
 
