@@ -22,6 +22,7 @@ from cluster_decide.base.constants import (
     HOURS_PER_WEEK,
     PLATFORMS,
     SKILLS,
+    SUPPORT_LEVELS,
     WORKLOAD_KINDS,
 )
 from cluster_decide.inputs.offers import (
@@ -93,6 +94,9 @@ class PlatformKind:
     topology_slowdown: float
     support: Mapping[str, str]
     utilization: Mapping[str, float]
+    node_autoscaling: str = "none"
+    """``native`` where the platform adds nodes for work that waits and drops idle ones (Slurm's
+    power saving and cloud nodes, Kubernetes' node autoscalers), ``partial`` or ``none``."""
     staffing: Mapping[tuple[str, str], float] = field(default_factory=dict)
     side_support: Mapping[tuple[str, str], str] = field(default_factory=dict)
     """(interface, capability) -> support where work submitted through one side of a pool that
@@ -125,8 +129,18 @@ class PlatformKind:
 
     @property
     def autoscales(self) -> bool:
-        """Whether pools of this kind can add capacity per hour (native service autoscaling)."""
+        """Whether services' replicas follow their load here (native service autoscaling)."""
         return self.supports("autoscaling") == "native"
+
+    @property
+    def adds_nodes(self) -> bool:
+        """Whether pools of this kind can rent capacity by the hour, where procurement allows it.
+
+        Nodes added for waiting work and dropped when idle (``node_autoscaling`` native), or
+        services that scale by the hour (:attr:`autoscales`), whose replicas need the nodes: a
+        scenario that said its Slurm autoscales services made it rent before this attribute was.
+        """
+        return self.node_autoscaling == "native" or self.autoscales
 
     def fte(self, skill: str, component: str) -> float:
         """Staffing effort of one component (base, per_100_nodes, addon, integration) for a skill."""
@@ -322,6 +336,11 @@ def _read_platforms(folder: Path) -> dict[str, PlatformKind]:
     platforms = {}
     for name in PLATFORMS:
         a = attrs[name]
+        if a.get("node_autoscaling") not in SUPPORT_LEVELS:
+            raise ValueError(
+                f"data/catalog/platforms.csv: platform '{name}' needs node_autoscaling, one of "
+                f"{', '.join(SUPPORT_LEVELS)}; got {a.get('node_autoscaling')!r}"
+            )
         missing_caps = [c for c in CAPABILITIES if c not in support.get(name, {})]
         missing_kinds = [k for k in WORKLOAD_KINDS if k not in util.get(name, {})]
         if missing_caps or missing_kinds:
@@ -335,6 +354,7 @@ def _read_platforms(folder: Path) -> dict[str, PlatformKind]:
             scale_up_lag_minutes=float(a["scale_up_lag_minutes"]),
             preemption_overhead=float(a["preemption_overhead"]),
             topology_slowdown=float(a["topology_slowdown"]),
+            node_autoscaling=a["node_autoscaling"],
             support=MappingProxyType(support[name]),
             utilization=MappingProxyType(util[name]),
             staffing=MappingProxyType(

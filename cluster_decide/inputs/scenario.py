@@ -472,6 +472,7 @@ class PlatformOverride(_Section):
     scale_up_lag_minutes: LagMinutes | None = None
     preemption_overhead: Share | None = None
     topology_slowdown: Share | None = None
+    node_autoscaling: Support | None = None
     capabilities: dict[Capability, Support] | None = None
     utilization: dict[Kind, Fraction] | None = None
     staffing: (

@@ -414,7 +414,7 @@ class ModelData:
     def bursts(self, pool: str, gpu_type: str) -> bool:
         """Whether ``pool`` rents on-demand ``gpu_type`` GPUs for its peaks.
 
-        Its platform autoscales and procurement allows bursts (``Pool.bursts``), and an allowed
+        Its platform adds nodes and procurement allows bursts (``Pool.bursts``), and an allowed
         seller sells the type on demand: with ``procurement.providers`` naming companies that
         do not (or an on-prem estate whose allowed classes do not), its nodes are all it has.
         A leased cluster of today rents its peaks where it rents its nodes (:meth:`rental_market`).
@@ -522,7 +522,7 @@ def _pools(scn: Scenario, provided: Mapping[str, Mapping[str, Market]]) -> tuple
                     kind,
                     types,
                     c.max_nodes,
-                    burst_ok and cat.platforms[kind].autoscales,
+                    burst_ok and cat.platforms[kind].adds_nodes,
                     existing=True,
                     owned=c.ownership == "owned",
                     nodes_today=c.nodes,
@@ -612,14 +612,14 @@ def _candidate_pools(scn: Scenario) -> tuple[Pool, ...]:
                 p.platform,
                 tuple(p.gpu_types or used),
                 p.max_nodes,
-                burst_ok and cat.platforms[p.platform].autoscales,
+                burst_ok and cat.platforms[p.platform].adds_nodes,
             )
             for p in scn.pools
             if p.platform in scn.policy.platforms
         ]
         return tuple(specs)
     return tuple(
-        Pool(DEFAULT_POOL_NAMES[k], k, tuple(used), None, burst_ok and cat.platforms[k].autoscales)
+        Pool(DEFAULT_POOL_NAMES[k], k, tuple(used), None, burst_ok and cat.platforms[k].adds_nodes)
         for k in PLATFORMS
         if k in scn.policy.platforms
     )
@@ -1087,6 +1087,8 @@ def prepare(scn: Scenario) -> ModelData:
         for p in pools
         if p.cluster == lease.pool
     }
+    flexible = _flexible(scn, pools, combos)
+    pools = _lending(pools, flexible)
     spot_cents = _spot_cents(scn, pools, combos, markets, cluster_markets)
     spot_pcts = _spot_pcts(scn, pools, combos, spot_cents)
     return ModelData(
@@ -1111,7 +1113,7 @@ def prepare(scn: Scenario) -> ModelData:
         markets=markets,
         spot_cents={k: v for k, v in spot_cents.items() if spot_pcts[k]},
         spot_pcts={k: v for k, v in spot_pcts.items() if v},
-        flexible=_flexible(scn, pools, combos),
+        flexible=flexible,
         preempt_loss_steps=round(
             STEPS * (costs.checkpoint_interval_hours / 2.0 + costs.preempt_restart_hours)
         ),
@@ -1189,8 +1191,8 @@ def _spot_cents(
 ) -> dict[tuple[str, str, str], int]:
     """Cents per month for each percent of a workload run on spot, where it may.
 
-    Spot is open to interruptible classes in pools whose platform autoscales (a reclaimed node is
-    replaced without a person), when a spot offer of the GPU type fits the class's jobs (a
+    Spot is open to interruptible classes in pools whose platform adds nodes (a reclaimed node is
+    replaced without a person: ``PlatformKind.adds_nodes``), when a spot offer of the GPU type fits the class's jobs (a
     multi-node gang needs one sold with a cluster fabric) and the class's SLO can be met. The
     charge is the class's own hourly need at the spot price, times 1 + the interruption overhead
     (:func:`cluster_decide.inputs.market.spot_overhead`, growing with the nodes a job spans).
@@ -1199,12 +1201,12 @@ def _spot_cents(
     if not scn.procurement.spot_allowed:
         return {}
     cat = scn.catalog
-    autoscaling = {p.name for p in pools if cat.platforms[p.platform].autoscales}
+    elastic = {p.name for p in pools if cat.platforms[p.platform].adds_nodes}
     cluster_of = {p.name: p.cluster for p in pools}
     out = {}
     for key, c in combos.items():
         w = scn.workload(c.workload)
-        if c.blocked or c.pool not in autoscaling or not w.is_interruptible:
+        if c.blocked or c.pool not in elastic or not w.is_interruptible:
             continue
         gpn = cat.gpus[c.gpu_type].gpus_per_node
         nodes = -(-c.gang_gpus // gpn)
@@ -1310,9 +1312,11 @@ def _flexible(
     """Placements that share their pool hour by hour, with the fluid wait they may add.
 
     Preemptible (``interruptible``, checkpointed) training in a pool whose platform shares by
-    the hour (:attr:`PlatformKind.shares_by_hour`) and that does not rent burst capacity (where
-    a pool bursts, services' peaks are rented by the hour and there is no trough to fill), whose
-    wait target is at least one mean job long (work pushed out at a service's peak waits for the
+    the hour (:attr:`PlatformKind.shares_by_hour`) and that does not rent burst capacity for
+    autoscaled services (where their peaks are rented by the hour there is no trough to fill: a
+    Kubernetes pool with a batch add-on). A Slurm pool, whose services hold their peak, lends
+    its troughs and rents nothing (:func:`_lending`). Its wait target is at least one mean job
+    long (work pushed out at a service's peak waits for the
     trough). The class is sized as if alone (``demand``, which meets its wait target at steady
     state); what it may add is the target less the steady-state wait at that size, in hundredths
     of an hour, possibly none. Until 2026-12-02 a class also needed that room to be a job long:
@@ -1320,7 +1324,12 @@ def _flexible(
     were saw-toothed in demand (train-and-serve cost $425k at ×1.25 training, $401k at ×1.5).
     """
     cat = scn.catalog
-    sharing = {p.name for p in pools if cat.platforms[p.platform].shares_by_hour and not p.bursts}
+    sharing = {
+        p.name
+        for p in pools
+        if cat.platforms[p.platform].shares_by_hour
+        and not (p.bursts and cat.platforms[p.platform].autoscales)
+    }
     out = {}
     for key, c in combos.items():
         w = scn.workload(c.workload)
@@ -1335,6 +1344,21 @@ def _flexible(
         steady = batch_waits(size, [batch_class(w, stretch)], gpn)[0].mean
         out[key] = max(0, math.floor(100 * (w.max_queue_wait_hours - steady)))
     return out
+
+
+def _lending(
+    pools: tuple[Pool, ...], flexible: Mapping[tuple[str, str, str], int]
+) -> tuple[Pool, ...]:
+    """``pools``, those that lend their troughs to preemptible training renting nothing.
+
+    A pool either rents its peaks by the hour or holds them and fills the hours they leave
+    (``docs/model.md``, sharing): the model does not state both at once. A Kubernetes pool with
+    a batch add-on rents, and places its training as other work (``_flexible``); a Slurm pool
+    with trough-filling candidates keeps its nodes for them, the established use of a
+    preemptible partition, and rents where it has none (power saving and cloud nodes).
+    """
+    lenders = {pool for _w, pool, _g in flexible}
+    return tuple(replace(p, bursts=False) if p.name in lenders else p for p in pools)
 
 
 def _pool(pools: tuple[Pool, ...], name: str) -> Pool:
