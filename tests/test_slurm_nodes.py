@@ -19,6 +19,7 @@ from builders import fine_tuning, small_scenario
 
 import cluster_decide as cd
 from cluster_decide.model.data import prepare
+from cluster_decide.planning.explain import money
 
 UNIVERSITY = Path(__file__).parent / "data" / "university-teaching.toml"
 
@@ -91,3 +92,29 @@ def test_interruptible_work_in_a_slurm_pool_that_adds_nodes_may_run_on_spot() ->
     static = prepare(_adds_nodes(_lab(interruptible=True), "partial"))
     assert not any(k[1] == "slurm" for k in static.spot_cents)
 
+
+def test_the_verdict_says_what_a_slurm_that_adds_nodes_would_save() -> None:
+    """Where the scenario has not said its Slurm adds nodes, the verdict prices it once."""
+    scn = cd.load_scenario(UNIVERSITY)
+    rec = cd.recommend(scn)
+    assert rec.archetype == "kubernetes_only"
+    elastic = rec.slurm_adds_nodes
+    assert elastic is not None and elastic.archetype == "slurm_only"
+    assert elastic.total_monthly_usd == cd.solve(_adds_nodes(scn)).total_monthly_usd
+    saving = rec.plan.total_monthly_usd - elastic.total_monthly_usd
+    [words] = [c for c in rec.caveats if c.startswith("Slurm clusters are taken to keep")]
+    assert f"Slurm only at {money(elastic.total_monthly_usd)} a month, {money(saving)}" in words
+    assert words in rec.sentence
+    # Said once the scenario says so: nothing more to price.
+    assert cd.recommend(_adds_nodes(scn)).slurm_adds_nodes is None
+
+
+def test_a_machine_rooms_slurm_renting_from_a_cloud_is_no_saving_to_claim() -> None:
+    """The HPC centre's owned cluster would rent peaks and spot from a cloud, a second cluster
+    there whose cost the model does not count: the verdict says nothing of it."""
+    scn = cd.load_scenario(Path(__file__).parent / "data" / "hpc-outgrown.toml")
+    elastic = cd.solve(_adds_nodes(scn))
+    assert elastic.total_monthly_usd < cd.solve(scn).total_monthly_usd
+    rec = cd.recommend(scn)
+    assert rec.slurm_adds_nodes is None
+    assert not [c for c in rec.caveats if c.startswith("Slurm clusters are taken")]

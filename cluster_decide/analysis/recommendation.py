@@ -21,7 +21,10 @@ what a meeting needs to know how sure to be:
 - the **plan bought from one company**, when a cluster of the plan rents its GPUs from several
   clouds (each GPU type where it is cheapest, which one cluster cannot do): one more solve per
   company the scenario may rent from, with ``procurement.providers`` naming it alone, and the
-  cheapest of them said beside the plan's cost.
+  cheapest of them said beside the plan's cost;
+- the **plan with a Slurm that adds nodes**, where the scenario has not said its Slurm starts
+  cloud nodes for queued jobs (the catalog takes it to keep a fixed set): one more solve as if
+  it did, said when it changes the architecture or saves :data:`SLURM_NODES_SAVING`.
 
 Thresholds (justified in ``docs/analysis.md``): ``clear`` needs a margin of at least
 :data:`CLEAR_MARGIN` and no flip within :data:`CLEAR_FLIP` of any input (or no other feasible
@@ -89,6 +92,10 @@ CLEAR_FLIP: Final = 0.25
 
 FRAGILE_WIN_RATE: Final = 0.5
 """A point optimum that wins fewer than this share of the sampled futures is fragile."""
+
+SLURM_NODES_SAVING: Final = 0.01
+"""A Slurm that added nodes is said when its best plan costs at least this share less (or is of
+another architecture): below it the difference is within what one GPU price moves a plan."""
 
 RUNNER_UPS_SCHEMA = {
     "archetype": pl.String,
@@ -244,8 +251,12 @@ class Recommendation:
     company (or renting nothing) costs ("" when none does)."""
     caveats: tuple[str, ...] = ()
     """The sentences :attr:`sentence` ends with that qualify the plan's cost, in order: the plan
-    on one cluster fewer, what whole nodes add, what one company costs. A view may set them
-    apart from the verdict they follow (the workbook lists them under it)."""
+    on one cluster fewer, what whole nodes add, what one company costs, idle GPUs training
+    could use, a Slurm that adds nodes. A view may set them apart from the verdict they follow
+    (the workbook lists them under it)."""
+    slurm_adds_nodes: Outcome | None = field(default=None, repr=False, compare=False)
+    """The best plan if the estate's Slurm started cloud nodes for queued jobs, where that is
+    said among :attr:`caveats` (None otherwise)."""
 
     @property
     def single_margin_usd(self) -> float:
@@ -886,6 +897,51 @@ def _whole_node_caveat(
     return f"{lead}this plan costs {money(counted)} ({_pct(counted / (plan_usd + extra))}) a month less."
 
 
+def _slurm_adds_nodes(scn: Scenario, plan: Plan, seed: int) -> tuple[Outcome | None, str]:
+    """The estate's best plan if its Slurm started cloud nodes for queued jobs, and the words.
+
+    The catalog takes Slurm clusters to run a fixed node list (``node_autoscaling`` partial:
+    most do), though the clouds' Slurm services start nodes for waiting jobs and end them when
+    idle, so a Slurm pool could rent its peaks and run interruptible work on spot. Where the
+    scenario has not said, and a Slurm pool could rent so, the estate is solved once as if its
+    Slurm did; said when that is :data:`SLURM_NODES_SAVING` cheaper or another architecture.
+    ``(None, "")`` when no Slurm pool could rent, it changes too little to say, or the saving
+    is a machine room's Slurm renting from a cloud.
+    """
+    if scn.catalog.platforms["slurm"].adds_nodes or "slurm" not in scn.policy.platforms:
+        return None, ""
+    elastic = scn.update({"platforms": {"slurm": {"node_autoscaling": "native"}}})
+    data = prepare(elastic)
+    slurm = {p.name for p in data.pools if p.platform == "slurm"}
+    if not any(p.bursts for p in data.pools if p.name in slurm) and not any(
+        k[1] in slurm for k in data.spot_cents
+    ):
+        return None, ""
+    out = quick_solve(elastic, seed)
+    if not out.feasible:
+        return None, ""
+    dec = out.decisions
+    if set(machine_room_rents(data, dec, evaluate_decisions(data, dec))) & slurm:
+        # Its saving would come from a machine room's Slurm renting from a cloud: a second
+        # cluster there, which the model does not cost (``_no_cloud``).
+        return None, ""
+    saving = plan.total_monthly_usd - out.total_monthly_usd
+    other = out.archetype != plan.archetype
+    if saving < 0.5 or (not other and saving < SLURM_NODES_SAVING * plan.total_monthly_usd):
+        return None, ""
+    lead = (
+        "Slurm clusters are taken to keep a fixed set of nodes; one that starts cloud nodes for "
+        "queued jobs (AWS ParallelCluster or PCS, Azure CycleCloud, Slurm's power saving with "
+        "cloud nodes) could rent its peaks and run interruptible work on spot"
+    )
+    what = f"{_name(out.archetype)} at " if other else ""
+    words = (
+        f"{lead}: with such a Slurm the best plan is {what}{money(out.total_monthly_usd)} a month, "
+        f"{money(saving)} ({_pct(saving / plan.total_monthly_usd)}) less"
+    )
+    return out, (f'{words}; if yours can, say node_autoscaling = "native" under [platforms.slurm].')
+
+
 def _one_cluster_fewer(scn: Scenario, plan: Plan, seed: int) -> Outcome | None:
     """The best plan on fewer clusters than ``plan`` (None when it runs one cluster).
 
@@ -1150,6 +1206,8 @@ def recommend(
     provider, single, single_words = _one_provider(scn, data, plan, ev, runner_up, seed)
     caveats.append(single_words)
     caveats.append(idle_caveat(idle_rooms(data, dec)))
+    elastic, elastic_words = _slurm_adds_nodes(scn, plan, seed)
+    caveats.append(elastic_words)
     caveats = [c for c in caveats if c]
     sentence = " ".join([sentence, *caveats])
     settle, step = "", empty_step
@@ -1181,4 +1239,5 @@ def recommend(
         single,
         single_words,
         tuple(caveats),
+        elastic,
     )
