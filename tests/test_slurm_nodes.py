@@ -24,8 +24,10 @@ from cluster_decide.planning.explain import money
 UNIVERSITY = Path(__file__).parent / "data" / "university-teaching.toml"
 
 
-def _adds_nodes(scn: cd.Scenario, support: str = "native") -> cd.Scenario:
-    return scn.update({"platforms": {"slurm": {"node_autoscaling": support}}})
+def _adds_nodes(scn: cd.Scenario, adds: bool = True) -> cd.Scenario:
+    out = scn.set_slurm_adds_nodes(adds)
+    assert out.catalog.platforms["slurm"].node_autoscaling == ("native" if adds else "partial")
+    return out
 
 
 def _burst_hours(plan: cd.Plan, pool: str) -> float:
@@ -89,7 +91,7 @@ def test_a_slurm_pool_lends_its_troughs_or_rents_its_peaks() -> None:
 def test_interruptible_work_in_a_slurm_pool_that_adds_nodes_may_run_on_spot() -> None:
     data = prepare(_lab(interruptible=True))
     assert any(k[1] == "slurm" for k in data.spot_cents), "a reclaimed node is restarted"
-    static = prepare(_adds_nodes(_lab(interruptible=True), "partial"))
+    static = prepare(_adds_nodes(_lab(interruptible=True), False))
     assert not any(k[1] == "slurm" for k in static.spot_cents)
 
 

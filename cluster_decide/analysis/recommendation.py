@@ -910,7 +910,7 @@ def _slurm_adds_nodes(scn: Scenario, plan: Plan, seed: int) -> tuple[Outcome | N
     """
     if scn.catalog.platforms["slurm"].adds_nodes or "slurm" not in scn.policy.platforms:
         return None, ""
-    elastic = scn.update({"platforms": {"slurm": {"node_autoscaling": "native"}}})
+    elastic = scn.set_slurm_adds_nodes(True)
     data = prepare(elastic)
     slurm = {p.name for p in data.pools if p.platform == "slurm"}
     if not any(p.bursts for p in data.pools if p.name in slurm) and not any(

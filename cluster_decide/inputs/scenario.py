@@ -737,6 +737,16 @@ class Scenario(_Section):
             data["policy"]["budget_usd_per_month"] = usd_per_month
         return parse_scenario(data, source=self._source)
 
+    def set_slurm_adds_nodes(self, adds: bool) -> Scenario:
+        """Say whether the estate's Slurm starts cloud nodes for queued jobs and ends idle ones.
+
+        ``[platforms.slurm] node_autoscaling``: ``native`` when it does (its pools may rent
+        peaks and run interruptible work on spot), else ``partial``, the catalog's own figure
+        (a fixed set of nodes, as most Slurm clusters run).
+        """
+        support = "native" if adds else "partial"
+        return self.update({"platforms": {"slurm": {"node_autoscaling": support}}})
+
     def restrict_platforms(self, platforms: Sequence[str]) -> Scenario:
         """Limit the candidate platforms to ``platforms``."""
         return self.update({"policy": {"platforms": list(platforms)}})

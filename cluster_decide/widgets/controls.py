@@ -138,6 +138,34 @@ def _hiring() -> Control:
     )
 
 
+def _slurm_nodes() -> Control:
+    """Whether the estate's Slurm starts cloud nodes for queued jobs (``node_autoscaling``).
+
+    The verdict says what such a Slurm would save where the scenario has not said; this lets a
+    meeting see that plan without editing the file. Shown where Slurm is a candidate platform.
+    """
+
+    def read(scn: Scenario) -> bool:
+        return scn.catalog.platforms["slurm"].node_autoscaling == "native"
+
+    return Control(
+        "slurm_nodes",
+        w.Checkbox(
+            description="Slurm starts cloud nodes",
+            tooltip=(
+                "Does your Slurm start cloud nodes for queued jobs and end idle ones (AWS "
+                "ParallelCluster or PCS, Azure CycleCloud, power saving with cloud nodes)? Its "
+                "clusters may then rent their peaks and run interruptible work on spot"
+            ),
+            style=_STYLE,
+            layout=_layout(),
+        ),
+        read,
+        lambda scn, v: scn if bool(v) == read(scn) else scn.set_slurm_adds_nodes(bool(v)),
+        lambda scn: "slurm" in scn.policy.platforms,
+    )
+
+
 PROCUREMENT_WORDS = {
     "cloud": ("Cloud", "Rent every GPU from clouds"),
     "on_prem": ("On-prem", "Buy every GPU: owned hardware in your machine room"),
@@ -274,6 +302,7 @@ def control(name: str) -> Control:
         "fte:hpc": lambda: _fte("hpc", "HPC"),
         "fte:kubernetes": lambda: _fte("kubernetes", "Kubernetes"),
         "hiring": _hiring,
+        "slurm_nodes": _slurm_nodes,
         "procurement": _procurement,
         "gpu_prices": _prices,
         "budget": _budget,
@@ -290,6 +319,7 @@ DASHBOARD_CONTROLS = (
     "fte:kubernetes",
     "hiring",
     "procurement",
+    "slurm_nodes",
     "gpu_prices",
     "slo:latency",
     "slo:training",
@@ -305,6 +335,7 @@ EXECUTIVE_CONTROLS = (
     "fte:kubernetes",
     "hiring",
     "procurement",
+    "slurm_nodes",
     "gpu_prices",
     "budget",
     "platforms",
@@ -317,6 +348,7 @@ CONTROL_LABELS = {
     "fte:hpc": "HPC engineers",
     "fte:kubernetes": "Kubernetes engineers",
     "hiring": "hiring",
+    "slurm_nodes": "Slurm starting cloud nodes",
     "procurement": "procurement",
     "gpu_prices": "GPU prices",
     "slo:latency": "the latency target",

@@ -565,3 +565,22 @@ def test_the_verdict_line_lists_the_caveats_it_ends_with() -> None:
     # A sentence that does not end with its caveats (an older object) is shown whole.
     whole = verdict_html(StandIn("close", "Close call: one pool by 0.1%.", caveats))
     assert "<ul" not in whole and "Close call:</b> one pool by 0.1%." in whole
+
+
+def test_a_meeting_can_say_its_slurm_starts_cloud_nodes(dash: Dashboard) -> None:
+    """The verdict prices a Slurm that adds nodes; the checkbox shows that plan."""
+    university = Path(__file__).parents[1] / "data" / "university-teaching.toml"
+    assert dash.picker.load_bytes("university.toml", university.read_bytes())
+    fixed, fixed_scn = dash.plan, dash.scenario
+    assert fixed is not None and fixed.archetype == "kubernetes_only" and fixed_scn is not None
+    assert dash.controls.value("slurm_nodes") is False
+    dash.controls.set_value("slurm_nodes", True)
+    scn, plan = dash.scenario, dash.plan
+    assert scn is not None and scn.catalog.platforms["slurm"].node_autoscaling == "native"
+    assert plan is not None and plan.archetype == "slurm_only"
+    assert plan.total_monthly_usd < fixed.total_monthly_usd
+    assert _what("slurm_nodes", False, True) == "Slurm starting cloud nodes on"
+    # A scenario without Slurm among its candidate platforms does not show the box.
+    no_slurm = fixed_scn.restrict_platforms(["kubernetes", "kubernetes_batch"])
+    assert dash.picker.load_bytes("no-slurm.toml", no_slurm.to_toml().encode())
+    assert dash.controls["slurm_nodes"].layout.display == "none"
