@@ -120,3 +120,14 @@ def test_a_machine_rooms_slurm_renting_from_a_cloud_is_no_saving_to_claim() -> N
     rec = cd.recommend(scn)
     assert rec.slurm_adds_nodes is None
     assert not [c for c in rec.caveats if c.startswith("Slurm clusters are taken")]
+
+
+def test_a_slurm_renting_from_a_second_cloud_says_so() -> None:
+    """With such a Slurm a frontier lab's evaluations join the pre-training cluster on H200
+    nodes and spot from Nebius beside CoreWeave's H100 nodes: one cluster across two clouds,
+    whose second cluster the saving does not count, so the sentence names both companies."""
+    rec = cd.recommend(cd.load_scenario(Path(__file__).parent / "data" / "frontier-lab.toml"))
+    elastic = rec.slurm_adds_nodes
+    assert elastic is not None and elastic.archetype != rec.archetype
+    [words] = [c for c in rec.caveats if c.startswith("Slurm clusters are taken to keep")]
+    assert "though its slurm cluster would rent from CoreWeave and Nebius" in words

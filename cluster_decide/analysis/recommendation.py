@@ -904,9 +904,12 @@ def _slurm_adds_nodes(scn: Scenario, plan: Plan, seed: int) -> tuple[Outcome | N
     most do), though the clouds' Slurm services start nodes for waiting jobs and end them when
     idle, so a Slurm pool could rent its peaks and run interruptible work on spot. Where the
     scenario has not said, and a Slurm pool could rent so, the estate is solved once as if its
-    Slurm did; said when that is :data:`SLURM_NODES_SAVING` cheaper or another architecture.
-    ``(None, "")`` when no Slurm pool could rent, it changes too little to say, or the saving
-    is a machine room's Slurm renting from a cloud.
+    Slurm did; said when that is :data:`SLURM_NODES_SAVING` cheaper or another architecture,
+    with the clouds a Slurm cluster of that plan would rent from where they are more than one
+    (each GPU type, spot and peaks are bought where cheapest, which one cluster does not do:
+    ``explain.mixed_sellers``). ``(None, "")`` when no Slurm pool could rent, it changes too
+    little to say, or the saving would come from a machine room's Slurm renting from a cloud (a
+    second cluster there, uncosted: an HPC centre's owned cluster renting from Nebius).
     """
     if scn.catalog.platforms["slurm"].adds_nodes or "slurm" not in scn.policy.platforms:
         return None, ""
@@ -921,9 +924,8 @@ def _slurm_adds_nodes(scn: Scenario, plan: Plan, seed: int) -> tuple[Outcome | N
     if not out.feasible:
         return None, ""
     dec = out.decisions
-    if set(machine_room_rents(data, dec, evaluate_decisions(data, dec))) & slurm:
-        # Its saving would come from a machine room's Slurm renting from a cloud: a second
-        # cluster there, which the model does not cost (``_no_cloud``).
+    ev = evaluate_decisions(data, dec)
+    if set(machine_room_rents(data, dec, ev)) & slurm:
         return None, ""
     saving = plan.total_monthly_usd - out.total_monthly_usd
     other = out.archetype != plan.archetype
@@ -939,7 +941,14 @@ def _slurm_adds_nodes(scn: Scenario, plan: Plan, seed: int) -> tuple[Outcome | N
         f"{lead}: with such a Slurm the best plan is {what}{money(out.total_monthly_usd)} a month, "
         f"{money(saving)} ({_pct(saving / plan.total_monthly_usd)}) less"
     )
-    return out, (f'{words}; if yours can, say node_autoscaling = "native" under [platforms.slurm].')
+    spans = [
+        f"its {pool} cluster would rent from {and_list(sorted(by))}"
+        for pool, by in sorted(mixed_sellers(data, dec, ev).items())
+        if pool in slurm
+    ]
+    if spans:
+        words += f", though {and_list(spans)}, and a cluster does not span clouds"
+    return out, f'{words}; if yours can, say node_autoscaling = "native" under [platforms.slurm].'
 
 
 def _one_cluster_fewer(scn: Scenario, plan: Plan, seed: int) -> Outcome | None:
