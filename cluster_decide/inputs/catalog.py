@@ -186,6 +186,9 @@ class ManagedVariant:
     build_weeks: float
     staffing: Mapping[tuple[str, str], float] = field(default_factory=dict)
     """FTE by (skill, component), components as in ``PlatformKind.fte``."""
+    sellers: frozenset[str] = frozenset()
+    """Companies (``Offer.seller``) that run the platform as a service beside the GPUs they rent:
+    a vendor's Slurm on Kubernetes is CoreWeave's or Nebius's, not a hyperscaler's."""
 
     def fte(self, skill: str, component: str) -> float:
         """Fixed operations effort of one component (base, addon, integration)."""
@@ -379,10 +382,19 @@ def _read_profiles(folder: Path) -> dict[str, np.ndarray]:
 
 def _read_managed(folder: Path) -> dict[str, ManagedVariant]:
     attrs: dict[str, dict[str, float]] = {}
+    sellers: dict[str, frozenset[str]] = {}
     for row in _rows(folder / "managed.csv"):
-        attrs.setdefault(row["platform"], {})[row["attribute"]] = float(row["value"])
+        if row["attribute"] == "sellers":
+            sellers[row["platform"]] = frozenset(filter(None, row["value"].split(";")))
+        else:
+            attrs.setdefault(row["platform"], {})[row["attribute"]] = float(row["value"])
     out = {}
     for name, a in attrs.items():
+        if name not in sellers:
+            raise ValueError(
+                f"data/catalog/managed.csv: platform '{name}' needs a 'sellers' row (the "
+                "companies that run it as a service, separated by ';')"
+            )
         staffing = {}
         for key, value in a.items():
             if key.endswith("_fte"):
@@ -393,6 +405,7 @@ def _read_managed(folder: Path) -> dict[str, ManagedVariant]:
             cluster_usd_per_hour=a["cluster_usd_per_hour"],
             build_weeks=a["build_weeks"],
             staffing=MappingProxyType(staffing),
+            sellers=sellers[name],
         )
     return out
 

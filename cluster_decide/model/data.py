@@ -335,6 +335,21 @@ class ModelData:
             market is not None and market.baseline is not None and market.baseline.term == "owned"
         )
 
+    def managed_sold(self, pool: str, gpu_type: str) -> bool:
+        """Whether ``pool``'s ``gpu_type`` nodes come from a company that runs its platform.
+
+        As a service (``ManagedVariant.sellers``): a vendor's Slurm on Kubernetes is CoreWeave's
+        or Nebius's, so a managed shared pool holds no Azure nodes. True for nodes not rented
+        (:meth:`bought_outright` keeps owned ones out of a managed pool) and for a scenario's
+        own price, which names no company.
+        """
+        market = self.market(pool, gpu_type)
+        offer = market.baseline if market is not None else None
+        if offer is None or offer.term == "owned" or offer.provider_class == "scenario":
+            return True
+        variant = self.scenario.catalog.managed.get(self.pool(pool).platform)
+        return variant is None or offer.seller in variant.sellers
+
     def new_node_market(self, pool: str, gpu_type: str) -> Market | None:
         """The market ``pool``'s new nodes of ``gpu_type`` come from.
 

@@ -18,7 +18,7 @@ import numpy as np
 import polars as pl
 
 from cluster_decide.base.constants import HOURS_PER_MONTH, HOURS_PER_WEEK, SKILLS
-from cluster_decide.base.vocabulary import DEMAND_UNITS_PER_GPU_PERCENT, FAMILY
+from cluster_decide.base.vocabulary import DEMAND_UNITS_PER_GPU_PERCENT, FAMILY, PLATFORM_LABELS
 from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, STEPS, ModelData, prepare
 from cluster_decide.model.decisions import Decisions
 from cluster_decide.model.people import cheapest_staffing
@@ -587,9 +587,16 @@ def check_staffing(
     for p in sorted(dec.managed):
         if p not in people.managed:
             v.append(f"staffing[managed,{p}]: the pool has no managed option here")
+        forced = p in people.managed and people.managed[p].forced
         for (pp, g), n in sorted(dec.nodes.items()):
             if pp == p and n > 0 and data.bought_outright(g):
                 v.append(f"staffing[managed,{p},{g},owned]: a managed service holds no owned nodes")
+            elif pp == p and n > 0 and not forced and not data.managed_sold(p, g):
+                seller = data.market(p, g).baseline.seller  # type: ignore[union-attr]
+                v.append(
+                    f"staffing[managed,{p},{g},seller]: {seller}, where its {g} nodes are "
+                    f"rented, runs no managed {PLATFORM_LABELS[data.pool(p).platform]}"
+                )
     for p, opt in sorted(people.managed.items()):
         if opt.forced and p in nodes_of and p not in managed:
             v.append(f"staffing[managed,{p}]: the pool runs as a managed service today")
