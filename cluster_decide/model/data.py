@@ -1206,9 +1206,10 @@ def _spot_cents(
 ) -> dict[tuple[str, str, str], int]:
     """Cents per month for each percent of a workload run on spot, where it may.
 
-    Spot is open to interruptible classes in pools whose platform adds nodes (a reclaimed node is
-    replaced without a person: ``PlatformKind.adds_nodes``), when a spot offer of the GPU type fits the class's jobs (a
-    multi-node gang needs one sold with a cluster fabric) and the class's SLO can be met. The
+    Spot is open to interruptible classes in pools whose platform adds nodes
+    (``PlatformKind.adds_nodes``: a reclaimed node is replaced without a person), when a spot
+    offer of the GPU type fits the class's jobs (a multi-node gang needs one sold with a cluster
+    fabric) and the class's SLO can be met. The
     charge is the class's own hourly need at the spot price, times 1 + the interruption overhead
     (:func:`cluster_decide.inputs.market.spot_overhead`, growing with the nodes a job spans).
     A leased cluster of today buys spot where it rents its nodes (``cluster_markets``).
@@ -1329,8 +1330,8 @@ def _flexible(
     Preemptible (``interruptible``, checkpointed) training in a pool whose platform shares by
     the hour (:attr:`PlatformKind.shares_by_hour`) and that does not rent burst capacity for
     autoscaled services (where their peaks are rented by the hour there is no trough to fill: a
-    Kubernetes pool with a batch add-on). A Slurm pool, whose services hold their peak, lends
-    its troughs and rents nothing (:func:`_lending`). Its wait target is at least one mean job
+    Kubernetes pool with a batch add-on). A Slurm pool that adds nodes lends its troughs where
+    it has such training, and then rents nothing (:func:`_lending`). Its wait target is at least one mean job
     long (work pushed out at a service's peak waits for the
     trough). The class is sized as if alone (``demand``, which meets its wait target at steady
     state); what it may add is the target less the steady-state wait at that size, in hundredths
