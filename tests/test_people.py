@@ -645,3 +645,23 @@ def test_a_retraining_under_a_hiring_freeze_does_not_say_instead_of_hiring() -> 
     assert "Train 1 HPC (Slurm) engineer in Kubernetes: " in text
     assert "as hiring is not allowed." in text
     assert "instead of hiring" not in text
+
+
+@pytest.mark.parametrize(
+    ("hpc", "kubernetes", "who"),
+    [(0.5, 0.0, "your 0.5 FTE of engineers"), (2.0, 1.0, "all 3 engineers")],
+)
+def test_the_staff_sentence_counts_part_time_staff_as_time(
+    hpc: float, kubernetes: float, who: str
+) -> None:
+    """Half an HPC engineer was "all 0.5 engineers"."""
+    scn = small_scenario(
+        [training(gpus_per_job=8, gpu_hours_per_month=2_000.0)],
+        team={"hpc": {"fte": hpc}, "kubernetes": {"fte": kubernetes}},
+        policy={"platforms": ["slurm"]},
+    )
+    plan = cd.solve(scn)
+    assert plan.feasible
+    assert any(s.startswith(f"You keep {who} on staff") for s in plan.explanations), (
+        plan.explanations
+    )

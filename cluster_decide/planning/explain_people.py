@@ -85,6 +85,8 @@ def people_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[st
             else "both engineers"
             if staff == 2
             else f"all {staff:g} engineers"
+            if staff == int(staff)
+            else f"your {staff:g} FTE of engineers"  # "all 0.5 engineers" counts no one
         )
         text = (
             f"You keep {who} on staff ({money(payroll)} a month of payroll, paid whatever the plan)"
