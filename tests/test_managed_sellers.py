@@ -30,7 +30,9 @@ def test_the_catalog_says_who_runs_each_platform_as_a_service() -> None:
 def test_an_azure_estate_runs_no_vendor_slurm_on_kubernetes() -> None:
     scn = cd.load_scenario(HOSPITAL)
     data = prepare(scn)
-    assert not data.managed_sold("shared", "A100") and data.managed_sold("k8s", "A100")
+    assert (
+        data.managed_bar("shared", "A100") == "seller" and data.managed_bar("k8s", "A100") is None
+    )
     plan = cd.solve(scn)
     assert plan.status == "optimal" and plan.archetype == "hybrid_separate", plan.explanations
     assert plan.decisions().managed == frozenset({"k8s"})

@@ -26,7 +26,7 @@ from tqdm.auto import tqdm
 
 from cluster_decide.inputs.scenario import Scenario, parse_scenario
 from cluster_decide.model.data import ModelData, prepare
-from cluster_decide.planning.evaluation import Decisions, evaluate_decisions
+from cluster_decide.planning.evaluation import Decisions, Evaluation, evaluate_decisions
 from cluster_decide.planning.loop import Constrain, Learned, Objective, SolveResult, run
 
 __all__ = [
@@ -113,9 +113,11 @@ def solve_model(
     )
 
 
-def outcome_of(data: ModelData, status: str, dec: Decisions, wall: float = 0.0) -> Outcome:
-    """An :class:`Outcome` costed by the independent evaluator."""
-    ev = evaluate_decisions(data, dec)
+def outcome_of(
+    data: ModelData, status: str, dec: Decisions, wall: float = 0.0, ev: Evaluation | None = None
+) -> Outcome:
+    """An :class:`Outcome` costed by the independent evaluator (``ev``, if already run)."""
+    ev = ev if ev is not None else evaluate_decisions(data, dec)
     return Outcome(
         status,
         ev.archetype,

@@ -46,7 +46,7 @@ from typing import Any, Final
 import polars as pl
 
 from cluster_decide.analysis.comparison import compare
-from cluster_decide.analysis.core import Outcome, quick_solve
+from cluster_decide.analysis.core import Outcome, outcome_of, quick_solve, solve_model
 from cluster_decide.analysis.flips import LEVELS, Flip, flips_frame, nearest_flips
 from cluster_decide.analysis.inputs import input_label
 from cluster_decide.analysis.ranges import RANGES_SCHEMA, catalog_distributions, input_ranges
@@ -916,15 +916,17 @@ def _slurm_adds_nodes(scn: Scenario, plan: Plan, seed: int) -> tuple[Outcome | N
     elastic = scn.set_slurm_adds_nodes(True)
     data = prepare(elastic)
     slurm = {p.name for p in data.pools if p.platform == "slurm"}
-    if not any(p.bursts for p in data.pools if p.name in slurm) and not any(
-        k[1] in slurm for k in data.spot_cents
+    if data.unplaceable or (
+        not any(p.bursts for p in data.pools if p.name in slurm)
+        and not any(k[1] in slurm for k in data.spot_cents)
     ):
         return None, ""
-    out = quick_solve(elastic, seed)
-    if not out.feasible:
+    res = solve_model(data, seed=seed)  # ``quick_solve``, from the data prepared above
+    dec = res.decisions
+    if dec is None:
         return None, ""
-    dec = out.decisions
     ev = evaluate_decisions(data, dec)
+    out = outcome_of(data, res.status.value, dec, ev=ev)
     if set(machine_room_rents(data, dec, ev)) & slurm:
         return None, ""
     saving = plan.total_monthly_usd - out.total_monthly_usd

@@ -495,7 +495,7 @@ def add_staffing(m: Model) -> None:
     (thousandths of an FTE; a managed pool keeps the self-managed per-node effort). A managed
     pool is a cloud's service, so it holds no owned hardware: nodes[p,g] ≤ ub·(1 − managed[p])
     for GPU types bought outright (``procurement.mode = "cheapest"``), and none rented from a
-    company that does not run the platform as a service (``ModelData.managed_sold``; a pool
+    company that does not run the platform as a service (``ModelData.managed_bar``; a pool
     managed today keeps its nodes). Hires of all skills
     together stay within ``hiring.max_fte``; a retrained person's time shifts only up to 1000
     per person. Optional slack turns this into a question: how many more FTE?
@@ -509,11 +509,11 @@ def add_staffing(m: Model) -> None:
         if option.forced:
             m.cp.add(z == m.open[name]).with_name(f"staffing[managed,{name},today]")
         for g in d.pool(name).gpu_types:
-            owned = d.bought_outright(g)
-            if owned or (not option.forced and not d.managed_sold(name, g)):
+            why = d.managed_bar(name, g)
+            if why is not None:
                 ub = m.node_ub[(name, g)]
                 m.cp.add(m.nodes[(name, g)] <= ub - ub * z).with_name(
-                    f"staffing[managed,{name},{g},{'owned' if owned else 'seller'}]"
+                    f"staffing[managed,{name},{g},{why}]"
                 )
     for (s, t), r in m.retrain.items():
         m.cp.add(m.shifted_milli[(s, t)] <= MILLI * r).with_name(f"staffing[retrain,{s}->{t}]")

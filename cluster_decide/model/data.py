@@ -335,20 +335,27 @@ class ModelData:
             market is not None and market.baseline is not None and market.baseline.term == "owned"
         )
 
-    def managed_sold(self, pool: str, gpu_type: str) -> bool:
-        """Whether ``pool``'s ``gpu_type`` nodes come from a company that runs its platform.
+    def managed_bar(self, pool: str, gpu_type: str) -> str | None:
+        """Why ``pool`` run as a managed service may hold no ``gpu_type`` nodes, or None.
 
-        As a service (``ManagedVariant.sellers``): a vendor's Slurm on Kubernetes is CoreWeave's
-        or Nebius's, so a managed shared pool holds no Azure nodes. True for nodes not rented
-        (:meth:`bought_outright` keeps owned ones out of a managed pool) and for a scenario's
-        own price, which names no company.
+        ``"owned"``: they are bought outright (:meth:`bought_outright`), and no cloud's service
+        runs them. ``"seller"``: the company they are rented from does not run the pool's
+        platform as a service (``ManagedVariant.sellers``: a vendor's Slurm on Kubernetes is
+        CoreWeave's or Nebius's, so a managed shared pool holds no Azure nodes). A pool managed
+        today keeps its nodes wherever they come from, and a scenario's own price names no
+        company. The model's rows and the evaluator's check both read this.
         """
+        if self.bought_outright(gpu_type):
+            return "owned"
+        option = self.people.managed.get(pool) if self.people is not None else None
+        if option is not None and option.forced:
+            return None
         market = self.market(pool, gpu_type)
         offer = market.baseline if market is not None else None
         if offer is None or offer.term == "owned" or offer.provider_class == "scenario":
-            return True
+            return None
         variant = self.scenario.catalog.managed.get(self.pool(pool).platform)
-        return variant is None or offer.seller in variant.sellers
+        return None if variant is None or offer.seller in variant.sellers else "seller"
 
     def new_node_market(self, pool: str, gpu_type: str) -> Market | None:
         """The market ``pool``'s new nodes of ``gpu_type`` come from.

@@ -587,11 +587,11 @@ def check_staffing(
     for p in sorted(dec.managed):
         if p not in people.managed:
             v.append(f"staffing[managed,{p}]: the pool has no managed option here")
-        forced = p in people.managed and people.managed[p].forced
         for (pp, g), n in sorted(dec.nodes.items()):
-            if pp == p and n > 0 and data.bought_outright(g):
+            why = data.managed_bar(p, g) if pp == p and n > 0 else None
+            if why == "owned":
                 v.append(f"staffing[managed,{p},{g},owned]: a managed service holds no owned nodes")
-            elif pp == p and n > 0 and not forced and not data.managed_sold(p, g):
+            elif why == "seller":
                 seller = data.market(p, g).baseline.seller  # type: ignore[union-attr]
                 v.append(
                     f"staffing[managed,{p},{g},seller]: {seller}, where its {g} nodes are "

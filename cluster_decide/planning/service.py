@@ -274,11 +274,12 @@ def batch_waits_by_pool(
         # A job that spans nodes runs on the pool's own nodes only (``build.add_gang_fit``). It
         # waits on them, less what the non-batch work holds beyond the rented GPUs, beside the
         # single-node jobs the rest of the rented GPUs do not carry.
+        spans = {n for n in names if data.combos[(n, p, g)].gang_gpus > gpn}
         usable_own = max(0, math.floor((own - max(0.0, held - rented)) / gpn)) * gpn
         single = sum(
             float((data.combos[k].load(s) * weights).sum()) / units
             for k, s in here
-            if k[0] in names and data.combos[k].gang_gpus <= gpn
+            if k[0] in names - spans
         )
         on_own = 1.0 - min(1.0, max(0.0, rented - held) / single) if single > 0 else 1.0
         if data.bursts(p, g):
@@ -326,16 +327,12 @@ def batch_waits_by_pool(
                 )
                 for n, pct in classes
             ]
-            if data.combos[key].gang_gpus > gpn:
+            if name in spans:
                 stream = [
-                    c
-                    if data.combos[(n, p, g)].gang_gpus > gpn
-                    else replace(c, arrival_rate=c.arrival_rate * on_own)
+                    c if n in spans else replace(c, arrival_rate=c.arrival_rate * on_own)
                     for c, (n, _pct) in zip(stream, classes, strict=True)
                 ]
-                est = batch_waits(usable_own, stream, gpn, order=order)[i]
-            else:
-                est = batch_waits(usable, stream, gpn, order=order)[i]
+            est = batch_waits(usable_own if name in spans else usable, stream, gpn, order=order)[i]
             out[key] = max(est.mean, out.get(key, 0.0))
     return out
 
