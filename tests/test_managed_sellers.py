@@ -56,3 +56,13 @@ def test_the_evaluator_refuses_a_managed_pool_its_seller_does_not_run() -> None:
         "managed Shared (Slurm on Kubernetes)"
     ) in violations
     assert not [v for v in evaluate_decisions(data, dec).violations if "managed" in v]
+
+
+def test_half_an_engineer_cannot_run_a_slurm_azure_does_not_manage() -> None:
+    """Azure runs no managed Slurm, so half an HPC engineer falls short of a self-managed
+    cluster by 0.04 FTE; the reason said "needs 0.5 HPC (Slurm) FTE, 0.5 are on staff"."""
+    plan = cd.solve(cd.load_scenario(Path(__file__).parent / "data" / "azure-half-engineers.toml"))
+    assert plan.status == "infeasible"
+    text = " ".join(plan.explanations)
+    assert "the leanest plan needs 0.54 HPC (Slurm) FTE, 0.5 are on staff" in text, text
+    assert "Hire 1 HPC (Slurm) engineer (0.54 FTE needed, 0.5 on staff)" in text, text

@@ -127,7 +127,7 @@ def test_infeasible_staffing_is_explained_by_a_solved_relaxation() -> None:
     # The suggested change really works.
     text = " ".join(plan.explanations)
     # Fixes state totals a manager can act on.
-    assert "Hire 1 Kubernetes engineer (0.5 FTE needed, 0.0 on staff)" in text, text
+    assert "Hire 1 Kubernetes engineer (0.55 FTE needed, 0.0 on staff)" in text, text
     assert "Add 1 Kubernetes engineer to the team" in text, text
     # The plan short of the fewest FTE is short in both skills (0.3 and 0.2 FTE); the hire is
     # stated as the plan solved with hiring allowed makes it: one person, not one of each.

@@ -28,7 +28,7 @@ from cluster_decide.base.vocabulary import (
 from cluster_decide.model.data import DEMAND_UNITS_PER_GPU, MILLI, Lease, ModelData
 from cluster_decide.planning.evaluation import Decisions, Evaluation
 
-__all__ = ["MANAGED_WORDS", "and_list", "money", "people_sentences", "plural"]
+__all__ = ["MANAGED_WORDS", "and_list", "fte", "money", "people_sentences", "plural"]
 
 SLIVER_FTE = 0.1
 """A shortfall below this is finer than the catalog's staffing figures (``staffing.csv``, all
@@ -43,6 +43,14 @@ SLIVER_WORDS = (
 def plural(n: int, word: str) -> str:
     """``1 engineer``, ``2 engineers``."""
     return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def fte(x: float) -> str:
+    """FTE to one decimal, or two where one would hide the difference: 0.54 is not "0.5".
+
+    A shortfall of 0.04 FTE read "the leanest plan needs 0.5 HPC FTE, 0.5 are on staff".
+    """
+    return f"{x:.1f}" if round(x, 1) == round(x, 2) else f"{x:.2f}"
 
 
 def money(usd: float) -> str:
@@ -108,7 +116,7 @@ def people_sentences(data: ModelData, dec: Decisions, ev: Evaluation) -> list[st
             need = ev.required_milli[s] / MILLI
             on_staff = data.available_milli[s] / MILLI
             # 1.02 FTE is not "1.0": a retraining sentence may say who covers the 0.02.
-            needed = f"{need:.1f}" if round(need, 1) == round(need, 2) else f"{need:.2f}"
+            needed = fte(need)
             # Staff of this skill retrained to cover the other's shortfall leave this one short
             # even where it needs less than it has on staff: the sentence says where they went.
             away = [

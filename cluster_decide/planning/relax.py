@@ -26,7 +26,7 @@ from cluster_decide.inputs.offers import CLOUD_CLASSES
 from cluster_decide.inputs.scenario import RealtimeWorkload, Scenario, Workload
 from cluster_decide.model.data import MILLI, Combo, ModelData, prepare
 from cluster_decide.planning.explain import SKILL_WORDS, money
-from cluster_decide.planning.explain_people import and_list, plural
+from cluster_decide.planning.explain_people import and_list, fte, plural
 from cluster_decide.planning.plan import RELAXATION_SCHEMA
 
 if TYPE_CHECKING:
@@ -82,8 +82,8 @@ def _people_words(
 ) -> tuple[str, float]:
     """A staffing or hiring change in totals of the plan solved after it, and its amount.
 
-    "add 1 Kubernetes engineer to the team: 0.5 FTE needed, 0.0 on staff (1 FTE in all)";
-    "hire 1 Kubernetes engineer (0.5 FTE needed, 0.0 on staff)". The slack solve that sizes a
+    "add 1 Kubernetes engineer to the team: 0.55 FTE needed, 0.0 on staff (1 FTE in all)";
+    "hire 1 Kubernetes engineer (0.55 FTE needed, 0.0 on staff)". The slack solve that sizes a
     change finds the plan short of the fewest FTE, which may be short in two skills by 0.3 and
     0.2 FTE where another plan is short in one by 0.5: a hire is a whole person, so the plan
     solved after the change says whom it hires and what it needs. Other changes pass unchanged.
@@ -91,8 +91,8 @@ def _people_words(
 
     def need(s: str) -> str:
         return (
-            f"{checked.required_milli[s] / MILLI:.1f} FTE needed, "
-            f"{before.available_milli[s] / MILLI:.1f} on staff"
+            f"{fte(checked.required_milli[s] / MILLI)} FTE needed, "
+            f"{fte(before.available_milli[s] / MILLI)} on staff"
         )
 
     if change.startswith("staffing:"):
@@ -536,8 +536,8 @@ def _why_infeasible(
         for s in SKILLS:
             if _slack_value(res, s) > 0:
                 parts.append(
-                    f"the leanest plan needs {ev.required_milli[s] / MILLI:.1f} {SKILL_WORDS[s]} "
-                    f"FTE, {data.available_milli[s] / MILLI:.1f} are on staff and {hiring}"
+                    f"the leanest plan needs {fte(ev.required_milli[s] / MILLI)} {SKILL_WORDS[s]} "
+                    f"FTE, {fte(data.available_milli[s] / MILLI)} are on staff and {hiring}"
                 )
     if data.budget_cents is not None:
         res_b = _relaxed(data, frozenset({"budget"}), time_limit_s, workers, seed)
@@ -603,8 +603,8 @@ def _short_of_both(
         return []
     ev = evaluate_decisions(data, res.decisions)
     parts = [
-        f"the leanest plan needs {ev.required_milli[s] / MILLI:.1f} {SKILL_WORDS[s]} FTE, "
-        f"{data.available_milli[s] / MILLI:.1f} are on staff and {_hiring_words(data)}"
+        f"the leanest plan needs {fte(ev.required_milli[s] / MILLI)} {SKILL_WORDS[s]} FTE, "
+        f"{fte(data.available_milli[s] / MILLI)} are on staff and {_hiring_words(data)}"
         for s in SKILLS
         if _slack_value(res, s) > 0
     ]
