@@ -19,7 +19,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_every_package_is_listed_for_the_wheel() -> None:
-    """pyproject lists the packages by hand (to map data/); a new subpackage must join the list."""
+    """pyproject lists the packages by hand (to map data/); a new subpackage or data folder must
+    join the list (setuptools warns at every install about a data folder that is not listed)."""
     listed = set(
         tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
     )
@@ -27,7 +28,12 @@ def test_every_package_is_listed_for_the_wheel() -> None:
         ".".join(p.parent.relative_to(ROOT).parts)
         for p in (ROOT / "cluster_decide").rglob("__init__.py")
     }
-    assert listed == found | {"cluster_decide._data"}
+    data = {
+        ".".join(("cluster_decide", "_data", *p.relative_to(ROOT / "data").parts))
+        for p in (ROOT / "data").rglob("*")
+        if p.is_dir() and not p.name.startswith((".", "__"))
+    }
+    assert listed == found | {"cluster_decide._data"} | data
 
 
 @pytest.mark.slow
