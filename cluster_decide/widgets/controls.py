@@ -142,11 +142,14 @@ def _slurm_nodes() -> Control:
     """Whether the estate's Slurm starts cloud nodes for queued jobs (``node_autoscaling``).
 
     The verdict says what such a Slurm would save where the scenario has not said; this lets a
-    meeting see that plan without editing the file. Shown where Slurm is a candidate platform.
+    meeting see that plan without editing the file. Shown where Slurm is a candidate platform
+    and the box decides: where the file says Slurm autoscales services, its pools rent whatever
+    ``node_autoscaling`` says (``PlatformKind.adds_nodes``), and a box that could not turn that
+    off would misstate the plan.
     """
 
     def read(scn: Scenario) -> bool:
-        return scn.catalog.platforms["slurm"].node_autoscaling == "native"
+        return scn.catalog.platforms["slurm"].adds_nodes
 
     return Control(
         "slurm_nodes",
@@ -162,7 +165,9 @@ def _slurm_nodes() -> Control:
         ),
         read,
         lambda scn, v: scn if bool(v) == read(scn) else scn.set_slurm_adds_nodes(bool(v)),
-        lambda scn: "slurm" in scn.policy.platforms,
+        lambda scn: (
+            "slurm" in scn.policy.platforms and not scn.catalog.platforms["slurm"].autoscales
+        ),
     )
 
 

@@ -584,3 +584,11 @@ def test_a_meeting_can_say_its_slurm_starts_cloud_nodes(dash: Dashboard) -> None
     no_slurm = fixed_scn.restrict_platforms(["kubernetes", "kubernetes_batch"])
     assert dash.picker.load_bytes("no-slurm.toml", no_slurm.to_toml().encode())
     assert dash.controls["slurm_nodes"].layout.display == "none"
+    # Nor one whose Slurm autoscales services: its pools rent whatever the box says.
+    services = fixed_scn.update(
+        {"platforms": {"slurm": {"capabilities": {"autoscaling": "native"}}}}
+    )
+    assert services.catalog.platforms["slurm"].adds_nodes
+    assert dash.picker.load_bytes("services.toml", services.to_toml().encode())
+    assert dash.controls["slurm_nodes"].layout.display == "none"
+    assert dash.controls.value("slurm_nodes") is True
