@@ -552,7 +552,10 @@ def _add_common(p: argparse.ArgumentParser) -> None:
         type=flag(ranges.TIME_LIMIT_S),
         default=10.0,
         metavar="S",
-        help="solver time limit in seconds, for each solve (default 10)",
+        help=(
+            "solver time limit in seconds, for each solve (default 10); on one worker a budget "
+            "of work, so the same answer on any load (a busy machine takes up to 3x longer)"
+        ),
     )
     p.add_argument(
         "--workers",

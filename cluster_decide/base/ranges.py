@@ -231,7 +231,7 @@ PROFILE_WEIGHT = Range(0, 1e12, "", "weights are relative; only their ratios mat
 # -- command-line flags ------------------------------------------------------------------
 
 TIME_LIMIT_S = Range(
-    0, 86_400, "seconds", "a solve is cut at this time; a day is the longest sensible", lo_open=True
+    0, 86_400, "seconds", "each solve's budget; a day is the longest sensible", lo_open=True
 )
 MAX_TIME_S = Range(0, 604_800, "seconds", "a whole command, up to a week of analysis", lo_open=True)
 WORKERS = Range(
