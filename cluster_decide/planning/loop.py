@@ -120,8 +120,8 @@ WORK_PER_SECOND = 0.2
 """CP-SAT deterministic time a one-worker solve given ``time_limit_s`` may spend, per second.
 
 A search that proves its answer well within the limit ends the same on any machine load; one
-that the clock stopped ended wherever the machine's speed left it (the hospital test estate at
-1.3× training demand: $137k–$150k a month from one run to the next). So a one-worker solve given
+that the clock stopped ended wherever the machine's speed left it (the hospital test estate with
+1.3× its fine-tuning and batch work: $131k–$150k a month from one run to the next). So a one-worker solve given
 ``time_limit_s`` runs its loop on ``time_limit_s × WORK_PER_SECOND`` of CP-SAT's deterministic
 time instead, and the same scenario gives the same plan. Measured on this project's 2-core
 reference machine, quiet: CP-SAT does 0.42–0.5 deterministic seconds a second on one worker,
