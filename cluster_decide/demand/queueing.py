@@ -1077,6 +1077,9 @@ NEGLIGIBLE_TAIL = 1e-30
 """Probability of the states a periodic queue is not stepped through (see :func:`periodic_waits`)."""
 MAX_PERIODS = 60
 """Weeks iterated at most to reach the repeating state (an emptying queue needs a few)."""
+DIRECT_STATES = 160
+"""A periodic queue of at most this many states gets its repeating state solved for directly
+(:func:`_repeating_state`), not by stepping weeks until it repeats (see :func:`periodic_waits`)."""
 KEPT_STEP_VALUES = 1_000_000
 """Probabilities of a periodic queue's whole week of steps kept at most (8 MB); a longer week
 keeps each hour's first step only and recomputes the others (see :func:`periodic_waits`)."""
@@ -1173,10 +1176,16 @@ def periodic_waits(rate: float, mean_duration: float, slots: tuple[int, ...]) ->
             forward(here[j], int(c[h]), here[j + 1])
         return here
 
-    p = np.zeros(size)
+    p, ahead = np.zeros(size), np.zeros(size)
     p[0] = 1.0
+    periods = MAX_PERIODS
+    if size <= DIRECT_STATES:
+        # The week's repeating distribution and expected times, solved for: one week from them
+        # is the answer (a heavily loaded queue is still far from repeating after 60 weeks).
+        p, ahead = _repeating_state(c, steps, rate * dt, leave, stay, idle, dt)
+        periods = 1
     queued = 0.0  # Σ over the week's steps of E[(N − c)+], summed hour by hour if not kept
-    for _ in range(MAX_PERIODS):
+    for _ in range(periods):
         week_start = p.copy()
         queued = 0.0
         for h in range(hours):
@@ -1193,9 +1202,9 @@ def periodic_waits(rate: float, mean_duration: float, slots: tuple[int, ...]) ->
     delay = queued * dt / (rate * hours)
     # Backwards likewise; arrivals see the last week's steps (PASTA) and wait ``ahead`` for
     # their start.
-    ahead, spare = np.zeros(size), np.empty(size)
+    spare = np.empty(size)
     first = 0.0
-    for _ in range(MAX_PERIODS):
+    for _ in range(periods):
         before = ahead.copy()
         acc = 0.0
         for h in reversed(range(hours)):
@@ -1208,3 +1217,62 @@ def periodic_waits(rate: float, mean_duration: float, slots: tuple[int, ...]) ->
         if np.abs(ahead - before).max() < 1e-6:
             break
     return PeriodicWait(first, max(delay, first))
+
+
+def _repeating_state(
+    c: np.ndarray,
+    steps: int,
+    arrive: float,
+    leave: dict[int, np.ndarray],
+    stay: dict[int, np.ndarray],
+    idle: dict[int, np.ndarray],
+    dt: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The week's repeating state: the distribution and the expected times to start it returns to.
+
+    The distribution is the one at the week's start that a week of steps gives back; the times
+    are those at the week's end that a week of steps back gives back. The steps of :func:`periodic_waits` as matrices, one per slot count (``forward``: arrivals
+    up, departures down, the last state keeping its arrivals; ``backward``: affine, so one more
+    row and column carry its constant ``dt``), raised to an hour's steps and multiplied over the
+    week's runs of equal slots. The distribution is the week's stationary one (its equation with
+    the probabilities summing to one in place of one row); the times are the fixed point of the
+    week's affine map. Stepping weeks from an empty queue reaches the same two only as fast as
+    the queue forgets its start: 40-hour jobs at a load of 2.3 on 2 slots by day and 3 by night
+    had not in 60 weeks, and their wait came out 169.2 h against the repeating week's 174.1 h.
+    """
+    size = stay[int(c[0])].size
+    down = np.arange(size - 1)
+    forward: dict[int, np.ndarray] = {}
+    backward: dict[int, np.ndarray] = {}
+    for k in sorted(set(c.tolist())):
+        one = np.diag(stay[k])
+        one[down + 1, down] += arrive
+        one[down, down + 1] += leave[k][1:]
+        one[-1, -1] += arrive
+        forward[k] = np.linalg.matrix_power(one, steps)
+        back = np.zeros((size + 1, size + 1))
+        back[0, 0] = 1.0
+        back[down + 1, down] = leave[k][1:]
+        back[down + 1, down + 1] = 1.0 - leave[k][1:]
+        back[:size, size] = dt
+        back[size, size] = 1.0
+        back[:size][idle[k]] = 0.0
+        backward[k] = np.linalg.matrix_power(back, steps)
+    runs: list[list[int]] = []  # [slots, hours] in the week's order
+    for k in c.tolist():
+        if runs and runs[-1][0] == k:
+            runs[-1][1] += 1
+        else:
+            runs.append([k, 1])
+    week, back_week = np.eye(size), np.eye(size + 1)
+    for k, n in runs:
+        week = np.linalg.matrix_power(forward[k], n) @ week
+    for k, n in reversed(runs):  # backwards: the week's last hour first
+        back_week = np.linalg.matrix_power(backward[k], n) @ back_week
+    repeat = week - np.eye(size)
+    repeat[-1] = 1.0
+    start = np.zeros(size)
+    start[-1] = 1.0
+    p = np.linalg.solve(repeat, start)
+    ahead = np.linalg.solve(np.eye(size) - back_week[:size, :size], back_week[:size, size])
+    return p, ahead
