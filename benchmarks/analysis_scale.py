@@ -7,6 +7,11 @@ per tracked archetype (the base optimum's and the runner-up's; skipped where the
 archetype already wins), every solve on one CP-SAT worker with a deterministic limit, so the
 rows are identical whatever the worker count; the script checks that too.
 
+``--baseline REV --rounds N`` instead times the uncertainty sweep on one worker, in a fresh
+interpreter per round, this code's and REV's (a temporary worktree) alternating, and checks that
+both give the same samples and costs byte for byte: how a change to the solve path is judged
+against the code before under the same load.
+
 ``--recommend 200`` instead times ``cd.recommend(scn, samples=200)`` (runner-ups, nearest flips
 and the sampled robust choice) on a 2-thread pool and on a Dask ``LocalCluster`` of 2 worker
 processes on loopback, and checks that both give the same numbers (needs the ``distributed``
@@ -16,14 +21,21 @@ extra for the second row).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import importlib
+import json
 import os
 import resource
+import statistics
+import tempfile
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
+from pathlib import Path
 from typing import Any
+
+from baseline_tree import baseline_tree, child_figures, load_average
 
 import cluster_decide as cd
 from cluster_decide.analysis import default_inputs, quick_solve, tornado, uncertainty
@@ -66,8 +78,18 @@ def main() -> None:
         metavar="N",
         help="time cd.recommend(samples=N) on a thread pool and a Dask LocalCluster instead",
     )
+    parser.add_argument("--baseline", metavar="REV", help="time REV's sweep beside this code's")
+    parser.add_argument("--rounds", type=int, default=2, help="rounds per tree with --baseline")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     scn = cd.load_scenario(args.scenario) if args.scenario else cd.load_scenario()
+    tracked = None if args.track is None else [a for a in args.track.split(",") if a]
+    if args.child:
+        print(json.dumps(_one_worker_sweep(scn, args.samples, args.seed, tracked)))
+        return
+    if args.baseline:
+        _against_baseline(args)
+        return
     quick_solve(scn)  # warm imports and caches before timing
     load = os.getloadavg()[0]
     name = args.scenario or "Default scenario"
@@ -78,7 +100,6 @@ def main() -> None:
     print("CPU s: all processes; an idle machine needs about CPU s / workers of wall time.\n")
     print("| case | workers | wall s | CPU s | CPU s per sample or solve | result |")
     print("|---|---|---|---|---|---|")
-    tracked = None if args.track is None else [a for a in args.track.split(",") if a]
     label = "best two" if tracked is None else (", ".join(tracked) or "none")
     reference = None
     for workers in args.workers:
@@ -116,6 +137,53 @@ def main() -> None:
             f"| tornado ±20%, {len(names)} inputs ({solves} solves) | {workers} | {wall:.1f} | "
             f"{cpu:.1f} | {cpu / solves:.3f} | {changes} inputs change the archetype |"
         )
+
+
+def _one_worker_sweep(
+    scn: cd.Scenario, samples: int, seed: int, tracked: list[str] | None
+) -> dict[str, Any]:
+    """CPU seconds a sample of the sweep on one worker, and a fingerprint of its frames."""
+    quick_solve(scn)  # warm imports and caches before timing
+    result, _wall, cpu = _timed(
+        partial(uncertainty, scn, samples, seed, archetypes=tracked, max_workers=1, progress=False)
+    )
+    frames = result.samples.write_csv() + result.costs.write_csv()
+    return {
+        "cpu_per_sample": cpu / samples,
+        "frames": hashlib.sha256(frames.encode()).hexdigest(),
+    }
+
+
+def _against_baseline(args: argparse.Namespace) -> None:
+    """The one-worker sweep of this code beside REV's, a fresh interpreter per round, alternating."""
+    child = ["--child", "--samples", str(args.samples), "--seed", str(args.seed)]
+    child += ["--scenario", args.scenario] if args.scenario else []
+    child += ["--track", args.track] if args.track is not None else []
+    here = Path(__file__).resolve().parents[1]
+    runs: dict[str, list[dict[str, Any]]] = {"this code": [], args.baseline: []}
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        baseline_tree(args.baseline, Path(tmp) / "baseline") as base,
+    ):
+        print(f"{args.scenario or 'default scenario'}, {args.samples} samples on one worker")
+        print(f"load average before: {load_average()}", flush=True)
+        for i in range(args.rounds):
+            for label, tree in (("this code", here), (args.baseline, base)):
+                f = child_figures(__file__, child, tree)
+                runs[label].append(f)
+                print(
+                    f"  {label:<20} round {i + 1}: {f['cpu_per_sample']:.3f} CPU s a sample",
+                    flush=True,
+                )
+        print(f"load average after: {load_average()}")
+    for label, fs in runs.items():
+        rates = [f["cpu_per_sample"] for f in fs]
+        print(
+            f"{label:<20} median {statistics.median(rates):.3f} CPU s a sample: 500 samples on "
+            f"2 workers take about {250 * statistics.median(rates):.0f} s (goal 30 s, issue 21)"
+        )
+    same = runs["this code"][0]["frames"] == runs[args.baseline][0]["frames"]
+    print(f"the same samples and costs, byte for byte, as {args.baseline}: {same}")
 
 
 def _recommend_rows(scn: cd.Scenario, samples: int, seed: int) -> None:
