@@ -471,6 +471,33 @@ def test_a_small_periodic_queue_is_solved_for_the_week_it_repeats(
     q.periodic_waits.cache_clear()
 
 
+@settings(max_examples=12, deadline=None)
+@given(
+    day=st.lists(st.integers(0, 5), min_size=24, max_size=24),
+    hours=st.floats(0.5, 40.0),
+    busy=st.floats(0.05, 0.9),
+)
+def test_a_periodic_queue_solved_for_is_the_one_stepped_until_it_repeats(
+    day: list[int], hours: float, busy: float
+) -> None:
+    """Any day of 0-5 slots an hour, repeated for a week, and any load below its mean slots."""
+    slots = tuple(day) * 7
+    mean_slots = sum(day) / 24
+    if mean_slots == 0:
+        return
+    rate = busy * mean_slots / hours
+    q.periodic_waits.cache_clear()
+    solved = q.periodic_waits(rate, hours, slots)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(q, "DIRECT_STATES", 0)
+        patch.setattr(q, "MAX_PERIODS", 5000)
+        q.periodic_waits.cache_clear()
+        stepped = q.periodic_waits(rate, hours, slots)
+    q.periodic_waits.cache_clear()
+    assert solved.first_start == pytest.approx(stepped.first_start, rel=1e-6, abs=1e-9)
+    assert solved.delay == pytest.approx(stepped.delay, rel=1e-6, abs=1e-9)
+
+
 def test_the_share_of_slow_requests_follows_the_stated_spread_of_request_times() -> None:
     # Exponential request times (cv 1): e^(-t/s) exceed t; fixed ones (cv 0) none below s.
     assert q.service_time_exceedance(0.010, 1.0, 0.030) == pytest.approx(math.exp(-3.0))
