@@ -51,7 +51,7 @@ def test_an_unsourced_row_fails(tmp_path: Path) -> None:
     folder = tmp_path / "catalog"
     shutil.copytree(CATALOG_DIR, folder)
     with (folder / "offers.csv").open("a", encoding="utf-8") as handle:
-        handle.write("H100,gpu_cloud,Somewhere,on_demand,1.99,true,,,,,\n")
+        handle.write("H100,gpu_cloud,Somewhere,on_demand,1.99,true,,,,,,\n")
     problems = provenance_problems(load_facts(folder))
     assert problems == ["offers:H100:gpu_cloud:Somewhere:on_demand: no source or no date"]
     with pytest.raises(ValueError, match=r"offers.csv, line \d+: every figure needs a source"):
@@ -449,7 +449,7 @@ def test_a_named_provider_is_the_only_one_a_plan_rents_from(seller: str) -> None
     assert _sellers(plan) == {seller}
     data = prepare(one)
     for m in data.markets.values():
-        assert all(o is None or o.seller == seller for o in (m.baseline, m.burst, m.spot))
+        assert all(o is None or o.seller == seller for o in (m.baseline, m.burst, *m.spots))
     assert plan.total_monthly_usd >= free.total_monthly_usd - 0.01
     assert cd.evaluate(one, plan).total_cents / 100 == pytest.approx(plan.total_monthly_usd)
     assert not [s for s in plan.explanations if "cloud providers" in s]

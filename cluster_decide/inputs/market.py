@@ -116,8 +116,8 @@ class Market:
     """Where one GPU type is bought in a scenario.
 
     ``baseline`` is the offer the pools' nodes are bought on (provider class ``on_prem`` and term
-    ``owned`` for owned nodes); ``burst`` the on-demand offer above the baseline; ``spot`` and
-    ``spot_multi_node`` the cheapest spot offers (the second also fits multi-node gangs).
+    ``owned`` for owned nodes); ``burst`` the on-demand offer above the baseline; ``spots`` the
+    allowed spot offers, of which each class gets the cheapest its jobs fit (:meth:`spot_for`).
     ``bought`` is the same market with owned hardware as its baseline, where the scenario may buy
     (``procurement.mode = "cheapest"``) but renting is the cheaper baseline: what an owned
     cluster of today grows by, since a cloud node is no part of its fabric.
@@ -128,8 +128,7 @@ class Market:
     node_usd_per_month: float
     onprem: OnPremCost | None
     burst: Offer | None
-    spot: Offer | None
-    spot_multi_node: Offer | None
+    spots: tuple[Offer, ...]
     burst_cap_gpus: int | None
     bought: Market | None = None
 
@@ -139,13 +138,14 @@ class Market:
         return self.onprem.upfront_usd if self.onprem is not None else 0.0
 
     def spot_for(self, job_gpus: int, gpus_per_node: int) -> Offer | None:
-        """The spot offer a class's jobs of ``job_gpus`` GPUs run on.
+        """The spot offer a class's jobs of ``job_gpus`` GPUs run on: the cheapest that holds one.
 
-        One sold with a cluster fabric when a job spans nodes (a multi-node gang), else the
-        cheapest: the spot price (``ModelData.spot_cents``), the plan's words and the
+        An instance as large as a job (an 8-GPU job does not run on AWS's single-L40S g6e.xlarge),
+        or whole nodes on a fabric when it spans nodes (:meth:`Offer.holds`); None when no spot
+        offer does. The spot price (``ModelData.spot_cents``), the plan's words and the
         assumptions appendix all read this one choice.
         """
-        return self.spot_multi_node if job_gpus > gpus_per_node else self.spot
+        return _cheapest([o for o in self.spots if o.holds(job_gpus, gpus_per_node)])
 
 
 def residual_fraction(curve: Sequence[tuple[int, float]], months: float) -> float:
@@ -291,6 +291,7 @@ def resolve_markets(
                 o.term,
                 o.usd_per_gpu_hour * scale,
                 o.multi_node,
+                o.gpus_per_instance,
             )
             for o in _offers_for(scn, catalog, name, any_seller, seller)
         ]
@@ -322,8 +323,7 @@ def resolve_markets(
             node_usd_per_month=rented_usd,
             onprem=None,
             burst=_cheapest([o for o in offers if o.term == "on_demand"]),
-            spot=_cheapest(spots),
-            spot_multi_node=_cheapest([o for o in spots if o.multi_node]),
+            spots=tuple(spots),
             burst_cap_gpus=(proc.burst_cap_gpus or {}).get(name, catalog.burst_caps.get(name)),
         )
         if owned is None:

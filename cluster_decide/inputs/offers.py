@@ -46,6 +46,20 @@ class Offer:
     usd_per_gpu_hour: float
     multi_node: bool
     """Sold as a cluster with a fabric between nodes, so multi-node gangs can run on it."""
+    gpus_per_instance: int | None = None
+    """GPUs of the instance the price is for, where it holds fewer than a node of the GPU type
+    (AWS g6e.xlarge: one L40S); None for a whole node. No job of more GPUs runs on it."""
+
+    def holds(self, job_gpus: int, gpus_per_node: int) -> bool:
+        """Whether one job of ``job_gpus`` GPUs runs on this offer's machines.
+
+        A job within a node needs an instance that holds it; one that spans nodes needs whole
+        nodes on a fabric (``multi_node``).
+        """
+        instance = self.gpus_per_instance or gpus_per_node
+        if job_gpus > gpus_per_node:
+            return self.multi_node and instance >= gpus_per_node
+        return instance >= job_gpus
 
     @property
     def seller(self) -> str:
@@ -104,9 +118,26 @@ def read_offers(folder: Path) -> tuple[Offer, ...]:
                 term=row["term"],
                 usd_per_gpu_hour=float(row["usd_per_gpu_hour"]),
                 multi_node=row["multi_node"].strip().lower() == "true",
+                gpus_per_instance=_instance_gpus(line, row.get("gpus_per_instance")),
             )
         )
     return tuple(offers)
+
+
+def _instance_gpus(line: int, text: str | None) -> int | None:
+    """The ``gpus_per_instance`` column: empty for a whole node, else a whole number of GPUs."""
+    if text is None or not text.strip():
+        return None
+    try:
+        gpus = int(text)
+    except ValueError:
+        gpus = 0
+    if gpus < 1:
+        raise ValueError(
+            f"data/catalog/offers.csv, line {line}: gpus_per_instance must be a whole number of "
+            f"GPUs of at least 1, or empty for a whole node (got {text!r})"
+        )
+    return gpus
 
 
 def read_resale(folder: Path) -> tuple[tuple[int, float], ...]:

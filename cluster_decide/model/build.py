@@ -419,13 +419,14 @@ def add_gang_fit(m: Model) -> None:
     gpus_per_node[g]·nodes[p,g] ≥ gang[w]·place[w,p,g]. Multi-node gangs on platforms that
     cannot start all pods together are blocked here; topology slowdowns are in the demand.
 
-    In a pool that bursts, the classes whose jobs span nodes (more GPUs than a node holds) fit
-    the pool's own nodes together, in every hour that can bind:
-    Σ_{w multi-node} share[w,p,g]·slope[w,p,g,t] + fixed·place − spot·slope
+    In a pool that bursts, the classes whose jobs its burst GPUs cannot hold (jobs that span
+    nodes, or larger than the on-demand instance: ``ModelData.off_burst``) fit the pool's own
+    nodes together, in every hour that can bind:
+    Σ_{w off burst} share[w,p,g]·slope[w,p,g,t] + fixed·place − spot·slope
         ≤ 1000·gpus_per_node[g]·nodes[p,g].
-    On-demand GPUs come a node at a time, from whatever the market has that hour (from another
-    company's cloud, for a cluster of today), and a multi-node job needs all its nodes at once
-    on one fabric: burst capacity holds single-node work only.
+    On-demand GPUs come an instance at a time, from whatever the market has that hour (from
+    another company's cloud, for a cluster of today), and a multi-node job needs all its nodes
+    at once on one fabric: burst capacity holds single-node work that fits its instance only.
     """
     d = m.data
     for key, c in d.combos.items():
@@ -445,7 +446,7 @@ def add_gang_fit(m: Model) -> None:
 
 
 def _gang_capacity(m: Model) -> None:
-    """The rows of ``add_gang_fit`` that keep multi-node work off a bursting pool's burst."""
+    """The rows of ``add_gang_fit`` that keep work too large for them off a pool's burst GPUs."""
     d = m.data
     for p in d.pools:
         for g in p.gpu_types:
@@ -457,7 +458,7 @@ def _gang_capacity(m: Model) -> None:
                 for c in d.allowed()
                 if c.pool == p.name
                 and c.gpu_type == g
-                and c.gang_gpus > gpn
+                and d.off_burst(p.name, g, c.gang_gpus)
                 and (c.workload, c.pool, c.gpu_type) not in d.flexible
             ]
             if not combos:

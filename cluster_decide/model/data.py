@@ -444,6 +444,18 @@ class ModelData:
         market = self.rental_market(pool, gpu_type)
         return self.pool(pool).bursts and market is not None and market.burst is not None
 
+    def off_burst(self, pool: str, gpu_type: str, job_gpus: int) -> bool:
+        """Whether jobs of ``job_gpus`` GPUs run on ``pool``'s own nodes alone, never on its bursts.
+
+        On-demand GPUs come an instance at a time, from whatever the market has that hour: a job
+        that spans nodes needs them all at once on one fabric, and one larger than the on-demand
+        instance (8 GPUs on AWS's single-L40S g6e.xlarge) does not fit it.
+        """
+        gpn = self.gpus_per_node[gpu_type]
+        market = self.rental_market(pool, gpu_type)
+        burst = market.burst if market is not None else None
+        return job_gpus > gpn or (burst is not None and not burst.holds(job_gpus, gpn))
+
     def rental_market(self, pool: str, gpu_type: str) -> Market | None:
         """Where ``pool`` rents ``gpu_type`` peaks and spot.
 

@@ -420,21 +420,23 @@ def check_capacity(
         if s_base > 0 and combo is not None and (w, p, g) not in data.flexible:
             zero = np.zeros(HOURS_PER_WEEK, dtype=np.int64)
             placed[(p, g)] = placed.get((p, g), zero) + combo.load(s_base)
-            if combo.gang_gpus > data.gpus_per_node[g]:
+            if data.off_burst(p, g, combo.gang_gpus):
                 spanning[(p, g)] = spanning.get((p, g), zero) + combo.load(s_base)
     for (p, g), load in placed.items():
         supply = UNITS * data.gpus_per_node[g] * dec.nodes.get((p, g), 0)
         need = _tenths(load - supply, UNITS // DEMAND_UNITS_PER_GPU)
         if data.bursts(p, g):
             burst[(p, g)] = need
-            # Multi-node jobs run on the pool's own nodes: burst GPUs hold none of them.
+            # Jobs that span nodes or outgrow the on-demand instance run on the pool's own
+            # nodes: burst GPUs hold none of them (``ModelData.off_burst``).
             gangs = spanning.get((p, g), np.zeros(HOURS_PER_WEEK, dtype=np.int64))
             short = _tenths(gangs - supply, UNITS // DEMAND_UNITS_PER_GPU)
             if short.any():
                 t = int(np.argmax(short))
                 v.append(
-                    f"gang_fit[{p},{g},t={t}]: multi-node jobs need {short[t] / DEMAND_UNITS_PER_GPU:.1f} "
-                    f"GPUs more than the pool's nodes in hour {t}, and burst GPUs hold none"
+                    f"gang_fit[{p},{g},t={t}]: jobs the burst GPUs cannot hold (multi-node, or "
+                    f"larger than the on-demand instance) need {short[t] / DEMAND_UNITS_PER_GPU:.1f} "
+                    f"GPUs more than the pool's nodes in hour {t}"
                 )
         elif need.any():
             t = int(np.argmax(need))

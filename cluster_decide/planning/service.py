@@ -271,10 +271,11 @@ def batch_waits_by_pool(
         rented = float((burst * weights).sum()) / DEMAND_UNITS_PER_GPU if burst is not None else 0.0
         own = dec.nodes.get((p, g), 0) * gpn
         usable = max(0, math.floor((own + rented - held) / gpn)) * gpn
-        # A job that spans nodes runs on the pool's own nodes only (``build.add_gang_fit``). It
-        # waits on them, less what the non-batch work holds beyond the rented GPUs, beside the
-        # single-node jobs the rest of the rented GPUs do not carry.
-        spans = {n for n in names if data.combos[(n, p, g)].gang_gpus > gpn}
+        # A job the burst GPUs cannot hold (one that spans nodes or outgrows the on-demand
+        # instance) runs on the pool's own nodes only (``build.add_gang_fit``). It waits on them,
+        # less what the non-batch work holds beyond the rented GPUs, beside the jobs the rest of
+        # the rented GPUs do not carry.
+        spans = {n for n in names if data.off_burst(p, g, data.combos[(n, p, g)].gang_gpus)}
         usable_own = max(0, math.floor((own - max(0.0, held - rented)) / gpn)) * gpn
         single = sum(
             float((data.combos[k].load(s) * weights).sum()) / units
@@ -342,12 +343,12 @@ def _rented_slot(data: ModelData, g: str, keys: list[tuple[str, str, str]]) -> i
 
     A bursting pool rents a node for a job that finds none free, so its queue never has fewer
     than these; 0 when the GPU type's burst cap (GPUs per hour, over all pools) is below them,
-    or when the largest job spans nodes: those run on the pool's own nodes alone
-    (``build.add_gang_fit``).
+    or when the burst GPUs cannot hold the largest job (it spans nodes or outgrows the on-demand
+    instance): those run on the pool's own nodes alone (``build.add_gang_fit``).
     """
     gpn = data.gpus_per_node[g]
     slot = max(data.combos[k].gang_gpus for k in keys)
-    if slot > gpn:
+    if data.off_burst(keys[0][1], g, slot):
         return 0
     cap = data.burst_cap_units.get(g)
     return gpn if cap is None or cap >= gpn * DEMAND_UNITS_PER_GPU else 0

@@ -105,7 +105,7 @@ def _dollars(b: Bundle) -> set[str]:
     # spot on (the market the model priced them in).
     out |= {f"${price:,.2f}" for price in plan.pools["usd_per_gpu_hour"]}
     for market in resolve_markets(scn, plan.pools["gpu_type"].unique().to_list()).values():
-        for offer in (market.burst, market.spot, market.spot_multi_node):
+        for offer in (market.burst, *market.spots):
             if offer is not None:
                 out.add(f"${offer.usd_per_gpu_hour:,.2f}")
     return out
