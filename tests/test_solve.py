@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import polars as pl
 import pytest
@@ -173,10 +174,12 @@ def test_short_of_staff_and_budget_at_once_is_fixed_by_both_together() -> None:
 
 
 def test_a_budget_fix_says_the_cash_spend_the_budget_caps() -> None:
-    # The default under a $450k budget: "Raise the budget by $176k to $626k a month: the best
-    # plan then costs $628k a month." read as a plan above its own budget; $2k of its cost is
-    # estimated effort, which a budget does not cap.
-    scn = cd.load_scenario().set_budget(450_000.0)
+    # The default under a $450k budget once said "Raise the budget by $176k to $626k a month:
+    # the best plan then costs $628k a month.", read as a plan above its own budget: $2k of its
+    # cost was estimated effort, which a budget does not cap. (That cheaper-cash plan ran
+    # 4-GPU jobs on single-GPU L40S spot; the default's cheapest-cash plan is now its optimum,
+    # all cash.) A quant fund whose Slurm users would move to Kubernetes: $8k of effort.
+    scn = cd.load_scenario(Path(__file__).parent / "data" / "quant-fund.toml").set_budget(250_000.0)
     plan = cd.solve(scn)
     assert plan.status == "infeasible"
     row = plan.relaxations.filter(pl.col("change") == "budget")
