@@ -1227,8 +1227,8 @@ def _spot_cents(
 
     Spot is open to interruptible classes in pools whose platform adds nodes
     (``PlatformKind.adds_nodes``: a reclaimed node is replaced without a person), when a spot
-    offer of the GPU type fits the class's jobs (a multi-node gang needs one sold with a cluster
-    fabric) and the class's SLO can be met. The
+    offer of the GPU type holds the class's jobs (``Market.spot_for``: an instance as large as a
+    job, whole nodes on a fabric for a multi-node gang) and the class's SLO can be met. The
     charge is the class's own hourly need at the spot price, times 1 + the interruption overhead
     (:func:`cluster_decide.inputs.market.spot_overhead`, growing with the nodes a job spans).
     A leased cluster of today buys spot where it rents its nodes (``cluster_markets``).

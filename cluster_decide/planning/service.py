@@ -275,12 +275,12 @@ def batch_waits_by_pool(
         # instance) runs on the pool's own nodes only (``build.add_gang_fit``). It waits on them,
         # less what the non-batch work holds beyond the rented GPUs, beside the jobs the rest of
         # the rented GPUs do not carry.
-        spans = {n for n in names if data.off_burst(p, g, data.combos[(n, p, g)].gang_gpus)}
+        own_only = {n for n in names if data.off_burst(p, g, data.combos[(n, p, g)].gang_gpus)}
         usable_own = max(0, math.floor((own - max(0.0, held - rented)) / gpn)) * gpn
         single = sum(
             float((data.combos[k].load(s) * weights).sum()) / units
             for k, s in here
-            if k[0] in names - spans
+            if k[0] in names - own_only
         )
         on_own = 1.0 - min(1.0, max(0.0, rented - held) / single) if single > 0 else 1.0
         if data.bursts(p, g):
@@ -328,12 +328,14 @@ def batch_waits_by_pool(
                 )
                 for n, pct in classes
             ]
-            if name in spans:
+            if name in own_only:
                 stream = [
-                    c if n in spans else replace(c, arrival_rate=c.arrival_rate * on_own)
+                    c if n in own_only else replace(c, arrival_rate=c.arrival_rate * on_own)
                     for c, (n, _pct) in zip(stream, classes, strict=True)
                 ]
-            est = batch_waits(usable_own if name in spans else usable, stream, gpn, order=order)[i]
+            est = batch_waits(usable_own if name in own_only else usable, stream, gpn, order=order)[
+                i
+            ]
             out[key] = max(est.mean, out.get(key, 0.0))
     return out
 
